@@ -1,0 +1,392 @@
+use std::fmt;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::identity::{compare_tokens, create_time, ProcessRef, Verdict};
+use crate::pidfile::cmd::read_cmd_file;
+use crate::pidfile::mtime::{check_pid_file, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions};
+use crate::sys::{self, procfs};
+
+/// Options of [`cleanup_background_hooks`]; the defaults are the seed's.
+#[derive(Clone, Debug)]
+pub struct CleanupOptions {
+    /// Where the default finalize appends the `Process` and `ArchiveResult` JSON lines.
+    pub index_path: Option<PathBuf>,
+    /// When false, the default finalize also prints the two lines to stdout.
+    pub is_tty: bool,
+    /// The escalation schedule, default `TERM/2/KILL/1`.
+    pub schedule: Schedule,
+    /// Glob (`*`, `?`) matched against file names under the directory, default `on_*.pid`.
+    pub pattern: String,
+    /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5.0).
+    pub tolerance: f64,
+    /// Skip the default finalize (no index lines, logs kept); `finalize` callbacks still run.
+    pub no_finalize: bool,
+}
+
+impl Default for CleanupOptions {
+    fn default() -> Self {
+        CleanupOptions {
+            index_path: None,
+            is_tty: false,
+            schedule: Schedule::default(),
+            pattern: "on_*.pid".to_string(),
+            tolerance: DEFAULT_TOLERANCE,
+            no_finalize: false,
+        }
+    }
+}
+
+/// What cleanup did with one hook.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// The record was stale (gone, reused, skewed, malformed): pidfile removed, nothing signalled.
+    Stale,
+    /// Another machine's or PID namespace's record: left alone, not finalized.
+    Foreign,
+    /// The pidfile could not be read (not a regular file, no permission): left alone.
+    Unreadable,
+    /// The hook (and its group) had already exited when cleanup looked.
+    AlreadyGone,
+    /// The hook's group exited after this signal.
+    Exited(Signal),
+    /// Still alive after the whole schedule: pidfile kept, finalized as failed.
+    Unkillable,
+    /// Not signalled: a safety rule refused it; pidfile kept.
+    Refused(Refusal),
+    /// Signalling failed; pidfile kept.
+    Error,
+}
+
+impl HookOutcome {
+    /// A stable kebab-case slug.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            HookOutcome::Stale => "stale",
+            HookOutcome::Foreign => "foreign",
+            HookOutcome::Unreadable => "unreadable",
+            HookOutcome::AlreadyGone => "already-gone",
+            HookOutcome::Exited(_) => "exited",
+            HookOutcome::Unkillable => "unkillable",
+            HookOutcome::Refused(_) => "refused",
+            HookOutcome::Error => "error",
+        }
+    }
+    /// Whether the hook is finalized as succeeded.
+    pub fn succeeded(&self) -> bool {
+        matches!(self, HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_))
+    }
+}
+
+impl fmt::Display for HookOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HookOutcome::Exited(s) => write!(f, "exited after {s}"),
+            HookOutcome::Refused(r) => write!(f, "refused ({r})"),
+            o => f.write_str(o.as_str()),
+        }
+    }
+}
+
+/// The report for one hook.
+#[derive(Clone, Debug)]
+pub struct HookReport {
+    /// The hook's basename (`on_Snapshot__20_x.bg`).
+    pub name: String,
+    /// The directory holding its files.
+    pub dir: PathBuf,
+    /// Its pidfile.
+    pub pid_file: PathBuf,
+    /// The recorded pid, when the file parsed.
+    pub pid: Option<i32>,
+    /// The identity verdict, when the process was judged.
+    pub verdict: Option<Verdict>,
+    /// The pidfile check's reason (`valid`, `gone`, `mtime-skew`, …).
+    pub reason: CheckReason,
+    /// What cleanup did.
+    pub outcome: HookOutcome,
+    /// Every signal sent, in order.
+    pub signals: Vec<Signal>,
+    /// The exit code when known (the caller's own child): the code, or 128 + signal.
+    pub exit_code: Option<i32>,
+    /// The error, for failed hooks (`"Process unkillable"`, a refusal, a finalize failure).
+    pub error: Option<String>,
+    /// Files in `dir` other than the hook's own four, relative to `dir`, sorted.
+    pub output_files: Vec<String>,
+    /// The argv recorded in the `.sh` file, when readable.
+    pub cmd: Vec<String>,
+    /// Live processes whose process group is the recorded pid of a stale record: listed,
+    /// never signalled (they cannot be proven to be the hook's).
+    pub unverified_leftovers: Vec<i32>,
+    /// When the hook started (the pidfile's mtime), when known.
+    pub started_at: Option<SystemTime>,
+    /// When cleanup finished with it.
+    pub ended_at: SystemTime,
+    /// Whether the pidfile was removed.
+    pub pid_file_removed: bool,
+}
+
+impl HookReport {
+    /// Whether the hook is finalized as succeeded.
+    pub fn succeeded(&self) -> bool {
+        self.outcome.succeeded() && self.error.is_none()
+    }
+}
+
+/// Shell-style glob with `*` and `?` over bytes.
+fn glob_match(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n, mut star, mut mark) = (0, 0, None, 0);
+    while n < name.len() {
+        if p < pat.len() && (pat[p] == b'?' || pat[p] == name[n]) {
+            p += 1;
+            n += 1;
+        } else if p < pat.len() && pat[p] == b'*' {
+            star = Some(p);
+            mark = n;
+            p += 1;
+        } else if let Some(s) = star {
+            p = s + 1;
+            mark += 1;
+            n = mark;
+        } else {
+            return false;
+        }
+    }
+    pat[p..].iter().all(|&c| c == b'*')
+}
+
+/// Every file under `dir` (not following symlinked directories) whose name matches `pattern`.
+fn find_pidfiles(dir: &Path, pattern: &str, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        let ft = e.file_type()?;
+        let p = e.path();
+        if ft.is_dir() {
+            // Unreadable subdirectories are skipped, like Path.glob does.
+            let _ = find_pidfiles(&p, pattern, out);
+        } else if glob_match(pattern.as_bytes(), e.file_name().as_encoded_bytes()) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+struct Pending {
+    report: HookReport,
+    check: PidFileCheck,
+    handle_index: Option<usize>,
+}
+
+/// Remove a pidfile only if it still is the file that was judged (same inode, size and
+/// mtime), so that a record rewritten meanwhile by a new spawn survives (BUGS A1).
+fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
+    let Ok(m) = fs::symlink_metadata(path) else { return false };
+    let mtime = m.mtime() as f64 + m.mtime_nsec() as f64 * 1e-9;
+    if !m.is_file() || check.mtime != Some(mtime) {
+        return false;
+    }
+    let Ok(content) = fs::read(path) else { return false };
+    if crate::pidfile::mtime::parse_pid_content(&content) != check.pid {
+        return false;
+    }
+    fs::remove_file(path).is_ok()
+}
+
+/// Stop every background hook under `output_dir` that is provably still itself, and drop
+/// stale records (SPEC §5):
+///
+/// 1. find files matching `opts.pattern` (`on_*.pid`) recursively;
+/// 2. [`check_pid_file`] each with its `<name>.sh`: a foreign record is left alone; an invalid
+///    one is stale: removed (only if unchanged), nothing signalled, finalized as succeeded, and
+///    live processes still in a group with its pid are listed as unverified leftovers; a hook
+///    leader that is a zombie with a matching identity has its group (which the zombie pins)
+///    terminated;
+/// 3. valid hooks are pinned, re-checked against the pinned process (and, when running as
+///    root, refused unless `Match` if the pidfile could have been written by another user,
+///    §3.3), and terminated with their process groups, all in parallel;
+/// 4. each hook is finalized: by `finalize` when given (its error goes into the report), else
+///    by [`super::default_finalize`] (unless `opts.no_finalize`).
+///
+/// Errors: only when `output_dir` cannot be read (`NotFound`, `PermissionDenied`, `Io`); every
+/// per-hook problem is in its report.
+pub fn cleanup_background_hooks(
+    output_dir: &Path,
+    opts: &CleanupOptions,
+    mut finalize: Option<&mut dyn FnMut(&HookReport) -> std::result::Result<(), String>>,
+) -> Result<Vec<HookReport>> {
+    let meta = fs::metadata(output_dir).map_err(|e| Error::io_at(output_dir, "stat", &e))?;
+    if !meta.is_dir() {
+        return Err(Error::at(ErrorKind::InvalidArgument, output_dir, "not a directory"));
+    }
+    let mut files = Vec::new();
+    find_pidfiles(output_dir, &opts.pattern, &mut files).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
+    files.sort();
+
+    let am_root = sys::geteuid() == 0;
+    let mut pending: Vec<Pending> = Vec::with_capacity(files.len());
+    let mut handles: Vec<ProcessRef> = Vec::new();
+
+    for pid_file in files {
+        let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let stem = pid_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let cmd_file = dir.join(format!("{stem}.sh"));
+        let check = check_pid_file(&pid_file, Some(&cmd_file), opts.tolerance);
+        let cmd = read_cmd_file(&cmd_file).ok().flatten().map(|(_, argv)| argv).unwrap_or_default();
+        let mut report = HookReport {
+            name: stem,
+            dir,
+            pid_file: pid_file.clone(),
+            pid: check.pid,
+            verdict: check.judgement.map(|j| j.verdict),
+            reason: check.reason,
+            outcome: HookOutcome::Stale,
+            signals: Vec::new(),
+            exit_code: None,
+            error: None,
+            output_files: Vec::new(),
+            cmd,
+            unverified_leftovers: Vec::new(),
+            started_at: check.mtime.filter(|m| *m >= 0.0).map(|m| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs_f64(m)),
+            ended_at: SystemTime::now(),
+            pid_file_removed: false,
+        };
+        let mut handle_index = None;
+        match check.reason {
+            CheckReason::Foreign => report.outcome = HookOutcome::Foreign,
+            CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
+            CheckReason::Valid | CheckReason::Zombie => match pin_hook(&check, am_root) {
+                Ok(Some(h)) => {
+                    handle_index = Some(handles.len());
+                    handles.push(h);
+                }
+                Ok(None) => report.outcome = HookOutcome::Stale,
+                Err(r) => report.outcome = HookOutcome::Refused(r),
+            },
+            _ => report.outcome = HookOutcome::Stale,
+        }
+        pending.push(Pending { report, check, handle_index });
+    }
+
+    let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
+    let results = terminate(handles, &topts);
+
+    let mut reports = Vec::with_capacity(pending.len());
+    for Pending { mut report, check, handle_index } in pending {
+        if let Some(i) = handle_index {
+            let r = &results[i];
+            report.signals = r.signals.clone();
+            report.exit_code = match r.exit {
+                ExitStatus::Code(c) => Some(c),
+                ExitStatus::Signaled(s) => Some(128 + s),
+                _ => None,
+            };
+            report.outcome = match &r.outcome {
+                Outcome::AlreadyGone => HookOutcome::AlreadyGone,
+                Outcome::Exited { after } => HookOutcome::Exited(*after),
+                Outcome::Unkillable => HookOutcome::Unkillable,
+                Outcome::Refused(x) => HookOutcome::Refused(*x),
+                Outcome::Error(e) => {
+                    report.error = Some(e.clone());
+                    HookOutcome::Error
+                }
+            };
+            if report.outcome == HookOutcome::Unkillable {
+                report.error = Some("Process unkillable".to_string());
+            }
+        }
+        match &report.outcome {
+            HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
+                report.pid_file_removed = remove_if_unchanged(&report.pid_file, &check);
+            }
+            HookOutcome::Refused(r) => report.error = Some(format!("refused to signal: {r}")),
+            _ => {}
+        }
+        if report.outcome == HookOutcome::Stale {
+            if let Some(pid) = report.pid {
+                if pid > 1 {
+                    report.unverified_leftovers =
+                        procfs::group_members(pid).map(|v| v.into_iter().map(|(p, _)| p).collect()).unwrap_or_default();
+                }
+            }
+        }
+        report.output_files = super::finalize::output_files(&report.dir, &report.name);
+        report.ended_at = SystemTime::now();
+        if matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable) {
+            reports.push(report);
+            continue;
+        }
+        let fin = match finalize.as_mut() {
+            Some(f) => f(&report),
+            None if opts.no_finalize => Ok(()),
+            None => super::finalize::default_finalize(&report, opts.index_path.as_deref(), opts.is_tty).map_err(|e| e.to_string()),
+        };
+        if let Err(e) = fin {
+            report.error = Some(match report.error.take() {
+                Some(prev) => format!("{prev}; finalize failed: {e}"),
+                None => format!("finalize failed: {e}"),
+            });
+        }
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// Pin a hook the check found valid (or a zombie leader), and re-check it against the pinned
+/// process. `Ok(None)`: it turned out not to be the hook after all (stale).
+fn pin_hook(check: &PidFileCheck, am_root: bool) -> std::result::Result<Option<ProcessRef>, Refusal> {
+    let pid = check.pid.ok_or(Refusal::NonPositivePid)?;
+    let h = match ProcessRef::pin(pid, check.token.as_ref()) {
+        Ok(h) => h,
+        Err(e) if e.kind() == ErrorKind::Refused => return Err(e.refusal().unwrap_or(Refusal::Init)),
+        Err(_) => return Ok(None),
+    };
+    // Re-check against the pinned process: the token, or for a token-less file the start time.
+    let matched_token = check.token.as_ref().is_some_and(|t| compare_tokens(t, h.token()).verdict == Verdict::Match);
+    let same = if check.token.is_some() {
+        matched_token
+    } else if check.reason == CheckReason::Zombie {
+        // A zombie leader's identity: its start time against the pidfile's mtime.
+        let ct = create_time(h.token().start_ticks).ok();
+        matches!((ct, check.mtime), (Some(c), Some(m)) if (c - m).abs() <= DEFAULT_TOLERANCE)
+    } else {
+        check.live_start_ticks == Some(h.token().start_ticks)
+    };
+    if !same {
+        return Ok(None);
+    }
+    if check.reason == CheckReason::Zombie && !h.leads_group() {
+        return Ok(None);
+    }
+    // SPEC §3.3: as root, a pidfile another user could have written authorises nothing short of
+    // Match; a world-writable one authorises nothing at all.
+    if let Some((uid, mode)) = check.owner {
+        if mode & 0o002 != 0 {
+            return Err(Refusal::UntrustedPidfile);
+        }
+        if am_root && !matched_token && (uid != 0 || mode & 0o020 != 0) {
+            return Err(Refusal::UntrustedPidfile);
+        }
+    }
+    // H2: our parent is never "ours" without an exact token match.
+    if pid == sys::getppid() && !matched_token {
+        return Err(Refusal::Parent);
+    }
+    Ok(Some(h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+    #[test]
+    fn globs() {
+        assert!(glob_match(b"on_*.pid", b"on_Snapshot__20_x.bg.pid"));
+        assert!(!glob_match(b"on_*.pid", b"on_x.pid.tmp"));
+        assert!(!glob_match(b"on_*.pid", b"xon_a.pid"));
+        assert!(glob_match(b"a?c", b"abc"));
+        assert!(glob_match(b"*", b""));
+    }
+}

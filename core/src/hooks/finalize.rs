@@ -1,0 +1,184 @@
+//! The default finalize: abx-dl's `Process` and `ArchiveResult` JSON lines (SPEC §5 step 4).
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use super::HookReport;
+use crate::error::{Error, Result};
+
+/// A new record id: 12 hex digits of the millisecond time, `-`, 20 random hex digits.
+pub fn new_id() -> String {
+    let ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let mut rnd = [0u8; 10];
+    crate::pidfile::atomic::random_bytes(&mut rnd);
+    let hex: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{:012x}-{hex}", ms & 0xffff_ffff_ffff)
+}
+
+fn iso(t: SystemTime) -> String {
+    humantime::format_rfc3339_micros(t).to_string()
+}
+
+/// The hook's own four files, which are not its output.
+fn own_files(name: &str) -> [String; 4] {
+    [format!("{name}.stdout.log"), format!("{name}.stderr.log"), format!("{name}.pid"), format!("{name}.sh")]
+}
+
+/// Files under `dir` other than the hook's own four, relative to `dir`, sorted.
+pub(crate) fn output_files(dir: &Path, name: &str) -> Vec<String> {
+    let own = own_files(name);
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if let Ok(rel) = p.strip_prefix(dir) {
+                let rel = rel.to_string_lossy().into_owned();
+                if !own.contains(&rel) {
+                    out.push(rel);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[derive(Serialize)]
+struct ProcessRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: &'a str,
+    cmd: &'a [String],
+    pwd: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<i32>,
+    exit_code: i32,
+    stdout: &'a str,
+    stderr: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started_at: Option<String>,
+    ended_at: String,
+}
+
+#[derive(Serialize)]
+struct ArchiveResultRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    snapshot_id: Option<&'a str>,
+    plugin: String,
+    hook_name: &'a str,
+    status: String,
+    process_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_str: Option<String>,
+    output_files: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_ts: Option<String>,
+    end_ts: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// Read a log, at most 16 MiB, lossily decoded; empty when missing.
+fn read_log(path: &Path) -> String {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    if let Ok(f) = fs::File::open(path) {
+        let _ = f.take(16 << 20).read_to_end(&mut buf);
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// abx-dl's finalize for one hook: read both logs; let `"type": "ArchiveResult"` lines on stdout
+/// override `status`/`output_str` (the last wins); append one `Process` and one `ArchiveResult`
+/// JSON line to `index_path` when given (and print them to stdout when `is_tty` is false); on
+/// success delete the two logs. The `.sh` file is always kept.
+///
+/// Errors: `Io`/`PermissionDenied`/`NotFound` when the index cannot be appended to.
+pub fn default_finalize(report: &HookReport, index_path: Option<&Path>, is_tty: bool) -> Result<()> {
+    let stdout_path = report.dir.join(format!("{}.stdout.log", report.name));
+    let stderr_path = report.dir.join(format!("{}.stderr.log", report.name));
+    let stdout = read_log(&stdout_path);
+    let stderr = read_log(&stderr_path);
+    let success = report.succeeded();
+    let mut status = if success { "succeeded".to_string() } else { "failed".to_string() };
+    let mut output_str = None;
+    for line in stdout.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) else { continue };
+        if v.get("type").and_then(|t| t.as_str()) != Some("ArchiveResult") {
+            continue;
+        }
+        if let Some(s) = v.get("status").and_then(|s| s.as_str()) {
+            status = s.to_string();
+        }
+        if let Some(s) = v.get("output_str").and_then(|s| s.as_str()) {
+            output_str = Some(s.to_string());
+        }
+    }
+    let exit_code = report.exit_code.unwrap_or(if success { 0 } else { -1 });
+    let error = report.error.clone().or_else(|| (!success).then(|| stderr.chars().take(500).collect::<String>()));
+    let process_id = new_id();
+    let result_id = new_id();
+    let started = report.started_at.map(iso);
+    let ended = iso(report.ended_at);
+    if let Some(index) = index_path {
+        let p = ProcessRecord {
+            kind: "Process",
+            id: &process_id,
+            cmd: &report.cmd,
+            pwd: report.dir.to_string_lossy().into_owned(),
+            pid: report.pid,
+            exit_code,
+            stdout: &stdout,
+            stderr: &stderr,
+            started_at: started.clone(),
+            ended_at: ended.clone(),
+        };
+        let a = ArchiveResultRecord {
+            kind: "ArchiveResult",
+            id: &result_id,
+            snapshot_id: None,
+            plugin: report.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            hook_name: &report.name,
+            status,
+            process_id: &process_id,
+            output_str,
+            output_files: &report.output_files,
+            start_ts: started,
+            end_ts: ended,
+            error: error.filter(|e| !e.is_empty()),
+        };
+        let lines = format!(
+            "{}\n{}\n",
+            serde_json::to_string(&p).expect("plain data serialises"),
+            serde_json::to_string(&a).expect("plain data serialises")
+        );
+        let mut f = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(index)
+            .map_err(|e| Error::io_at(index, "open index", &e))?;
+        f.write_all(lines.as_bytes()).map_err(|e| Error::io_at(index, "append to index", &e))?;
+        if !is_tty {
+            print!("{lines}");
+        }
+    }
+    if success {
+        let _ = fs::remove_file(&stdout_path);
+        let _ = fs::remove_file(&stderr_path);
+    }
+    Ok(())
+}

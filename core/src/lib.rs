@@ -1,0 +1,65 @@
+//! # pidguard: track and stop processes by pid, safe against pid reuse
+//!
+//! A pid is a number the kernel hands out again. A pidfile with only a number in it proves
+//! nothing once the process has died: the number goes to a stranger, and `kill` hits the
+//! stranger. pidguard answers two questions:
+//!
+//! 1. **Is the process this record names still that same process?** [`judge`] compares a
+//!    recorded [`StartToken`] (machine id, boot id, pid namespace, start ticks, pidfs inode)
+//!    with the live process and answers one of four [`Verdict`]s — `Match`, `Mismatch`,
+//!    `Unverifiable`, `Gone` — never a guess.
+//! 2. **Stop it, and its process group, and nothing else.** A [`ProcessRef`] pins the process
+//!    with a pidfd *before* its identity is re-checked, so a signal can never reach a process
+//!    that reused the number; [`terminate`] runs a start-stop-daemon-style [`Schedule`]
+//!    (`TERM/2/KILL/1`) over many targets in parallel.
+//!
+//! ## Formats
+//! - The abx-dl pidfile ([`write_pid_file_with_mtime`], [`validate_pid_file`],
+//!   [`check_pid_file`], [`write_cmd_file`]): the pid as content, the start time as mtime, and
+//!   the start token in the `user.pidguard.token` xattr.
+//! - [`cleanup_background_hooks`] stops every background hook of an output directory.
+//!
+//! ## Policies
+//! Under [`Policy::Strict`] only `Match` authorises a signal; [`Policy::Lenient`] also accepts
+//! `Unverifiable` (a record written before tokens existed, named by the user). Pid ≤ 0, pid 1,
+//! a pid above `pid_max`, the caller's own pid and its own process group are never signalled.
+//!
+//! ## Example
+//! ```no_run
+//! use pidguard::{ProcessRef, Policy, terminate, TerminateOptions};
+//! use std::os::unix::process::CommandExt;
+//! # fn main() -> pidguard::Result<()> {
+//! let child = std::process::Command::new("sleep").arg("30").process_group(0).spawn().unwrap();
+//! let token = pidguard::start_token(child.id() as i32)?;
+//! // … later, maybe in another process that read the token from a file:
+//! let h = ProcessRef::open(child.id() as i32, Some(&token), Policy::Strict)?;
+//! let report = terminate(vec![h], &TerminateOptions::default());
+//! assert!(report[0].outcome.is_stopped());
+//! # Ok(()) }
+//! ```
+//!
+//! Start ticks are shifted by the reader's time namespace (Linux ≥ 5.6): compare tokens only
+//! within one time namespace.
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+mod error;
+pub mod hooks;
+pub mod identity;
+pub mod pidfile;
+pub mod signal;
+#[doc(hidden)]
+pub mod sys;
+
+pub use error::{Error, ErrorKind, Result};
+pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport};
+pub use identity::{
+    compare_tokens, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
+    Reason, StartToken, Verdict,
+};
+pub use pidfile::cmd::write_cmd_file;
+pub use pidfile::mtime::{check_pid_file, validate_pid_file, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
+pub use signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, TerminateOptions, TerminateReport};
+
+/// The pidguard version (the crate version).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,329 @@
+//! The abx-dl pidfile (seed 000, SPEC §3.1): the decimal pid as content, the process start time
+//! as the file's mtime, plus pidguard's strong start token in the `user.pidguard.token` xattr.
+
+use std::fmt;
+use std::fs;
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use super::atomic;
+use super::cmd::{command_matches, read_cmd_file, LiveCommand};
+use crate::error::{Error, ErrorKind, Result};
+use crate::identity::{
+    check_pid_range, create_time, judge_record, judge_snapshot, snapshot, Judgement, Reason, StartToken, Verdict,
+};
+use crate::sys::{self, procfs};
+
+/// The extended attribute that carries the start token of the recorded process.
+pub const TOKEN_XATTR: &str = "user.pidguard.token";
+
+/// Default tolerance of the mtime check, seconds (the seed's value).
+pub const DEFAULT_TOLERANCE: f64 = 5.0;
+
+/// Largest pidfile content read; longer content is malformed (BUGS E3: 10 MB of digits).
+const MAX_CONTENT: u64 = 4096;
+
+/// Write an abx-dl pidfile for `pid` whose process started at `start_time` (seconds since the
+/// epoch, as `time.time()` gives it right after spawning).
+///
+/// Same observable result as the Python original (content = decimal pid without newline, atime
+/// and mtime = `start_time` to the nanosecond, rounded down as `os.utime` does), but written
+/// through a temporary file (`O_EXCL|O_NOFOLLOW`, mode 0644 whatever the umask), `fsync`, then
+/// `rename`, so no reader sees an empty file or a wrong mtime. When the token of `pid` can be
+/// read and its psutil create time is within 5 s of `start_time`, the token is stored in
+/// [`TOKEN_XATTR`]; on file systems without user xattrs the write succeeds without it.
+///
+/// Errors (nothing is written): `InvalidArgument` when `start_time` is not finite or `pid` is
+/// outside `1..=pid_max`; `Untrusted` when the target is a symlink, FIFO or directory; file
+/// system errors as `NotFound`, `PermissionDenied` or `Io`.
+pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> Result<()> {
+    if !start_time.is_finite() {
+        return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
+    }
+    let pid = check_pid_range(pid as i64)?;
+    let secs = start_time.floor();
+    if secs.abs() > 1e15 {
+        return Err(Error::invalid(format!("{}: start_time {start_time} is out of range", pid_file.display())));
+    }
+    let nsecs = (((start_time - secs) * 1e9) as i64).clamp(0, 999_999_999);
+    let token = crate::identity::start_token(pid).ok().filter(|t| {
+        create_time(t.start_ticks).is_ok_and(|ct| (ct - start_time).abs() <= DEFAULT_TOLERANCE)
+    });
+    atomic::replace_file(pid_file, pid.to_string().as_bytes(), 0o644, |fd| {
+        if let Some(t) = &token {
+            // A file system without user xattrs just gets no token.
+            if let Err(e) = sys::fsetxattr(fd.as_fd(), TOKEN_XATTR, t.to_string().as_bytes()) {
+                log::debug!("{}: cannot store the start token: {e}", pid_file.display());
+            }
+        }
+        sys::futimens(fd.as_fd(), secs as i64, nsecs).map_err(|e| Error::io_at(pid_file, "futimens", &e))
+    })
+}
+
+/// Why a pidfile is or is not valid: the answer of [`check_pid_file`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CheckReason {
+    /// Valid: the recorded process is alive and matches.
+    Valid,
+    /// No file at the path.
+    Missing,
+    /// The file could not be opened or read.
+    Unreadable,
+    /// A symlink, FIFO, directory or other non-regular file.
+    NotRegular,
+    /// The content is not one decimal pid in `1..=pid_max`.
+    Malformed,
+    /// The token xattr is present but is not a pidguard start token.
+    BadToken,
+    /// No such process.
+    Gone,
+    /// The process is a zombie.
+    Zombie,
+    /// The token proves another process holds the pid (or another boot wrote the file).
+    Mismatch,
+    /// The file was written on another machine or in another PID namespace.
+    Foreign,
+    /// The file has a token but the live token cannot be read.
+    Unverifiable,
+    /// No token, and the mtime is more than `tolerance` from the process's create time.
+    MtimeSkew,
+    /// The live command does not match the `.sh` file (or the live argv is unreadable).
+    CmdMismatch,
+}
+
+impl CheckReason {
+    /// A stable kebab-case slug (`"mtime-skew"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CheckReason::Valid => "valid",
+            CheckReason::Missing => "missing",
+            CheckReason::Unreadable => "unreadable",
+            CheckReason::NotRegular => "not-regular",
+            CheckReason::Malformed => "malformed",
+            CheckReason::BadToken => "bad-token",
+            CheckReason::Gone => "gone",
+            CheckReason::Zombie => "zombie",
+            CheckReason::Mismatch => "mismatch",
+            CheckReason::Foreign => "foreign",
+            CheckReason::Unverifiable => "unverifiable",
+            CheckReason::MtimeSkew => "mtime-skew",
+            CheckReason::CmdMismatch => "cmd-mismatch",
+        }
+    }
+}
+
+impl fmt::Display for CheckReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The full answer about one abx-dl pidfile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PidFileCheck {
+    /// What `validate_pid_file` returns.
+    pub valid: bool,
+    /// Why.
+    pub reason: CheckReason,
+    /// The pid in the file, when it parsed.
+    pub pid: Option<i32>,
+    /// The identity verdict, when the process was judged (`Match` for a token-less file that
+    /// passed the mtime rule is not claimed: such a file's verdict is `Unverifiable`).
+    pub judgement: Option<Judgement>,
+    /// The recorded start token, when the file has one.
+    pub token: Option<StartToken>,
+    /// The file's mtime, seconds since the epoch.
+    pub mtime: Option<f64>,
+    /// The live process's psutil-compatible create time, when read.
+    pub create_time: Option<f64>,
+    /// Owner uid and mode of the file, when it could be opened.
+    pub owner: Option<(u32, u32)>,
+    /// The start ticks of the live process that the checks were made against.
+    pub(crate) live_start_ticks: Option<u64>,
+}
+
+impl PidFileCheck {
+    fn new(reason: CheckReason) -> PidFileCheck {
+        PidFileCheck {
+            valid: false,
+            reason,
+            pid: None,
+            judgement: None,
+            token: None,
+            mtime: None,
+            create_time: None,
+            owner: None,
+            live_start_ticks: None,
+        }
+    }
+    /// Whether the record belongs to another machine or PID namespace (leave it alone).
+    pub fn is_foreign(&self) -> bool {
+        self.reason == CheckReason::Foreign
+    }
+}
+
+/// Parse pidfile content as the original's `int(text.strip())`, restricted: ASCII whitespace
+/// around one run of ASCII digits, value in `1..=pid_max`. Signs, underscores, several numbers
+/// and NUL bytes are refused.
+pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
+    let t = content.trim_ascii();
+    if t.is_empty() || t.len() > 10 || !t.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let v: i64 = std::str::from_utf8(t).ok()?.parse().ok()?;
+    (1..=procfs::pid_max() as i64).contains(&v).then_some(v as i32)
+}
+
+/// `validate_pid_file` of seed 000: true when the file names a live process that is the one it
+/// recorded. Every failure is `false`, never an error. See [`check_pid_file`] for the reason.
+pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> bool {
+    check_pid_file(pid_file, cmd_file, tolerance).valid
+}
+
+/// Judge an abx-dl pidfile and say why (SPEC §3.1). Never fails: every problem is a reason.
+///
+/// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
+///   refused, a FIFO cannot block) holding one decimal pid in `1..=pid_max`.
+/// - A zombie or missing process is `Gone`/`Zombie`.
+/// - With a `user.pidguard.token`, the token decides: another boot → `Mismatch` without looking
+///   at the process; another machine or PID namespace → `Foreign`.
+/// - Without one: valid only when `|mtime − create_time| <= tolerance` (seconds).
+/// - `cmd_file`, when given and present, must match the live argv ([`command_matches`]).
+pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
+    let fd = match sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
+        Ok(fd) => fd,
+        Err(e) => {
+            return PidFileCheck::new(match e.raw_os_error() {
+                Some(libc::ENOENT) | Some(libc::ENOTDIR) => CheckReason::Missing,
+                Some(libc::ELOOP) => CheckReason::NotRegular,
+                _ => CheckReason::Unreadable,
+            })
+        }
+    };
+    let mut f = fs::File::from(fd);
+    let Ok(meta) = f.metadata() else { return PidFileCheck::new(CheckReason::Unreadable) };
+    if !meta.is_file() {
+        return PidFileCheck::new(CheckReason::NotRegular);
+    }
+    let mut out = PidFileCheck::new(CheckReason::Malformed);
+    out.owner = Some((meta.uid(), meta.mode()));
+    out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
+    let mut buf = Vec::with_capacity(16);
+    if f.by_ref().take(MAX_CONTENT + 1).read_to_end(&mut buf).is_err() {
+        out.reason = CheckReason::Unreadable;
+        return out;
+    }
+    let Some(pid) = parse_pid_content(&buf) else { return out };
+    out.pid = Some(pid);
+    let token = match sys::fgetxattr(f.as_fd(), TOKEN_XATTR) {
+        Ok(Some(raw)) => match std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<StartToken>().ok()) {
+            Some(t) => Some(t),
+            None => {
+                out.reason = CheckReason::BadToken;
+                return out;
+            }
+        },
+        _ => None,
+    };
+    out.token = token.clone();
+    drop(f);
+
+    // A record from another boot, machine or namespace is decided without a liveness probe.
+    if let Some(t) = &token {
+        if let Some(j) = judge_record(t) {
+            out.judgement = Some(j);
+            out.reason = if j.reason.is_foreign() { CheckReason::Foreign } else { CheckReason::Mismatch };
+            return out;
+        }
+    }
+    let snap = match snapshot(pid) {
+        Ok(s) => s,
+        Err(e) if e.kind() == ErrorKind::NoSuchProcess => {
+            out.judgement = Some(Judgement { verdict: Verdict::Gone, reason: Reason::NoSuchProcess });
+            out.reason = CheckReason::Gone;
+            return out;
+        }
+        Err(_) => {
+            out.reason = CheckReason::Unverifiable;
+            return out;
+        }
+    };
+    let j = judge_snapshot(token.as_ref(), &snap);
+    out.judgement = Some(j);
+    out.live_start_ticks = Some(snap.stat.start_ticks);
+    out.create_time = create_time(snap.stat.start_ticks).ok();
+    match j.verdict {
+        Verdict::Gone => {
+            out.reason = CheckReason::Zombie;
+            return out;
+        }
+        Verdict::Mismatch => {
+            out.reason = CheckReason::Mismatch;
+            return out;
+        }
+        Verdict::Unverifiable if token.is_some() => {
+            out.reason = if j.reason.is_foreign() { CheckReason::Foreign } else { CheckReason::Unverifiable };
+            return out;
+        }
+        Verdict::Unverifiable => {
+            // No token: the seed's rule (strict `>` fails).
+            let (Some(mt), Some(ct)) = (out.mtime, out.create_time) else {
+                out.reason = CheckReason::Unverifiable;
+                return out;
+            };
+            if !tolerance.is_finite() || (mt - ct).abs() > tolerance {
+                out.reason = CheckReason::MtimeSkew;
+                return out;
+            }
+        }
+        Verdict::Match => {}
+    }
+    if let Some(cmd) = cmd_file {
+        match read_cmd_file(cmd) {
+            Ok(None) => {}
+            Ok(Some((text, recorded))) => {
+                let live = live_command(pid, &snap.stat.comm);
+                if !live.as_ref().is_some_and(|l| command_matches(&text, &recorded, l)) {
+                    out.reason = CheckReason::CmdMismatch;
+                    return out;
+                }
+            }
+            Err(_) => {
+                out.reason = CheckReason::CmdMismatch;
+                return out;
+            }
+        }
+    }
+    out.valid = true;
+    out.reason = CheckReason::Valid;
+    out
+}
+
+fn live_command(pid: i32, comm: &[u8]) -> Option<LiveCommand> {
+    let argv = procfs::read_cmdline(pid).ok()?;
+    if argv.is_empty() {
+        return None;
+    }
+    Some(LiveCommand {
+        argv: argv.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect(),
+        name: String::from_utf8_lossy(comm).into_owned(),
+        exe: procfs::read_exe(pid),
+        cwd: fs::read_link(format!("/proc/{pid}/cwd")).ok().map(PathBuf::from),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_rules() {
+        assert_eq!(parse_pid_content(b"123"), Some(123));
+        assert_eq!(parse_pid_content(b" 123\n"), Some(123));
+        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2"] {
+            assert_eq!(parse_pid_content(bad), None, "{bad:?}");
+        }
+    }
+}

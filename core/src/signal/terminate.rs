@@ -1,0 +1,410 @@
+//! Terminating many targets in parallel with an escalation schedule (SPEC §4.2).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use super::{Refusal, Schedule, Signal, Step};
+use crate::error::{Error, ErrorKind};
+use crate::identity::{Delivery, GroupMode, PinMode, ProcessRef};
+use crate::sys::{self, procfs};
+
+/// How a child ended, when the caller is its parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// `exit(code)`.
+    Code(i32),
+    /// Killed by this signal number.
+    Signaled(i32),
+    /// Still running.
+    Running,
+    /// Not the caller's child (or reaped by someone else): the status cannot be known. Never an
+    /// invented 0.
+    Unknown,
+}
+
+impl ExitStatus {
+    /// The shell-style code: the exit code, or 128 + signal; `None` when unknown or running.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            ExitStatus::Code(c) => Some(c),
+            ExitStatus::Signaled(s) => Some(128 + s),
+            _ => None,
+        }
+    }
+}
+
+/// The outcome for one target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It had exited before anything was sent.
+    AlreadyGone,
+    /// It exited (its whole group, for a group leader) after `after` was sent.
+    Exited {
+        /// The last signal sent before it exited.
+        after: Signal,
+    },
+    /// Still there after the last step of the schedule.
+    Unkillable,
+    /// Not signalled: a safety rule or the policy refused it.
+    Refused(Refusal),
+    /// Signalling failed (for example `EPERM` for another user's process).
+    Error(String),
+}
+
+impl Outcome {
+    /// `"already-gone"`, `"exited"`, `"unkillable"`, `"refused"` or `"error"`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Outcome::AlreadyGone => "already-gone",
+            Outcome::Exited { .. } => "exited",
+            Outcome::Unkillable => "unkillable",
+            Outcome::Refused(_) => "refused",
+            Outcome::Error(_) => "error",
+        }
+    }
+    /// Whether the target is gone now (`AlreadyGone` or `Exited`).
+    pub fn is_stopped(&self) -> bool {
+        matches!(self, Outcome::AlreadyGone | Outcome::Exited { .. })
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Exited { after } => write!(f, "exited after {after}"),
+            Outcome::Refused(r) => write!(f, "refused ({r})"),
+            Outcome::Error(e) => write!(f, "error: {e}"),
+            o => f.write_str(o.as_str()),
+        }
+    }
+}
+
+/// Options of [`terminate`].
+#[derive(Clone, Debug)]
+pub struct TerminateOptions {
+    /// The escalation schedule (default `TERM/2/KILL/1`).
+    pub schedule: Schedule,
+    /// Signal the process group of a target that leads one (default true). A target that does
+    /// not lead its group is always signalled alone: its group is someone else's.
+    pub group: bool,
+    /// Reap targets that are the caller's children once they exit (default false: they are
+    /// left for the code that spawned them, and their status is read with `WNOWAIT`).
+    pub reap: bool,
+}
+
+impl Default for TerminateOptions {
+    fn default() -> Self {
+        TerminateOptions { schedule: Schedule::default(), group: true, reap: false }
+    }
+}
+
+/// What happened to one target.
+#[derive(Clone, Debug)]
+pub struct TerminateReport {
+    /// The target's pid.
+    pub pid: i32,
+    /// The outcome.
+    pub outcome: Outcome,
+    /// Every signal sent, in order (`SIGCONT` after `SIGTERM` included).
+    pub signals: Vec<Signal>,
+    /// The exit status when the target is the caller's child, else `Unknown`.
+    pub exit: ExitStatus,
+    /// Whether the process group was the target (the target led its group).
+    pub group: bool,
+    /// How the handle was pinned.
+    pub pin_mode: PinMode,
+    /// How group signals were delivered, when any was.
+    pub group_mode: Option<GroupMode>,
+    /// Members of the group still alive at the end (for `Unkillable`).
+    pub survivors: Vec<i32>,
+    /// Time from the start of the call to the outcome.
+    pub elapsed: Duration,
+}
+
+struct Member {
+    pid: i32,
+    fd: Option<OwnedFd>,
+    exited: bool,
+}
+
+struct Run {
+    h: ProcessRef,
+    group: bool,
+    step: usize,
+    deadline: Option<Instant>,
+    signals: Vec<Signal>,
+    last: Option<Signal>,
+    leader_exited: bool,
+    members: Vec<Member>,
+    outcome: Option<Outcome>,
+    group_mode: Option<GroupMode>,
+    elapsed: Duration,
+}
+
+/// Live (non-zombie) members of the given groups, in one pass over `/proc`.
+fn scan_groups(pgids: &HashSet<i32>) -> HashMap<i32, Vec<i32>> {
+    let mut out: HashMap<i32, Vec<i32>> = HashMap::new();
+    if pgids.is_empty() {
+        return out;
+    }
+    for pid in procfs::list_pids().unwrap_or_default() {
+        if let Ok(st) = procfs::read_stat(pid) {
+            if pgids.contains(&st.pgrp) && !matches!(st.state, b'Z' | b'X') {
+                out.entry(st.pgrp).or_default().push(pid);
+            }
+        }
+    }
+    out
+}
+
+impl Run {
+    fn done(&self) -> bool {
+        self.outcome.is_some()
+    }
+
+    /// Bring the member list up to date with a scan; pin new members.
+    fn refresh(&mut self, scan: &HashMap<i32, Vec<i32>>) {
+        let pid = self.h.pid();
+        let live: Vec<i32> = scan.get(&pid).map(|v| v.iter().copied().filter(|&m| m != pid).collect()).unwrap_or_default();
+        self.members.retain(|m| live.contains(&m.pid) && !m.exited);
+        for m in live {
+            if self.members.iter().any(|x| x.pid == m) {
+                continue;
+            }
+            let fd = if self.h.is_pinned() { sys::pidfd_open(m).ok() } else { None };
+            // Pinned, then re-read: it must still be a live member of our group.
+            let still = matches!(procfs::read_stat(m), Ok(st) if st.pgrp == pid && !matches!(st.state, b'Z' | b'X'));
+            if still {
+                self.members.push(Member { pid: m, fd, exited: false });
+            }
+        }
+    }
+
+    fn gone_now(&mut self) -> bool {
+        if !self.leader_exited && self.h.has_exited() {
+            self.leader_exited = true;
+        }
+        if !self.group {
+            return self.leader_exited;
+        }
+        self.leader_exited && self.members.is_empty()
+    }
+
+    fn finish(&mut self, outcome: Outcome, t0: Instant) {
+        self.outcome = Some(outcome);
+        self.elapsed = t0.elapsed();
+        self.deadline = None;
+    }
+
+    fn deliver(&mut self, sig: Signal) -> Result<Delivery, Error> {
+        let r = if self.group { self.h.signal_group(sig) } else { self.h.signal(sig) };
+        if let Ok(Delivery::Sent(mode)) = r {
+            if mode.is_some() {
+                self.group_mode = mode;
+            }
+        }
+        r
+    }
+
+    /// Run schedule items until the next wait, or to the end.
+    fn advance(&mut self, schedule: &[Step], t0: Instant) {
+        let steps = schedule.len();
+        let mut guard = 0;
+        loop {
+            guard += 1;
+            if guard > 4 * steps + 4 {
+                // A schedule of signals only, repeated forever: stop spinning.
+                self.finish(Outcome::Unkillable, t0);
+                return;
+            }
+            let Some(step) = schedule.get(self.step).copied() else {
+                self.finish(Outcome::Unkillable, t0);
+                return;
+            };
+            match step {
+                Step::Signal(sig) => {
+                    self.step += 1;
+                    match self.deliver(sig) {
+                        Ok(_) => {
+                            self.signals.push(sig);
+                            self.last = Some(sig);
+                            if sig == Signal::TERM {
+                                // A stopped process cannot act on SIGTERM until continued.
+                                if self.deliver(Signal::CONT).is_ok() {
+                                    self.signals.push(Signal::CONT);
+                                }
+                            }
+                        }
+                        Err(e) if e.kind() == ErrorKind::Refused => {
+                            self.finish(Outcome::Refused(e.refusal().unwrap_or(Refusal::OwnGroup)), t0);
+                            return;
+                        }
+                        Err(e) => {
+                            self.finish(Outcome::Error(e.to_string()), t0);
+                            return;
+                        }
+                    }
+                }
+                Step::Wait(d) => {
+                    self.step += 1;
+                    self.deadline = Some(Instant::now() + d);
+                    return;
+                }
+                Step::Forever => self.step = 0,
+            }
+        }
+    }
+}
+
+/// Terminate every target with `opts.schedule`, all in parallel on the calling thread: the
+/// total time is bounded by the schedule, not by the number of targets.
+///
+/// Each target that leads its process group is terminated with its group (unless
+/// `opts.group` is false) and counts as exited only when no live (non-zombie) process is left in
+/// the group; a target that does not lead its group is terminated alone. Exit is noticed through
+/// pidfd readiness (`poll`), not a sleep loop; unpinned handles are checked every 10 ms.
+///
+/// Descendants that left the group with `setsid(2)` are not reached (only a cgroup or a
+/// subreaper could); the report does not claim them (BUGS C3).
+pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<TerminateReport> {
+    let t0 = Instant::now();
+    let schedule = opts.schedule.steps();
+    let mut runs: Vec<Run> = targets
+        .into_iter()
+        .map(|h| Run {
+            group: opts.group && h.leads_group(),
+            h,
+            step: 0,
+            deadline: None,
+            signals: Vec::new(),
+            last: None,
+            leader_exited: false,
+            members: Vec::new(),
+            outcome: None,
+            group_mode: None,
+            elapsed: Duration::ZERO,
+        })
+        .collect();
+
+    // Who is there before anything is sent.
+    let pgids: HashSet<i32> = runs.iter().filter(|r| r.group).map(|r| r.h.pid()).collect();
+    let scan = scan_groups(&pgids);
+    for r in runs.iter_mut() {
+        if r.group {
+            r.refresh(&scan);
+        }
+        if r.gone_now() {
+            r.finish(Outcome::AlreadyGone, t0);
+        } else {
+            r.advance(schedule, t0);
+        }
+    }
+
+    loop {
+        let active: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].done()).collect();
+        if active.is_empty() {
+            break;
+        }
+        // Everything to wait on: leaders' and members' pidfds not yet readable.
+        let mut fds: Vec<BorrowedFd<'_>> = Vec::new();
+        let mut owners: Vec<(usize, Option<usize>)> = Vec::new();
+        let mut unpinned = false;
+        for &i in &active {
+            let r = &runs[i];
+            if !r.h.is_pinned() {
+                unpinned = true;
+                continue;
+            }
+            if !r.leader_exited {
+                if let Some(fd) = r.h.pidfd() {
+                    fds.push(fd);
+                    owners.push((i, None));
+                }
+            }
+            for (k, m) in r.members.iter().enumerate() {
+                if let (false, Some(fd)) = (m.exited, &m.fd) {
+                    fds.push(fd.as_fd());
+                    owners.push((i, Some(k)));
+                } else if m.fd.is_none() && !m.exited {
+                    unpinned = true;
+                }
+            }
+        }
+        let now = Instant::now();
+        let mut timeout = active.iter().filter_map(|&i| runs[i].deadline).min().map(|d| d.saturating_duration_since(now));
+        if unpinned {
+            timeout = Some(timeout.map_or(Duration::from_millis(10), |t| t.min(Duration::from_millis(10))));
+        }
+        let ready = sys::poll_readable(&fds, timeout).unwrap_or_else(|_| vec![false; fds.len()]);
+        drop(fds);
+        for (j, &(i, k)) in owners.iter().enumerate() {
+            if ready[j] {
+                match k {
+                    None => runs[i].leader_exited = true,
+                    Some(k) => runs[i].members[k].exited = true,
+                }
+            }
+        }
+        // Rescan the groups whose every known process has exited: new members may have been
+        // forked meanwhile, and the group is empty only when the scan finds nobody.
+        let need: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let r = &runs[i];
+                (r.leader_exited || !r.h.is_pinned()) && r.members.iter().all(|m| m.exited || m.fd.is_none())
+            })
+            .collect();
+        let pgids: HashSet<i32> = need.iter().filter(|&&i| runs[i].group).map(|&i| runs[i].h.pid()).collect();
+        let scan = scan_groups(&pgids);
+        for &i in &need {
+            let r = &mut runs[i];
+            if r.group {
+                r.refresh(&scan);
+            }
+            if r.gone_now() {
+                let o = match r.last {
+                    Some(after) => Outcome::Exited { after },
+                    None => Outcome::AlreadyGone,
+                };
+                r.finish(o, t0);
+            }
+        }
+        let now = Instant::now();
+        for &i in &active {
+            let r = &mut runs[i];
+            if !r.done() && r.deadline.is_some_and(|d| d <= now) {
+                r.deadline = None;
+                r.advance(schedule, t0);
+            }
+        }
+    }
+
+    runs.into_iter()
+        .map(|r| {
+            let exit = if r.h.is_child() { r.h.exit_status(opts.reap) } else { ExitStatus::Unknown };
+            let survivors = if r.outcome == Some(Outcome::Unkillable) {
+                let mut s: Vec<i32> = r.members.iter().filter(|m| !m.exited).map(|m| m.pid).collect();
+                if !r.leader_exited {
+                    s.insert(0, r.h.pid());
+                }
+                s
+            } else {
+                Vec::new()
+            };
+            TerminateReport {
+                pid: r.h.pid(),
+                outcome: r.outcome.clone().unwrap_or(Outcome::Unkillable),
+                signals: r.signals,
+                exit,
+                group: r.group,
+                pin_mode: r.h.pin_mode(),
+                group_mode: r.group_mode,
+                survivors,
+                elapsed: r.elapsed,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,252 @@
+//! The narrow layer of raw system calls and procfs reads: the only place with `unsafe`.
+//!
+//! Every system call that decides or sends a signal goes through a function here, and each of
+//! them first consults the thread-local fault table of [`fault`], so tests can make
+//! `pidfd_open` fail with `ENOSYS` or `EPERM`, the process-group flag fail with `EINVAL`, and so
+//! exercise every kernel path on one kernel.
+#![allow(unsafe_code)]
+
+pub mod fault;
+pub(crate) mod procfs;
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::time::Duration;
+
+pub(crate) use fault::Call;
+
+/// `PIDFD_SIGNAL_PROCESS_GROUP` from `<linux/pidfd.h>` (Linux ≥ 6.9).
+pub(crate) const PIDFD_SIGNAL_PROCESS_GROUP: u32 = 4;
+/// `PIDFS_MAGIC` from `<linux/magic.h>`: the file-system type of a pidfd on Linux ≥ 6.9.
+const PIDFS_MAGIC: i64 = 0x5049_4446;
+
+fn cvt(ret: libc::c_long) -> io::Result<libc::c_long> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// `pidfd_open(2)` (Linux ≥ 5.3) with `O_CLOEXEC` implied by the kernel.
+pub(crate) fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    fault::check(Call::PidfdOpen)?;
+    debug_assert!(pid > 0);
+    // SAFETY: plain system call with integer arguments; the kernel returns a new fd we own.
+    let fd = cvt(unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_long, 0 as libc::c_long) })?;
+    // SAFETY: `fd` is a freshly opened descriptor owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// `pidfd_send_signal(2)` with `flags` (0 or [`PIDFD_SIGNAL_PROCESS_GROUP`]).
+pub(crate) fn pidfd_send_signal(fd: BorrowedFd<'_>, sig: i32, flags: u32) -> io::Result<()> {
+    fault::check(if flags & PIDFD_SIGNAL_PROCESS_GROUP != 0 { Call::PidfdSignalGroup } else { Call::PidfdSignal })?;
+    // SAFETY: `fd` is a valid descriptor for the duration of the call; `info` is NULL.
+    cvt(unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd() as libc::c_long,
+            sig as libc::c_long,
+            std::ptr::null::<libc::siginfo_t>(),
+            flags as libc::c_long,
+        )
+    })
+    .map(drop)
+}
+
+/// `kill(2)`. Callers have already refused pid ≤ 0, pid 1 and their own pid (see `signal::guard`).
+pub(crate) fn kill(pid: i32, sig: i32) -> io::Result<()> {
+    fault::check(Call::Kill)?;
+    assert!(pid > 1, "pidguard bug: kill({pid}) reached the system-call layer");
+    // SAFETY: plain system call.
+    cvt(unsafe { libc::kill(pid, sig) } as libc::c_long).map(drop)
+}
+
+/// `kill(-pgid, sig)`, i.e. `killpg(pgid, sig)`. Callers have refused group ≤ 1 and their own group.
+pub(crate) fn killpg(pgid: i32, sig: i32) -> io::Result<()> {
+    fault::check(Call::Kill)?;
+    assert!(pgid > 1, "pidguard bug: killpg({pgid}) reached the system-call layer");
+    // SAFETY: plain system call.
+    cvt(unsafe { libc::kill(-pgid, sig) } as libc::c_long).map(drop)
+}
+
+/// The inode of a pidfd in pidfs (Linux ≥ 6.9), unique per process for the whole boot; `None`
+/// when the pidfd is an anonymous inode (older kernels), which identifies nothing.
+pub(crate) fn pidfs_ino(fd: BorrowedFd<'_>) -> Option<u64> {
+    // SAFETY: zeroed structs are valid out-parameters for fstatfs/fstat.
+    unsafe {
+        let mut sfs: libc::statfs = std::mem::zeroed();
+        if libc::fstatfs(fd.as_raw_fd(), &mut sfs) != 0 || sfs.f_type as i64 != PIDFS_MAGIC {
+            return None;
+        }
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd.as_raw_fd(), &mut st) != 0 {
+            return None;
+        }
+        Some(st.st_ino as u64)
+    }
+}
+
+/// Poll `fds` for readability (a pidfd is readable once its process has exited). Returns which
+/// are readable; an empty result set after `timeout` means none. `None` waits forever.
+pub(crate) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> io::Result<Vec<bool>> {
+    let mut pfds: Vec<libc::pollfd> =
+        fds.iter().map(|f| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let ms: libc::c_int = match timeout {
+        None => -1,
+        // Round up so a wait never returns before its deadline.
+        Some(d) => d.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int,
+    };
+    loop {
+        // SAFETY: `pfds` is a valid array of `pfds.len()` pollfd structs.
+        let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        return Ok(pfds.iter().map(|p| p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0).collect());
+    }
+}
+
+/// How a child ended, from `waitid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChildExit {
+    /// Exited with this status.
+    Code(i32),
+    /// Killed by this signal.
+    Signal(i32),
+}
+
+/// `waitid(P_PIDFD, fd, WEXITED | WNOHANG [| WNOWAIT])` (Linux ≥ 5.4): the exit of the caller's
+/// own child. `Ok(None)` while it is still running; `ECHILD` when it is not the caller's child
+/// (or was reaped already). With `peek`, the child stays waitable for its real parent code.
+pub(crate) fn waitid_pidfd(fd: BorrowedFd<'_>, peek: bool) -> io::Result<Option<ChildExit>> {
+    fault::check(Call::Waitid)?;
+    let mut flags = libc::WEXITED | libc::WNOHANG;
+    if peek {
+        flags |= libc::WNOWAIT;
+    }
+    // SAFETY: zeroed siginfo is a valid out-parameter.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        const P_PIDFD: libc::idtype_t = 3;
+        if libc::waitid(P_PIDFD, fd.as_raw_fd() as libc::id_t, &mut info, flags) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if info.si_pid() == 0 {
+            return Ok(None);
+        }
+        let status = info.si_status();
+        Ok(Some(match info.si_code {
+            libc::CLD_EXITED => ChildExit::Code(status),
+            _ => ChildExit::Signal(status),
+        }))
+    }
+}
+
+/// `fgetxattr(2)` of `name` on an open file. `Ok(None)` when the attribute is absent or the
+/// file system has no user xattrs.
+pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
+    fault::check(Call::Getxattr)?;
+    let cname = CString::new(name).expect("xattr name has no NUL");
+    let mut buf = vec![0u8; 256];
+    loop {
+        // SAFETY: `buf` is valid for `buf.len()` bytes.
+        let n = unsafe {
+            libc::fgetxattr(fd.as_raw_fd(), cname.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
+        };
+        if n >= 0 {
+            buf.truncate(n as usize);
+            return Ok(Some(buf));
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::ENODATA) | Some(libc::ENOTSUP) => return Ok(None),
+            Some(libc::ERANGE) if buf.len() < 4096 => buf.resize(4096, 0),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// `fsetxattr(2)`; `Ok(false)` when the file system does not support user xattrs.
+pub(crate) fn fsetxattr(fd: BorrowedFd<'_>, name: &str, value: &[u8]) -> io::Result<bool> {
+    fault::check(Call::Setxattr)?;
+    let cname = CString::new(name).expect("xattr name has no NUL");
+    // SAFETY: `value` is valid for its length.
+    let r = unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    if r == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOTSUP) | Some(libc::EPERM) => Ok(false),
+        _ => Err(e),
+    }
+}
+
+/// `futimens(2)`: set atime and mtime of an open file to `secs`+`nsecs` since the epoch.
+pub(crate) fn futimens(fd: BorrowedFd<'_>, secs: i64, nsecs: i64) -> io::Result<()> {
+    let ts = libc::timespec { tv_sec: secs as libc::time_t, tv_nsec: nsecs as _ };
+    let times = [ts, ts];
+    // SAFETY: `times` is a valid array of two timespecs.
+    cvt(unsafe { libc::futimens(fd.as_raw_fd(), times.as_ptr()) } as libc::c_long).map(drop)
+}
+
+/// `linkat(2)` of an existing path to a new one, failing with `EEXIST`: the atomic
+/// "exactly one creator wins" primitive of the guard format.
+#[allow(dead_code)]
+pub(crate) fn link_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    std::fs::hard_link(from, to)
+}
+
+/// This process's pid.
+pub(crate) fn getpid() -> i32 {
+    // SAFETY: always succeeds.
+    unsafe { libc::getpid() }
+}
+/// This process's parent pid.
+pub(crate) fn getppid() -> i32 {
+    // SAFETY: always succeeds.
+    unsafe { libc::getppid() }
+}
+/// This process's process group.
+pub(crate) fn getpgrp() -> i32 {
+    // SAFETY: always succeeds.
+    unsafe { libc::getpgrp() }
+}
+/// This process's effective uid.
+pub(crate) fn geteuid() -> u32 {
+    // SAFETY: always succeeds.
+    unsafe { libc::geteuid() }
+}
+/// `sysconf(_SC_CLK_TCK)`: clock ticks per second of `/proc/<pid>/stat` times (100 on Linux).
+pub(crate) fn clk_tck() -> u64 {
+    // SAFETY: always succeeds.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 { v as u64 } else { 100 }
+}
+
+/// Open a path with raw flags (used for `O_NOFOLLOW|O_NONBLOCK` openers).
+pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
+    // SAFETY: `c` is a valid NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: freshly opened descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `fchmod(2)`.
+pub(crate) fn fchmod(fd: BorrowedFd<'_>, mode: u32) -> io::Result<()> {
+    // SAFETY: plain system call.
+    cvt(unsafe { libc::fchmod(fd.as_raw_fd(), mode as libc::mode_t) } as libc::c_long).map(drop)
+}
