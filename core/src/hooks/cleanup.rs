@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::identity::{compare_tokens, create_time, ProcessRef, Verdict};
+use crate::identity::{Policy, ProcessRef, Verdict};
 use crate::pidfile::cmd::read_cmd_file;
 use crate::pidfile::mtime::{check_pid_file, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::target::{pin_pidfile, PidfileTarget};
 use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions};
-use crate::sys::{self, procfs};
+use crate::sys::procfs;
 
 /// Options of [`cleanup_background_hooks`]; the defaults are the seed's.
 #[derive(Clone, Debug)]
@@ -128,6 +129,9 @@ pub struct HookReport {
     pub ended_at: SystemTime,
     /// Whether the pidfile was removed.
     pub pid_file_removed: bool,
+    /// Time from the start of the cleanup to this hook's outcome, when it was signalled or
+    /// waited for.
+    pub elapsed: Option<std::time::Duration>,
 }
 
 impl HookReport {
@@ -226,7 +230,6 @@ pub fn cleanup_background_hooks(
     find_pidfiles(output_dir, &opts.pattern, &mut files).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
     files.sort();
 
-    let am_root = sys::geteuid() == 0;
     let mut pending: Vec<Pending> = Vec::with_capacity(files.len());
     let mut handles: Vec<ProcessRef> = Vec::new();
 
@@ -253,18 +256,23 @@ pub fn cleanup_background_hooks(
             started_at: check.mtime.filter(|m| *m >= 0.0).map(|m| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs_f64(m)),
             ended_at: SystemTime::now(),
             pid_file_removed: false,
+            elapsed: None,
         };
         let mut handle_index = None;
         match check.reason {
             CheckReason::Foreign => report.outcome = HookOutcome::Foreign,
             CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
-            CheckReason::Valid | CheckReason::Zombie => match pin_hook(&check, am_root) {
-                Ok(Some(h)) => {
+            CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(&check, Policy::Strict) {
+                PidfileTarget::Pinned(h) => {
                     handle_index = Some(handles.len());
                     handles.push(h);
                 }
-                Ok(None) => report.outcome = HookOutcome::Stale,
-                Err(r) => report.outcome = HookOutcome::Refused(r),
+                PidfileTarget::Refused(r) => report.outcome = HookOutcome::Refused(r),
+                PidfileTarget::Foreign => report.outcome = HookOutcome::Foreign,
+                PidfileTarget::Stale(reason) => {
+                    report.reason = reason;
+                    report.outcome = HookOutcome::Stale;
+                }
             },
             _ => report.outcome = HookOutcome::Stale,
         }
@@ -279,6 +287,7 @@ pub fn cleanup_background_hooks(
         if let Some(i) = handle_index {
             let r = &results[i];
             report.signals = r.signals.clone();
+            report.elapsed = Some(r.elapsed);
             report.exit_code = match r.exit {
                 ExitStatus::Code(c) => Some(c),
                 ExitStatus::Signaled(s) => Some(128 + s),
@@ -333,49 +342,6 @@ pub fn cleanup_background_hooks(
         reports.push(report);
     }
     Ok(reports)
-}
-
-/// Pin a hook the check found valid (or a zombie leader), and re-check it against the pinned
-/// process. `Ok(None)`: it turned out not to be the hook after all (stale).
-fn pin_hook(check: &PidFileCheck, am_root: bool) -> std::result::Result<Option<ProcessRef>, Refusal> {
-    let pid = check.pid.ok_or(Refusal::NonPositivePid)?;
-    let h = match ProcessRef::pin(pid, check.token.as_ref()) {
-        Ok(h) => h,
-        Err(e) if e.kind() == ErrorKind::Refused => return Err(e.refusal().unwrap_or(Refusal::Init)),
-        Err(_) => return Ok(None),
-    };
-    // Re-check against the pinned process: the token, or for a token-less file the start time.
-    let matched_token = check.token.as_ref().is_some_and(|t| compare_tokens(t, h.token()).verdict == Verdict::Match);
-    let same = if check.token.is_some() {
-        matched_token
-    } else if check.reason == CheckReason::Zombie {
-        // A zombie leader's identity: its start time against the pidfile's mtime.
-        let ct = create_time(h.token().start_ticks).ok();
-        matches!((ct, check.mtime), (Some(c), Some(m)) if (c - m).abs() <= DEFAULT_TOLERANCE)
-    } else {
-        check.live_start_ticks == Some(h.token().start_ticks)
-    };
-    if !same {
-        return Ok(None);
-    }
-    if check.reason == CheckReason::Zombie && !h.leads_group() {
-        return Ok(None);
-    }
-    // SPEC §3.3: as root, a pidfile another user could have written authorises nothing short of
-    // Match; a world-writable one authorises nothing at all.
-    if let Some((uid, mode)) = check.owner {
-        if mode & 0o002 != 0 {
-            return Err(Refusal::UntrustedPidfile);
-        }
-        if am_root && !matched_token && (uid != 0 || mode & 0o020 != 0) {
-            return Err(Refusal::UntrustedPidfile);
-        }
-    }
-    // H2: our parent is never "ours" without an exact token match.
-    if pid == sys::getppid() && !matched_token {
-        return Err(Refusal::Parent);
-    }
-    Ok(Some(h))
 }
 
 #[cfg(test)]

@@ -1,0 +1,82 @@
+//! From a checked abx-dl pidfile to a pinned process, or the reason there is none.
+
+use super::mtime::{CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::error::ErrorKind;
+use crate::identity::{compare_tokens, create_time, Policy, ProcessRef, Verdict};
+use crate::signal::Refusal;
+use crate::sys;
+
+/// What a pidfile authorises.
+#[derive(Debug)]
+pub enum PidfileTarget {
+    /// The recorded process, pinned and re-checked: it may be signalled.
+    Pinned(ProcessRef),
+    /// The record is stale (the reason says why): nothing may be signalled.
+    Stale(CheckReason),
+    /// Another machine's or PID namespace's record: not ours to judge or remove.
+    Foreign,
+    /// A safety rule refused it.
+    Refused(Refusal),
+}
+
+/// Pin the process a checked pidfile names and re-check the same rules against the pinned
+/// process (SPEC §5 step 3).
+///
+/// - `Strict`: the file must be valid ([`PidFileCheck::valid`]): a matching token, or — for a
+///   token-less file — the seed's evidence (mtime within tolerance of the create time and a
+///   matching command file). A zombie leader whose identity matches is pinned too: its process
+///   group may still hold live children, and the zombie pins the group number.
+/// - `Lenient`: also a file whose token cannot be checked against the live process
+///   (`Unverifiable`), with a warning. Proven mismatches, skewed mtimes and command mismatches
+///   are refused under both.
+/// - Running as root, a pidfile that another user could have written (another owner, or
+///   group-writable) authorises nothing short of a token `Match`; a world-writable pidfile
+///   authorises nothing (SPEC §3.3, CVE-2018-16888). The caller's parent is never signalled
+///   without a token `Match` (BUGS H2).
+pub fn pin_pidfile(check: &PidFileCheck, policy: Policy) -> PidfileTarget {
+    match check.reason {
+        CheckReason::Valid | CheckReason::Zombie => {}
+        CheckReason::Unverifiable if policy == Policy::Lenient => {}
+        CheckReason::Foreign => return PidfileTarget::Foreign,
+        r => return PidfileTarget::Stale(r),
+    }
+    let Some(pid) = check.pid else { return PidfileTarget::Stale(CheckReason::Malformed) };
+    let h = match ProcessRef::pin(pid, check.token.as_ref()) {
+        Ok(h) => h,
+        Err(e) if e.kind() == ErrorKind::Refused => return PidfileTarget::Refused(e.refusal().unwrap_or(Refusal::Init)),
+        Err(_) => return PidfileTarget::Stale(CheckReason::Gone),
+    };
+    // Re-check against the pinned process: the token, or for a token-less file the start time.
+    let matched_token = check.token.as_ref().is_some_and(|t| compare_tokens(t, h.token()).verdict == Verdict::Match);
+    let same = if check.token.is_some() {
+        matched_token || (check.reason == CheckReason::Unverifiable && policy == Policy::Lenient)
+    } else if check.reason == CheckReason::Zombie {
+        // A zombie leader's identity: its start time against the pidfile's mtime.
+        let ct = create_time(h.token().start_ticks).ok();
+        matches!((ct, check.mtime), (Some(c), Some(m)) if (c - m).abs() <= DEFAULT_TOLERANCE)
+    } else {
+        check.live_start_ticks == Some(h.token().start_ticks)
+    };
+    if !same {
+        return PidfileTarget::Stale(CheckReason::Mismatch);
+    }
+    if check.reason == CheckReason::Zombie && !h.leads_group() {
+        // Nothing left to stop: a zombie that led no group.
+        return PidfileTarget::Pinned(h);
+    }
+    if let Some((uid, mode)) = check.owner {
+        if mode & 0o002 != 0 {
+            return PidfileTarget::Refused(Refusal::UntrustedPidfile);
+        }
+        if sys::geteuid() == 0 && !matched_token && (uid != 0 || mode & 0o020 != 0) {
+            return PidfileTarget::Refused(Refusal::UntrustedPidfile);
+        }
+    }
+    if pid == sys::getppid() && !matched_token {
+        return PidfileTarget::Refused(Refusal::Parent);
+    }
+    if check.reason == CheckReason::Unverifiable {
+        log::warn!("pid {pid}: identity unverifiable; signalling under the lenient policy");
+    }
+    PidfileTarget::Pinned(h)
+}
