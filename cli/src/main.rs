@@ -1,1 +1,218 @@
-fn main() {}
+//! `pidguard`: a command-line front end over pidguard's core, in the spirit of
+//! start-stop-daemon, for shell scripts and operators (SPEC §7).
+//!
+//! Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input.
+
+mod demo;
+mod report;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use pidguard::{
+    check_pid_file, cleanup_background_hooks, pin_pidfile, terminate, CleanupOptions, HookOutcome, Outcome,
+    PidfileTarget, Policy, Schedule, TerminateOptions,
+};
+use serde_json::json;
+
+/// Exit statuses, documented in the README.
+pub(crate) mod exit {
+    pub const DONE: u8 = 0;
+    pub const NOTHING: u8 = 1;
+    pub const UNKILLABLE: u8 = 2;
+    pub const REFUSED: u8 = 3;
+    pub const BAD_INPUT: u8 = 4;
+}
+
+#[derive(Parser)]
+#[command(name = "pidguard", version, about = "Track and stop processes by pid, safe against pid reuse.")]
+#[command(after_help = "Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input.")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Say whether an abx-dl pidfile still names the process it recorded (exit 0 when valid, 1 when not).
+    Status {
+        /// The pidfile.
+        pidfile: PathBuf,
+        /// The hook's `.sh` command file (default: `<pidfile without .pid>.sh` when it exists).
+        #[arg(long)]
+        cmd_file: Option<PathBuf>,
+        /// Tolerance of the mtime rule for token-less pidfiles, seconds.
+        #[arg(long, default_value_t = pidguard::DEFAULT_TOLERANCE)]
+        tolerance: f64,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the process a pidfile names, with its process group, by an escalation schedule.
+    Stop {
+        /// The pidfile.
+        pidfile: PathBuf,
+        /// start-stop-daemon's `--retry` syntax: `TERM/5/KILL/2`, `-9/1`, a bare `5`, `.../forever`.
+        #[arg(long, default_value = "TERM/2/KILL/1")]
+        retry: String,
+        /// Also act on a record whose identity cannot be verified (written before tokens existed).
+        #[arg(long)]
+        lenient: bool,
+        /// The `.sh` command file to check the live argv against (default: beside the pidfile).
+        #[arg(long)]
+        cmd_file: Option<PathBuf>,
+        /// Remove the pidfile once the process is gone (or the record is stale).
+        #[arg(long)]
+        remove_pidfile: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop every background hook under DIR (files matching `on_*.pid`) and drop stale records.
+    Cleanup {
+        /// The output directory to search recursively.
+        dir: PathBuf,
+        /// Append abx-dl's `Process` and `ArchiveResult` JSON lines here.
+        #[arg(long)]
+        index: Option<PathBuf>,
+        /// The escalation schedule.
+        #[arg(long, default_value = "TERM/2/KILL/1")]
+        retry: String,
+        /// File-name glob of the pidfiles.
+        #[arg(long, default_value = "on_*.pid")]
+        pattern: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the start token of a live process.
+    Token {
+        /// The pid.
+        pid: String,
+    },
+    /// Show the main job on real processes in a fresh temporary directory.
+    Demo {
+        /// Run in the current PID namespace even where a private one could be made.
+        #[arg(long)]
+        no_namespace: bool,
+        /// Internal: already inside the private PID namespace.
+        #[arg(long, hide = true)]
+        in_namespace: bool,
+    },
+}
+
+fn bad_input(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("pidguard: {msg}");
+    ExitCode::from(exit::BAD_INPUT)
+}
+
+fn default_cmd_file(pidfile: &std::path::Path) -> Option<PathBuf> {
+    let p = pidfile.with_extension("sh");
+    p.exists().then_some(p)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Token { pid } => {
+            let Ok(pid) = pid.parse::<i32>() else { return bad_input(format!("not a pid: {pid:?}")) };
+            match pidguard::start_token(pid) {
+                Ok(t) => {
+                    println!("{t}");
+                    ExitCode::from(exit::DONE)
+                }
+                Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => {
+                    eprintln!("pidguard: {e}");
+                    ExitCode::from(exit::NOTHING)
+                }
+                Err(e) => bad_input(e),
+            }
+        }
+        Cmd::Status { pidfile, cmd_file, tolerance, json } => {
+            if !tolerance.is_finite() || tolerance < 0.0 {
+                return bad_input(format!("bad tolerance {tolerance}"));
+            }
+            let cmd = cmd_file.or_else(|| default_cmd_file(&pidfile));
+            let c = check_pid_file(&pidfile, cmd.as_deref(), tolerance);
+            if json {
+                println!("{}", report::check_json(&pidfile, &c));
+            } else {
+                let verdict = c.judgement.map(|j| format!("{} ({})", j.verdict, j.reason)).unwrap_or_else(|| "-".into());
+                println!(
+                    "{}: {} — pid {}, verdict {}, reason {}",
+                    pidfile.display(),
+                    if c.valid { "valid" } else { "not valid" },
+                    c.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+                    verdict,
+                    c.reason
+                );
+            }
+            ExitCode::from(if c.valid { exit::DONE } else { exit::NOTHING })
+        }
+        Cmd::Stop { pidfile, retry, lenient, cmd_file, remove_pidfile, json } => {
+            let schedule: Schedule = match retry.parse() {
+                Ok(s) => s,
+                Err(e) => return bad_input(e),
+            };
+            let cmd = cmd_file.or_else(|| default_cmd_file(&pidfile));
+            let c = check_pid_file(&pidfile, cmd.as_deref(), pidguard::DEFAULT_TOLERANCE);
+            let policy = if lenient { Policy::Lenient } else { Policy::Strict };
+            let (status, outcome, signals) = match pin_pidfile(&c, policy) {
+                PidfileTarget::Pinned(h) => {
+                    let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
+                    let status = match r.outcome {
+                        Outcome::AlreadyGone | Outcome::Exited { .. } => exit::DONE,
+                        Outcome::Unkillable => exit::UNKILLABLE,
+                        Outcome::Refused(_) => exit::REFUSED,
+                        Outcome::Error(_) => exit::UNKILLABLE,
+                    };
+                    (status, r.outcome.to_string(), r.signals.iter().map(|s| s.name()).collect::<Vec<_>>())
+                }
+                PidfileTarget::Stale(reason) => (exit::NOTHING, format!("stale ({reason}): nothing sent"), vec![]),
+                PidfileTarget::Foreign => (exit::NOTHING, "foreign record: left alone".to_string(), vec![]),
+                PidfileTarget::Refused(r) => (exit::REFUSED, format!("refused ({r})"), vec![]),
+            };
+            if remove_pidfile && (status == exit::DONE || (status == exit::NOTHING && !c.is_foreign())) {
+                let _ = std::fs::remove_file(&pidfile);
+            }
+            if json {
+                println!(
+                    "{}",
+                    json!({"pidfile": pidfile, "pid": c.pid, "check": c.reason.as_str(), "outcome": outcome,
+                           "signals": signals, "exit": status})
+                );
+            } else {
+                println!("{}: pid {} — {} [{}]", pidfile.display(), c.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()), outcome, signals.join(" "));
+            }
+            ExitCode::from(status)
+        }
+        Cmd::Cleanup { dir, index, retry, pattern, json } => {
+            let schedule: Schedule = match retry.parse() {
+                Ok(s) => s,
+                Err(e) => return bad_input(e),
+            };
+            let opts = CleanupOptions { index_path: index, is_tty: true, schedule, pattern, ..Default::default() };
+            let reports = match cleanup_background_hooks(&dir, &opts, None) {
+                Ok(r) => r,
+                Err(e) => return bad_input(e),
+            };
+            if json {
+                println!("{}", serde_json::Value::Array(reports.iter().map(report::hook_json).collect()));
+            } else {
+                report::print_table(&reports);
+            }
+            let status = if reports.is_empty() {
+                exit::NOTHING
+            } else if reports.iter().any(|r| r.outcome == HookOutcome::Unkillable) {
+                exit::UNKILLABLE
+            } else if reports.iter().any(|r| matches!(r.outcome, HookOutcome::Refused(_))) {
+                exit::REFUSED
+            } else {
+                exit::DONE
+            };
+            ExitCode::from(status)
+        }
+        Cmd::Demo { no_namespace, in_namespace } => demo::run(no_namespace, in_namespace),
+    }
+}

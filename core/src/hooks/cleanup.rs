@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::identity::{Policy, ProcessRef, Verdict};
+use crate::identity::{Policy, ProcessRef, Reason, Verdict};
 use crate::pidfile::cmd::read_cmd_file;
 use crate::pidfile::mtime::{check_pid_file, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
@@ -106,6 +106,8 @@ pub struct HookReport {
     pub pid: Option<i32>,
     /// The identity verdict, when the process was judged.
     pub verdict: Option<Verdict>,
+    /// Why that verdict (`start-ticks-differ`, `pidfs-inode-differs`, `zombie`, …).
+    pub verdict_reason: Option<Reason>,
     /// The pidfile check's reason (`valid`, `gone`, `mtime-skew`, …).
     pub reason: CheckReason,
     /// What cleanup did.
@@ -245,6 +247,7 @@ pub fn cleanup_background_hooks(
             pid_file: pid_file.clone(),
             pid: check.pid,
             verdict: check.judgement.map(|j| j.verdict),
+            verdict_reason: check.judgement.map(|j| j.reason),
             reason: check.reason,
             outcome: HookOutcome::Stale,
             signals: Vec::new(),
