@@ -49,7 +49,12 @@ pub fn run(no_namespace: bool, in_namespace: bool) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let st = Command::new("unshare").args(["--pid", "--fork", "--mount-proc"]).arg(exe).args(["demo", "--in-namespace"]).status();
+            // bash is the namespace's init (pid 1): it reaps the orphans a killed hook leaves, so
+            // their pid numbers (and group numbers) become free for the forced reuse.
+            let st = Command::new("unshare")
+                .args(["--pid", "--fork", "--mount-proc", "bash", "-c", "\"$0\" demo --in-namespace; exit $?"])
+                .arg(exe)
+                .status();
             return match st {
                 Ok(s) => ExitCode::from(s.code().unwrap_or(1) as u8),
                 Err(e) => {
@@ -69,6 +74,20 @@ pub fn run(no_namespace: bool, in_namespace: bool) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Whether `pid` is still allocated: a process (zombies included) has it as pid or pgid.
+fn number_in_use(pid: i32) -> bool {
+    if fs::metadata(format!("/proc/{pid}")).is_ok() {
+        return true;
+    }
+    let Ok(rd) = fs::read_dir("/proc") else { return true };
+    rd.flatten().any(|e| {
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { return false };
+        let Ok(s) = fs::read_to_string(format!("/proc/{p}/stat")) else { return false };
+        let Some(i) = s.rfind(')') else { return false };
+        s[i + 2..].split(' ').nth(2).and_then(|g| g.parse::<i32>().ok()) == Some(pid)
+    })
 }
 
 /// Live, non-zombie members of a process group.
@@ -138,10 +157,19 @@ struct Stale {
 fn reuse_in_namespace(dir: &Path, name: &str, children: &mut Vec<Child>) -> Result<Stale, String> {
     let argv = ["bash", "-c", BYSTANDER];
     for attempt in 1..=5 {
-        let mut victim = spawn_hook(dir, name, &argv)?;
+        let victim = spawn_hook(dir, name, &argv)?;
         let pid = victim.id() as i32;
-        let _ = victim.kill();
-        let _ = victim.wait();
+        wait_until(Duration::from_secs(5), || members(pid).len() >= 3);
+        // The hook dies with its whole group (through pidguard), and is reaped; its orphans are
+        // reaped by the namespace's init. Only then is the number free.
+        let token = start_token(pid).map_err(|e| e.to_string())?;
+        let h = ProcessRef::open(pid, Some(&token), Policy::Strict).map_err(|e| e.to_string())?;
+        let kill_now: pidguard::Schedule = "KILL/5".parse().map_err(|e: pidguard::Error| e.to_string())?;
+        terminate(vec![h], &TerminateOptions { schedule: kill_now, reap: true, ..Default::default() });
+        drop(victim);
+        if !wait_until(Duration::from_secs(5), || !number_in_use(pid)) {
+            return Err(format!("pid {pid} still in use after its group was killed"));
+        }
         fs::write(NS_LAST_PID, (pid - 1).to_string()).map_err(|e| format!("write {NS_LAST_PID}: {e}"))?;
         let mut b = spawn_bystander()?;
         if b.id() as i32 == pid {

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Tests of the `pidguard` command on real processes. Run by scripts/test-cli.sh, inside a
+# private PID namespace where the machine allows it, so a wrong signal could only reach the
+# test's own processes. Every process started here is ended by pid or through pidguard.
+set -u
+PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
+T=$(mktemp -d /tmp/pidguard-cli-XXXXXX)
+pass=0; fail=0; started=()
+trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+
+ok()   { pass=$((pass+1)); echo "ok   - $1"; }
+bad()  { fail=$((fail+1)); echo "FAIL - $1"; }
+expect_status() { # name expected actual
+  if [ "$2" = "$3" ]; then ok "$1 (exit $3)"; else bad "$1: expected exit $2, got $3"; fi
+}
+members() { # live members of process group $1
+  for s in /proc/[0-9]*/stat; do
+    read -r line < "$s" 2>/dev/null || continue
+    rest=${line##*) }; set -- $rest
+    [ "$1" != Z ] && [ "$3" = "$PGID" ] && echo "${s//[^0-9]/}"
+  done 2>/dev/null
+}
+count_members() { PGID=$1; members | wc -l; }
+# spawn_group CMD...: run in a new session (own process group), print its pid
+spawn_group() { setsid "$@" </dev/null >/dev/null 2>&1 & local p=$!; started+=("$p"); echo "$p"; }
+wait_members() { for _ in $(seq 200); do [ "$(count_members "$1")" -ge "$2" ] && return 0; sleep 0.02; done; return 1; }
+write_pidfile() { # path pid: abx-dl pidfile with token, via the Python-free way: pidguard has no writer command,
+  # so the content is written here and the mtime set to the process's create time read back by `status --json`.
+  printf '%s' "$2" > "$1"
+  local ct; ct=$("$PG" status "$1" --json | sed -n 's/.*"create_time":\([0-9.]*\).*/\1/p')
+  touch -d "@$ct" "$1"
+}
+
+# --- token ---
+p=$(spawn_group sleep 300)
+out=$("$PG" token "$p"); st=$?
+expect_status "token of a live process" 0 $st
+case "$out" in linux1:*) ok "token has the linux1 prefix";; *) bad "token output: $out";; esac
+"$PG" token 0 >/dev/null 2>&1; expect_status "token of pid 0 is bad input" 4 $?
+"$PG" token "12; rm -rf /" >/dev/null 2>&1; expect_status "token of a non-number is bad input" 4 $?
+"$PG" token 4000000 >/dev/null 2>&1; st=$?
+[ $st = 1 ] || [ $st = 4 ] && ok "token of a free pid: nothing to do or bad input ($st)" || bad "token of a free pid: $st"
+
+# --- status ---
+write_pidfile "$T/a.pid" "$p"
+"$PG" status "$T/a.pid" >/dev/null; expect_status "status of a live, matching pidfile" 0 $?
+touch -d "@$(( $(date +%s) - 3600 ))" "$T/a.pid"
+"$PG" status "$T/a.pid" >/dev/null; expect_status "status with an mtime 1 h off (no token)" 1 $?
+printf '503\n7\n' > "$T/e1.pid"
+"$PG" status "$T/e1.pid" --json | grep -q '"reason":"malformed"' && ok "E1: two numbers are malformed" || bad "E1 malformed"
+"$PG" status "$T/missing.pid" >/dev/null; expect_status "status of a missing pidfile" 1 $?
+
+# --- stop: a group leader whose child ignores SIGTERM (C2) ---
+g=$(spawn_group bash -c "trap '' TERM; sleep 300 & sleep 300 & wait")
+wait_members "$g" 3 || bad "group $g did not fill"
+write_pidfile "$T/g.pid" "$g"
+"$PG" stop "$T/g.pid" --retry TERM/0.5/KILL/2 --json > "$T/out.json"; st=$?
+expect_status "stop a TERM-ignoring group" 0 $st
+[ "$(count_members "$g")" = 0 ] && ok "C2: zero survivors in the group" || bad "survivors in group $g"
+grep -q '"signals":\["TERM","CONT","KILL"\]' "$T/out.json" && ok "signals TERM, CONT, KILL reported" || bad "signals: $(cat "$T/out.json")"
+
+# --- stop: a stale pidfile naming a live bystander group (A1, A4) ---
+b=$(spawn_group bash -c "sleep 300 & sleep 300 & wait")
+wait_members "$b" 3 || bad "bystander did not fill"
+printf '%s' "$b" > "$T/stale.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale.pid"
+"$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop on a stale record sends nothing" 1 $?
+[ "$(count_members "$b")" = 3 ] && ok "A1/A4: bystander group intact" || bad "bystander group damaged"
+"$PG" stop "$T/stale.pid" --lenient >/dev/null; expect_status "lenient still refuses a skewed record" 1 $?
+[ "$(count_members "$b")" = 3 ] && ok "bystander still intact after --lenient" || bad "bystander damaged by --lenient"
+
+# --- stop: bad schedule is bad input, nothing sent ---
+write_pidfile "$T/b.pid" "$b"
+"$PG" stop "$T/b.pid" --retry "TERM/x" >/dev/null 2>&1; expect_status "malformed schedule" 4 $?
+[ "$(count_members "$b")" = 3 ] && ok "nothing sent on a malformed schedule" || bad "signal sent despite bad schedule"
+
+# --- stop: world-writable pidfile is refused even when it matches (F1) ---
+chmod 0666 "$T/b.pid"
+"$PG" stop "$T/b.pid" >/dev/null; expect_status "F1: world-writable pidfile refused" 3 $?
+[ "$(count_members "$b")" = 3 ] && ok "nothing sent on a world-writable pidfile" || bad "signal sent on world-writable pidfile"
+chmod 0644 "$T/b.pid"
+"$PG" stop "$T/b.pid" --remove-pidfile >/dev/null; expect_status "stop the bystander we started, through pidguard" 0 $?
+[ ! -e "$T/b.pid" ] && ok "--remove-pidfile removed it" || bad "pidfile left"
+
+# --- stop: a pidfile naming pid 1 that matches it is refused (init) ---
+write_pidfile "$T/one.pid" 1
+"$PG" status "$T/one.pid" >/dev/null && {
+  "$PG" stop "$T/one.pid" >/dev/null; expect_status "pid 1 is never signalled" 3 $?
+} || ok "pid 1 record not valid here: nothing to refuse"
+
+# --- cleanup ---
+mkdir -p "$T/empty"
+"$PG" cleanup "$T/empty" >/dev/null; expect_status "cleanup of a directory without hooks" 1 $?
+"$PG" cleanup "$T/nope" >/dev/null 2>&1; expect_status "cleanup of a missing directory" 4 $?
+
+# --- demo ---
+"$PG" demo > "$T/demo.txt" 2>&1; st=$?
+expect_status "demo" 0 $st
+grep -q "demo passed" "$T/demo.txt" && ok "demo says it passed" || { bad "demo output"; cat "$T/demo.txt"; }
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
