@@ -1,0 +1,179 @@
+//! `cleanup_background_hooks` on real hooks (SPEC §5, seed 000).
+
+mod common;
+
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use pidguard::*;
+
+/// Start a hook the way abx-dl's spawner does.
+fn spawn_hook(dir: &Path, name: &str, argv: &[&str]) -> Child {
+    fs::create_dir_all(dir).unwrap();
+    write_cmd_file(&dir.join(format!("{name}.sh")), argv).unwrap();
+    let out = fs::File::create(dir.join(format!("{name}.stdout.log"))).unwrap();
+    let err = fs::File::create(dir.join(format!("{name}.stderr.log"))).unwrap();
+    let child = Command::new(argv[0])
+        .args(&argv[1..])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    write_pid_file_with_mtime(&dir.join(format!("{name}.pid")), child.id() as i32, now()).unwrap();
+    child
+}
+
+/// Overwrite the token xattr of a pidfile (as another writer would have stored it).
+pub fn set_token_xattr(path: &Path, value: &str) {
+    use std::os::unix::ffi::OsStrExt;
+    let p = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    let n = std::ffi::CString::new(TOKEN_XATTR).unwrap();
+    // SAFETY: valid NUL-terminated strings and a byte buffer of the given length.
+    let r = unsafe { libc::setxattr(p.as_ptr(), n.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    assert_eq!(r, 0, "setxattr: {}", std::io::Error::last_os_error());
+}
+
+fn fast() -> CleanupOptions {
+    CleanupOptions { schedule: "TERM/0.5/KILL/2".parse().unwrap(), is_tty: true, ..Default::default() }
+}
+
+#[test]
+fn cleanup_stops_hooks_and_writes_index_lines() {
+    let d = TempDir::new("cleanup");
+    let out = d.path().join("snap");
+    let mut a = spawn_hook(&out.join("plugin_a"), "on_Snapshot__10_a.bg", &["sleep", "300"]);
+    let mut b = spawn_hook(
+        &out.join("plugin_b"),
+        "on_Snapshot__20_b.bg",
+        &["bash", "-c", "trap '' TERM; echo out > result.txt; echo '{\"type\": \"ArchiveResult\", \"status\": \"succeeded\", \"output_str\": \"did it\"}'; echo oops >&2; sleep 300 & sleep 300 & wait"],
+    );
+    let (apid, bpid) = (a.id() as i32, b.id() as i32);
+    assert!(wait_for(Duration::from_secs(5), || group_members(bpid).len() == 3));
+    let index = d.path().join("index.jsonl");
+    let opts = CleanupOptions { index_path: Some(index.clone()), ..fast() };
+    let reports = cleanup_background_hooks(&out, &opts, None).unwrap();
+    assert_eq!(reports.len(), 2);
+    let ra = reports.iter().find(|r| r.pid == Some(apid)).unwrap();
+    let rb = reports.iter().find(|r| r.pid == Some(bpid)).unwrap();
+    assert_eq!(ra.outcome, HookOutcome::Exited(Signal::TERM));
+    assert_eq!(rb.outcome, HookOutcome::Exited(Signal::KILL));
+    assert_eq!(ra.exit_code, Some(128 + 15));
+    assert!(group_members(apid).is_empty() && group_members(bpid).is_empty());
+    assert_eq!(rb.output_files, vec!["result.txt".to_string()]);
+    assert_eq!(rb.cmd[0], "bash");
+    // Pidfiles and logs removed on success, .sh kept.
+    for (dir, name) in [("plugin_a", "on_Snapshot__10_a.bg"), ("plugin_b", "on_Snapshot__20_b.bg")] {
+        let base = out.join(dir);
+        assert!(!base.join(format!("{name}.pid")).exists());
+        assert!(!base.join(format!("{name}.stdout.log")).exists());
+        assert!(!base.join(format!("{name}.stderr.log")).exists());
+        assert!(base.join(format!("{name}.sh")).exists());
+    }
+    let lines: Vec<serde_json::Value> =
+        fs::read_to_string(&index).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    let procs: Vec<_> = lines.iter().filter(|v| v["type"] == "Process").collect();
+    let results: Vec<_> = lines.iter().filter(|v| v["type"] == "ArchiveResult").collect();
+    assert_eq!((procs.len(), results.len()), (2, 2));
+    let rb_json = results.iter().find(|v| v["hook_name"] == "on_Snapshot__20_b.bg").unwrap();
+    assert_eq!(rb_json["status"], "succeeded");
+    assert_eq!(rb_json["output_str"], "did it");
+    assert_eq!(rb_json["plugin"], "plugin_b");
+    assert_eq!(rb_json["output_files"], serde_json::json!(["result.txt"]));
+    let pb = procs.iter().find(|v| v["id"] == rb_json["process_id"]).unwrap();
+    assert_eq!(pb["pid"], bpid);
+    assert_eq!(pb["cmd"][0], "bash");
+    assert!(pb["stderr"].as_str().unwrap().contains("oops"));
+    let id = pb["id"].as_str().unwrap();
+    assert_eq!(id.len(), 12 + 1 + 20);
+    assert_eq!(&id[12..13], "-");
+    let _ = a.wait();
+    let _ = b.wait();
+}
+
+#[test]
+fn stale_record_naming_a_live_bystander_sends_nothing() {
+    // A1, A4: the pidfile names a live group leader whose identity differs.
+    let d = TempDir::new("stale");
+    let dir = d.path().join("p");
+    fs::create_dir_all(&dir).unwrap();
+    let by = spawn_group("sleep 300 & sleep 300 & wait");
+    assert!(wait_for(Duration::from_secs(5), || group_members(by.pid()).len() == 3));
+    let pf = dir.join("on_Snapshot__x.bg.pid");
+    write_pid_file_with_mtime(&pf, by.pid(), now() - 3600.0).unwrap();
+    let reports = cleanup_background_hooks(d.path(), &fast(), None).unwrap();
+    assert_eq!(reports[0].outcome, HookOutcome::Stale);
+    assert_eq!(reports[0].reason, CheckReason::MtimeSkew);
+    assert!(reports[0].signals.is_empty());
+    assert_eq!(reports[0].unverified_leftovers.len(), 3);
+    assert!(!pf.exists());
+    assert_eq!(group_members(by.pid()).len(), 3);
+}
+
+#[test]
+fn foreign_and_unreadable_records_are_left_alone() {
+    let d = TempDir::new("foreign");
+    let p = spawn_group("exec sleep 300");
+    let pf = d.path().join("on_f.bg.pid");
+    write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
+    // Rewrite the token as if another machine had written the record.
+    let c = check_pid_file(&pf, None, 5.0);
+    let mut t = c.token.unwrap();
+    t.machine_id = "another-host".into();
+    set_token_xattr(&pf, &t.to_string());
+    let sym = d.path().join("on_s.bg.pid");
+    std::os::unix::fs::symlink("/etc/hostname", &sym).unwrap();
+    let reports = cleanup_background_hooks(d.path(), &CleanupOptions { no_finalize: true, ..fast() }, None).unwrap();
+    let rf = reports.iter().find(|r| r.pid_file == pf).unwrap();
+    assert_eq!(rf.outcome, HookOutcome::Foreign);
+    assert!(pf.exists());
+    let rs = reports.iter().find(|r| r.pid_file == sym).unwrap();
+    assert_eq!(rs.outcome, HookOutcome::Unreadable);
+    assert!(fs::symlink_metadata(&sym).is_ok());
+    assert!(alive(p.pid()));
+}
+
+#[test]
+fn zombie_leader_with_live_children_gets_its_group_stopped() {
+    // The hook's leader exited (unreaped: it is our child) but left workers in its group.
+    let d = TempDir::new("zleader");
+    let dir = d.path().join("z");
+    let mut c = spawn_hook(&dir, "on_z.bg", &["bash", "-c", "sleep 300 & sleep 300 & exit 7"]);
+    let pid = c.id() as i32;
+    assert!(wait_for(Duration::from_secs(5), || !alive(pid) && group_members(pid).len() == 2));
+    let reports = cleanup_background_hooks(d.path(), &CleanupOptions { no_finalize: true, ..fast() }, None).unwrap();
+    assert_eq!(reports[0].outcome, HookOutcome::Exited(Signal::TERM), "{:?}", reports[0]);
+    assert_eq!(reports[0].exit_code, Some(7));
+    assert!(group_members(pid).is_empty());
+    // Left waitable for the code that spawned it (WNOWAIT).
+    assert_eq!(c.wait().unwrap().code(), Some(7));
+}
+
+#[test]
+fn finalize_callback_errors_are_reported() {
+    let d = TempDir::new("fin");
+    let dir = d.path().join("f");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("on_gone.bg.pid"), "999999").unwrap();
+    let mut seen = Vec::new();
+    let mut cb = |r: &HookReport| -> Result<(), String> {
+        seen.push(r.name.clone());
+        Err("callback failed".into())
+    };
+    let reports = cleanup_background_hooks(d.path(), &fast(), Some(&mut cb)).unwrap();
+    assert_eq!(seen, vec!["on_gone.bg".to_string()]);
+    assert!(reports[0].error.as_deref().unwrap().contains("callback failed"));
+}
+
+#[test]
+fn missing_directory_is_an_error() {
+    let e = cleanup_background_hooks(Path::new("/nonexistent/pidguard"), &fast(), None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+}
