@@ -137,6 +137,9 @@ impl<'de> Deserialize<'de> for Members {
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> std::result::Result<Members, A::Error> {
                 let mut out: Vec<(String, Value)> = Vec::new();
                 while let Some((k, v)) = a.next_entry::<String, Value>()? {
+                    if k.is_empty() {
+                        return Err(de::Error::custom("a member has an empty name"));
+                    }
                     if out.iter().any(|(n, _)| *n == k) {
                         return Err(de::Error::custom(format_args!("member {k:?} appears twice")));
                     }
@@ -153,10 +156,12 @@ impl<'de> Deserialize<'de> for Members {
 ///
 /// The content must be UTF-8 holding one JSON object (whitespace around it allowed) whose
 /// members are `pid` (an integer in `1..=i32::MAX`), `start_token` (a non-empty string) and any
-/// other members with string values, each name once. [`read`](super::read) additionally bounds
+/// other members with string values, each name non-empty and present once: exactly what
+/// [`Entry::validate`] lets [`create`](super::create) write. [`read`](super::read) additionally bounds
 /// the size and the pid by `pid_max`.
 ///
-/// Errors: `InvalidJson` (bad syntax, not an object, a duplicate member, a non-string field);
+/// Errors: `InvalidJson` (bad syntax, not UTF-8, not an object, an empty or duplicate member
+/// name, a non-string field);
 /// `BadPid` (missing, not an integer, ≤ 0, too large); `BadToken` (missing, not a string,
 /// empty). The error has no path; `read` adds it.
 pub fn decode(content: &[u8]) -> Result<Entry> {
@@ -255,6 +260,7 @@ mod tests {
             (b"{\"pid\":1,\"pid\":2,\"start_token\":\"t\"}", ErrorKind::InvalidJson),
             (b"{\"pid\":1,\"start_token\":\"t\",\"n\":3}", ErrorKind::InvalidJson),
             (b"{\"pid\":1,\"start_token\":\"t\",\"n\":null}", ErrorKind::InvalidJson),
+            (b"{\"pid\":1,\"start_token\":\"t\",\"\":\"x\"}", ErrorKind::InvalidJson),
             (b"{\"pid\":1,\"start_token\":\"t\xff\"}", ErrorKind::InvalidJson),
             (b"{\"start_token\":\"t\"}", ErrorKind::BadPid),
             (b"{\"pid\":0,\"start_token\":\"t\"}", ErrorKind::BadPid),

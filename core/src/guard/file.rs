@@ -156,6 +156,10 @@ fn check_meta(path: &Path, meta: &fs::Metadata) -> Result<()> {
         let what = if ft.is_fifo() { "a FIFO" } else if ft.is_socket() { "a socket" } else { "a device" };
         return Err(Error::at(ErrorKind::NotRegularFile, path, format_args!("is {what}, not a regular file")));
     }
+    if meta.nlink() == 0 {
+        // Opened, then removed (a concurrent remove or replace): as if it had not been there.
+        return Err(Error::at(ErrorKind::NotFound, path, "was removed while it was being read"));
+    }
     if meta.nlink() != 1 {
         return Err(Error::at(
             ErrorKind::HardLinked,
