@@ -271,8 +271,8 @@ fn d2_a7_racing_acquire_over_stale_holders_one_owner_and_readers_never_see_parti
         })
     };
     let bystander = spawn_group("exec sleep 60");
-    let mut pool = Pool::new(8, 4);
-    let rounds = 150;
+    let mut pool = Pool::new(4, 16);
+    let rounds = 300;
     for round in 0..rounds {
         // A stale holder of three kinds: exited, pid reused (other start ticks), earlier boot.
         let stale = match round % 3 {
@@ -299,7 +299,7 @@ fn d2_a7_racing_acquire_over_stale_holders_one_owner_and_readers_never_see_parti
     stop.store(true, Ordering::Relaxed);
     let bad = reader.join().unwrap();
     assert!(bad.is_empty(), "reader saw refusals: {bad:?}");
-    eprintln!("d2: {rounds} rounds of 12 racers, {} concurrent reads", reads.load(Ordering::Relaxed));
+    eprintln!("d2: {rounds} rounds of 20 racers, {} concurrent reads", reads.load(Ordering::Relaxed));
     assert!(reads.load(Ordering::Relaxed) > 0);
 }
 
@@ -322,6 +322,37 @@ fn remove_after_someone_else_replaced_returns_false_and_leaves_the_new_record() 
     assert!(guard::remove(&path, &b).unwrap());
     assert!(!path.exists());
     assert!(!guard::remove(&path, &b).unwrap(), "missing file: false, no error");
+}
+
+/// D2, deterministically: removers of one directory take turns (flock on the directory), so a
+/// remover can never be between its compare and its rename while another retires the record
+/// and creates a new one — the interleaving in which the second remover would rename the new
+/// record aside. Here the test holds the lock, as a remover mid-way would, and the remove must
+/// wait for it.
+#[test]
+fn d2_removers_take_turns_on_the_directory_lock() {
+    let d = TempDir::new("dirlock");
+    let path = d.path().join("g.json");
+    let e = Entry::new(100, "tok");
+    guard::create(&path, &e).unwrap();
+    // Our own open file description of the directory: flock(2) conflicts between descriptions,
+    // even within one process.
+    let dir = std::fs::File::open(d.path()).unwrap();
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain system call on a descriptor we own.
+    assert_eq!(unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let (tx, rx) = mpsc::channel();
+    let p = path.clone();
+    let e2 = e.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(guard::remove(&p, &e2));
+    });
+    // It cannot finish while the lock is held (it would in microseconds without the lock).
+    assert!(rx.recv_timeout(Duration::from_millis(500)).is_err(), "remove did not wait for the directory lock");
+    assert!(path.exists());
+    drop(dir); // releases the lock
+    assert!(rx.recv_timeout(Duration::from_secs(20)).expect("remove finishes once the lock is free").unwrap());
+    assert!(!path.exists());
 }
 
 #[test]
@@ -737,4 +768,32 @@ mod props {
             prop_assert_eq!(guard::decode(text.as_bytes()).unwrap_err().kind(), ErrorKind::BadPid);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The README example
+
+#[test]
+fn readme_guard_example_is_the_example_file_and_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let example = std::fs::read_to_string(root.join("core/examples/guard_acquire.rs")).unwrap();
+    let body = &example[example.find("// README:BEGIN\n").unwrap() + 16..example.find("    // README:END").unwrap()];
+    let body: String = body.lines().map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l))).collect();
+    let section = &readme[readme.find("## Guard pidfiles").expect("README section")..];
+    assert!(section.contains(&format!("```rust\n{body}```")), "README's guard example differs from core/examples/guard_acquire.rs");
+    // cargo test builds the examples beside the test binaries' directory.
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe.parent().unwrap().parent().unwrap().join("examples/guard_acquire");
+    if !bin.exists() {
+        let st = Command::new(env!("CARGO")).args(["build", "-q", "-p", "pidguard-core", "--example", "guard_acquire"]).status();
+        assert!(st.unwrap().success());
+    }
+    let out = Command::new(&bin).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let rec = guard::decode(lines.next().unwrap().as_bytes()).unwrap();
+    assert_eq!(rec.field("session"), Some("s1"));
+    assert_eq!(lines.next(), Some("held: Match"));
 }

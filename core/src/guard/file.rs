@@ -5,6 +5,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::entry::{decode, encode, Entry, MAX_BYTES};
 use crate::error::{Error, ErrorKind, Result};
@@ -183,13 +184,16 @@ fn check_meta(path: &Path, meta: &fs::Metadata) -> Result<()> {
 /// Remove the guard pidfile `path` only if it holds exactly `encode(entry)`; `Ok(true)` when it
 /// was removed.
 ///
-/// Safe against a concurrent [`replace`]: the file is compared, renamed aside to a private
-/// name, re-checked (it must still be the very file that was compared), and only then
-/// unlinked; if it changed in between — someone else's record was caught by the rename — it
-/// is put back under `path` with `link(2)`, which never overwrites.
+/// Safe against a concurrent [`replace`]: removers of records in one directory take turns
+/// through `flock(2)` on the directory (held for one compare and one rename), and the file is
+/// compared, renamed aside to a private name, re-checked (it must still be the very file that
+/// was compared), and only then unlinked; if it changed in between — possible only where the
+/// file system has no flock — it is put back under `path` with `link(2)`, which never
+/// overwrites.
 ///
 /// `Ok(false)`, with nothing changed, when the file is missing, holds other bytes, or is not a
-/// regular file. Errors: `PermissionDenied` or `Io` from the rename or unlink.
+/// regular file. Errors: `TimedOut` when the directory lock stays taken for 10 s (a stopped
+/// process holds it); `PermissionDenied` or `Io` from the rename or unlink.
 pub fn remove(path: &Path, entry: &Entry) -> Result<bool> {
     remove_bytes(path, &encode(entry))
 }
@@ -208,7 +212,51 @@ fn snapshot(path: &Path) -> Option<(Vec<u8>, u64, u64)> {
     Some((bytes, meta.dev(), meta.ino()))
 }
 
+/// How long a remover waits for the directory lock before giving up with `TimedOut`: it is
+/// held for one compare and one rename, so only a stopped or hung process holds it this long.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Serialise removers of the records in `dir` with `flock(2)` on the directory itself (no extra
+/// file; released when the holder closes it or exits). `None` when the directory is missing
+/// (nothing to remove) or the file system has no flock (then the rename-aside re-check and
+/// put-back below are the only protection).
+fn lock_dir(path: &Path) -> Result<Option<OwnedFd>> {
+    let dir = parent_of(path);
+    let fd = match sys::open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+        Err(e) => return Err(Error::io_at(path, "open the directory", &e)),
+    };
+    let t0 = Instant::now();
+    let mut pause = Duration::from_micros(50);
+    loop {
+        match sys::try_flock_exclusive(fd.as_fd()) {
+            Ok(true) => return Ok(Some(fd)),
+            Ok(false) if t0.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(5));
+            }
+            Ok(false) => {
+                return Err(Error::at(
+                    ErrorKind::TimedOut,
+                    path,
+                    format_args!("the directory lock of {} was held for {LOCK_WAIT:?}", dir.display()),
+                ))
+            }
+            Err(e) => {
+                log::debug!("{}: no flock on the directory ({e}); removing without it", path.display());
+                return Ok(None);
+            }
+        }
+    }
+}
+
 pub(crate) fn remove_bytes(path: &Path, expected: &[u8]) -> Result<bool> {
+    // Under the lock, nothing can change which file `path` names between the compare and the
+    // rename: only removers take a file away, and they all hold the lock; creators cannot
+    // replace an existing name. Without it, a second remover that compared the same record
+    // could rename aside the record a first one had just created in its place.
+    let _lock = lock_dir(path)?;
     let Some((bytes, dev, ino)) = snapshot(path) else { return Ok(false) };
     if bytes != expected {
         return Ok(false);

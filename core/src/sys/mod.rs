@@ -225,6 +225,18 @@ pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path) -> io::Result<()> {
     .map(drop)
 }
 
+/// `flock(fd, LOCK_EX | LOCK_NB)`: `Ok(true)` when the exclusive lock was taken, `Ok(false)`
+/// when another open file description holds it (`EWOULDBLOCK`). The lock goes with the
+/// descriptor: closing it, or the holder's exit, releases it.
+pub(crate) fn try_flock_exclusive(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    // SAFETY: plain system call on a valid descriptor.
+    match cvt(unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } as libc::c_long) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// `umask(2)`: set the file-mode creation mask and return the previous one. Process-wide: only
 /// for a test's own child process.
 pub fn umask(mask: u32) -> u32 {
