@@ -797,3 +797,24 @@ fn readme_guard_example_is_the_example_file_and_runs() {
     assert_eq!(rec.field("session"), Some("s1"));
     assert_eq!(lines.next(), Some("held: Match"));
 }
+
+/// File systems without `O_TMPFILE` (injected here): a named temporary is linked, then
+/// unlinked; the result is the same file, mode and single winner, and nothing is left behind.
+#[test]
+fn create_without_o_tmpfile_falls_back_to_a_named_temporary() {
+    use pidguard::sys::fault;
+    let d = TempDir::new("no-tmpfile");
+    let path = d.path().join("sub/g.json");
+    fault::inject(fault::Call::OpenTmpfile, libc::EOPNOTSUPP);
+    let e = Entry::new(9, "tok").with_field("a", "b");
+    guard::create(&path, &e).unwrap();
+    assert_eq!(guard::create(&path, &e).unwrap_err().kind(), ErrorKind::AlreadyExists);
+    let g = guard::acquire(&d.path().join("sub/h.json"), &my_entry("x"), &AcquireOptions::default()).unwrap();
+    assert!(fault::count(fault::Call::OpenTmpfile) >= 3, "the fault was consulted");
+    fault::clear();
+    assert_eq!(guard::read(&path).unwrap(), e);
+    assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o7777, 0o600);
+    assert!(g.is_held());
+    drop(g);
+    assert_eq!(listing(&d.path().join("sub")), BTreeSet::from(["g.json".to_string()]), "no temporaries left");
+}

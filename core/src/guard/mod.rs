@@ -3,7 +3,7 @@
 //!
 //! A guard pidfile says "this process holds this name": a single-instance daemon, a watcher
 //! serving one session, a supervisor's child. The file holds one [`Entry`] — the holder's pid,
-//! its [`StartToken`](crate::StartToken), and the caller's own string fields — encoded by
+//! its [`StartToken`], and the caller's own string fields — encoded by
 //! [`encode`] as one JSON object and a newline:
 //!
 //! ```text
@@ -13,14 +13,14 @@
 //! - [`create`] writes it so that it appears fully written or not at all, and exactly one of any
 //!   number of racing creators wins (unnamed file, `fsync`, `link(2)` → `EEXIST`). Mode `0600`,
 //!   parent directory `0700`, whatever the umask.
-//! - [`read`] refuses, each with its own [`ErrorKind`](crate::ErrorKind), a symlink, a
+//! - [`read`] refuses, each with its own [`ErrorKind`], a symlink, a
 //!   directory, a FIFO/socket/device (without blocking), a second hard link, group or world
 //!   permission bits, more than 4096 bytes, and content that is not one JSON object with a
 //!   positive pid and a non-empty token. A refusal is an error, never "the holder is dead".
 //! - [`remove`] unlinks only a file whose bytes are exactly `encode(entry)`, safely against a
 //!   concurrent [`replace`]; [`replace`] retires a record by content and fails with
 //!   `Superseded` when someone else replaced it first.
-//! - [`check`] judges the holder with the identity rules of [`judge`](crate::judge):
+//! - [`check`] judges the holder with the identity rules of [`judge`]:
 //!   `Match`, `Mismatch`, `Unverifiable` or `Gone`.
 //! - [`acquire`] is the single-instance helper: create, or replace a holder proven `Gone` or
 //!   `Mismatch`; a `Match` or `Unverifiable` holder is reported as a `Held` error carrying its
@@ -122,7 +122,7 @@ impl Verdict {
 /// Read the guard pidfile at `path` and judge its holder.
 ///
 /// A missing file is `Ok` with `found == false`. Otherwise the record's `start_token` must be
-/// a pidguard [`StartToken`]; the holder is judged with [`judge`](crate::judge): a record from
+/// a pidguard [`StartToken`]; the holder is judged with [`judge`]: a record from
 /// an earlier boot is `Mismatch` without looking at the process, one from another machine or
 /// PID namespace is `Unverifiable`.
 ///

@@ -208,6 +208,7 @@ pub(crate) fn link_no_replace(from: &Path, to: &Path) -> io::Result<()> {
 /// no name, so no reader can see it until [`link_fd`] gives it one. `EOPNOTSUPP` or `EISDIR`
 /// when the file system (or an old kernel) cannot do it.
 pub(crate) fn open_tmpfile(dir: &Path, mode: u32) -> io::Result<OwnedFd> {
+    fault::check(Call::OpenTmpfile)?;
     open_raw(dir, libc::O_TMPFILE | libc::O_WRONLY, mode)
 }
 
