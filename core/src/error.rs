@@ -84,6 +84,51 @@ error_kinds! {
     Io = 13, "io", None;
     /// A panic was caught at a binding boundary (a bug in pidguard; please report it).
     Panic = 14, "panic", None;
+    /// A symlink where a pidfile must be: never followed (`ELOOP` from `O_NOFOLLOW`). Family
+    /// `Untrusted`.
+    Symlink = 15, "symlink", Some(libc::ELOOP);
+    /// A directory where a pidfile must be (`EISDIR`). Family `Untrusted`.
+    IsDirectory = 16, "is-directory", Some(libc::EISDIR);
+    /// A FIFO, socket or device node where a pidfile must be: refused without blocking.
+    /// Family `Untrusted`.
+    NotRegularFile = 17, "not-regular-file", None;
+    /// A pidfile with more than one link: another name for it may be controlled by someone else.
+    /// Family `Untrusted`.
+    HardLinked = 18, "hard-linked", None;
+    /// A pidfile that group or others may read or write (mode not within `0600`). Family
+    /// `Untrusted`.
+    InsecureMode = 19, "insecure-mode", None;
+    /// A pidfile larger than its format allows (4096 bytes for the guard format). Family
+    /// `Untrusted`.
+    TooLarge = 20, "too-large", None;
+    /// Guard pidfile content that is not one JSON object of string members (bad syntax, not
+    /// UTF-8, a duplicate member, a non-string field). Family `Malformed`.
+    InvalidJson = 21, "invalid-json", None;
+    /// A guard record whose `pid` is missing, not an integer, not positive, or above `pid_max`.
+    /// Family `Malformed`.
+    BadPid = 22, "bad-pid", None;
+    /// A guard record whose `start_token` is missing, not a string, empty, or (where it is
+    /// judged) not a pidguard start token. Family `Malformed`.
+    BadToken = 23, "bad-token", None;
+}
+
+impl ErrorKind {
+    /// The broad kind this kind refines: `Untrusted` for a refusal of the file itself (type,
+    /// links, mode, size), `Malformed` for a refusal of its content; every other kind is its own
+    /// family. Generic handlers match on the family; tests and tools that must say which rule
+    /// fired match on the kind.
+    pub const fn family(self) -> ErrorKind {
+        match self {
+            ErrorKind::Symlink
+            | ErrorKind::IsDirectory
+            | ErrorKind::NotRegularFile
+            | ErrorKind::HardLinked
+            | ErrorKind::InsecureMode
+            | ErrorKind::TooLarge => ErrorKind::Untrusted,
+            ErrorKind::InvalidJson | ErrorKind::BadPid | ErrorKind::BadToken => ErrorKind::Malformed,
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for ErrorKind {
@@ -105,6 +150,7 @@ pub struct Error {
     pid: Option<i32>,
     errno: Option<i32>,
     refusal: Option<crate::signal::Refusal>,
+    holder: Option<Box<crate::guard::Verdict>>,
 }
 
 /// `Result<T, pidguard::Error>`.
@@ -113,7 +159,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// A new error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), path: None, pid: None, errno: kind.default_errno(), refusal: None }
+        Error { kind, message: message.into(), path: None, pid: None, errno: kind.default_errno(), refusal: None, holder: None }
     }
 
     /// An error about `path`; the message is prefixed with the path.
@@ -156,6 +202,24 @@ impl Error {
     /// Why signalling was refused, for `Refused` errors.
     pub fn refusal(&self) -> Option<crate::signal::Refusal> {
         self.refusal
+    }
+
+    /// A `Held` error: the guard pidfile at `path` is held by `holder` (its record and verdict).
+    pub fn held(path: &std::path::Path, holder: crate::guard::Verdict) -> Error {
+        let what = match (&holder.entry, &holder.identity) {
+            (Some(e), Some(j)) => format!("held by pid {} ({}: {})", e.pid, j.verdict, j.reason),
+            _ => "held".to_string(),
+        };
+        let mut e = Error::at(ErrorKind::Held, path, what);
+        e.pid = holder.entry.as_ref().map(|x| x.pid);
+        e.holder = Some(Box::new(holder));
+        e
+    }
+
+    /// For `Held` errors: who holds the guard pidfile, with the identity verdict that kept it
+    /// from being taken over.
+    pub fn holder(&self) -> Option<&crate::guard::Verdict> {
+        self.holder.as_deref()
     }
 
     /// Attach the pid this error is about.
@@ -217,5 +281,17 @@ mod tests {
         assert_eq!(ErrorKind::InvalidArgument.code(), 1);
         assert_eq!(ErrorKind::NoSuchProcess.code(), 6);
         assert_eq!(ErrorKind::Panic.code(), 14);
+        assert_eq!(ErrorKind::Symlink.code(), 15);
+        assert_eq!(ErrorKind::BadToken.code(), 23);
+    }
+
+    #[test]
+    fn families() {
+        assert_eq!(ErrorKind::HardLinked.family(), ErrorKind::Untrusted);
+        assert_eq!(ErrorKind::BadPid.family(), ErrorKind::Malformed);
+        assert_eq!(ErrorKind::Held.family(), ErrorKind::Held);
+        for k in ErrorKind::ALL {
+            assert_eq!(k.family().family(), k.family(), "families are one level deep");
+        }
     }
 }

@@ -17,6 +17,9 @@
 //! - The abx-dl pidfile ([`write_pid_file_with_mtime`], [`validate_pid_file`],
 //!   [`check_pid_file`], [`write_cmd_file`]): the pid as content, the start time as mtime, and
 //!   the start token in the `user.pidguard.token` xattr.
+//! - The guard format ([`guard`]): one JSON record per pidfile for single-instance guards,
+//!   created by exactly one of any number of racing creators, removed only by content, with
+//!   [`guard::acquire`] returning a guard that releases its own record on drop.
 //! - [`cleanup_background_hooks`] stops every background hook of an output directory.
 //!
 //! ## Policies
@@ -44,6 +47,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod guard;
 pub mod hooks;
 pub mod identity;
 pub mod pidfile;

@@ -23,6 +23,8 @@ pub enum Call {
     Getxattr,
     /// `fsetxattr(2)`.
     Setxattr,
+    /// `open(2)` with `O_TMPFILE` (guard pidfiles fall back to a named temporary without it).
+    OpenTmpfile,
 }
 
 thread_local! {

@@ -200,9 +200,49 @@ pub(crate) fn futimens(fd: BorrowedFd<'_>, secs: i64, nsecs: i64) -> io::Result<
 
 /// `linkat(2)` of an existing path to a new one, failing with `EEXIST`: the atomic
 /// "exactly one creator wins" primitive of the guard format.
-#[allow(dead_code)]
 pub(crate) fn link_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     std::fs::hard_link(from, to)
+}
+
+/// Open an unnamed regular file in directory `dir` (`O_TMPFILE|O_WRONLY`, Linux ≥ 3.11). It has
+/// no name, so no reader can see it until [`link_fd`] gives it one. `EOPNOTSUPP` or `EISDIR`
+/// when the file system (or an old kernel) cannot do it.
+pub(crate) fn open_tmpfile(dir: &Path, mode: u32) -> io::Result<OwnedFd> {
+    fault::check(Call::OpenTmpfile)?;
+    open_raw(dir, libc::O_TMPFILE | libc::O_WRONLY, mode)
+}
+
+/// Give the unnamed file `fd` (from [`open_tmpfile`]) the name `to`, failing with `EEXIST` when
+/// `to` exists (whatever it is, a symlink included: nothing at `to` is followed or touched).
+/// Done as `linkat("/proc/self/fd/N", to, AT_SYMLINK_FOLLOW)`, which needs no capability, unlike
+/// `AT_EMPTY_PATH`.
+pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path) -> io::Result<()> {
+    let from = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("no NUL");
+    let to = CString::new(to.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
+    // SAFETY: both are valid NUL-terminated paths.
+    cvt(unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) }
+        as libc::c_long)
+    .map(drop)
+}
+
+/// `flock(fd, LOCK_EX | LOCK_NB)`: `Ok(true)` when the exclusive lock was taken, `Ok(false)`
+/// when another open file description holds it (`EWOULDBLOCK`). The lock goes with the
+/// descriptor: closing it, or the holder's exit, releases it.
+pub(crate) fn try_flock_exclusive(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    // SAFETY: plain system call on a valid descriptor.
+    match cvt(unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } as libc::c_long) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// `umask(2)`: set the file-mode creation mask and return the previous one. Process-wide: only
+/// for a test's own child process.
+pub fn umask(mask: u32) -> u32 {
+    // SAFETY: plain system call.
+    unsafe { libc::umask(mask as libc::mode_t) as u32 }
 }
 
 /// This process's pid.

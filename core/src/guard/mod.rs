@@ -1,0 +1,273 @@
+//! Guard pidfiles: one JSON record per file, exactly one winner, removal by content
+//! (SPEC §3.2, after the Go package of seed 002).
+//!
+//! A guard pidfile says "this process holds this name": a single-instance daemon, a watcher
+//! serving one session, a supervisor's child. The file holds one [`Entry`] — the holder's pid,
+//! its [`StartToken`], and the caller's own string fields — encoded by
+//! [`encode`] as one JSON object and a newline:
+//!
+//! ```text
+//! {"pid":4242,"start_token":"linux1:<machine>:<boot>:<pidns>:<ticks>:<pidfs>","session":"s1"}
+//! ```
+//!
+//! - [`create`] writes it so that it appears fully written or not at all, and exactly one of any
+//!   number of racing creators wins (unnamed file, `fsync`, `link(2)` → `EEXIST`). Mode `0600`,
+//!   parent directory `0700`, whatever the umask.
+//! - [`read`] refuses, each with its own [`ErrorKind`], a symlink, a
+//!   directory, a FIFO/socket/device (without blocking), a second hard link, group or world
+//!   permission bits, more than 4096 bytes, and content that is not one JSON object with a
+//!   positive pid and a non-empty token. A refusal is an error, never "the holder is dead".
+//! - [`remove`] unlinks only a file whose bytes are exactly `encode(entry)`, safely against a
+//!   concurrent [`replace`]; [`replace`] retires a record by content and fails with
+//!   `Superseded` when someone else replaced it first.
+//! - [`check`] judges the holder with the identity rules of [`judge`]:
+//!   `Match`, `Mismatch`, `Unverifiable` or `Gone`.
+//! - [`acquire`] is the single-instance helper: create, or replace a holder proven `Gone` or
+//!   `Mismatch`; a `Match` or `Unverifiable` holder is reported as a `Held` error carrying its
+//!   record and verdict ([`Error::holder`](crate::Error::holder)), and is taken over only when
+//!   [`AcquireOptions::takeover`] asks for it. The returned [`Guard`] removes our own record
+//!   (and only it) when dropped.
+//!
+//! ## Which errors mean what
+//! The refusals of [`read`] refine two families ([`ErrorKind::family`](crate::ErrorKind::family)):
+//! `Untrusted` — `Symlink`, `IsDirectory`, `NotRegularFile`, `HardLinked`, `InsecureMode`,
+//! `TooLarge` (the file itself is refused before its content is looked at) — and `Malformed` —
+//! `InvalidJson`, `BadPid`, `BadToken` (the content breaks the format). One kind per rule lets
+//! callers and tests tell exactly which rule fired without parsing messages; the family lets a
+//! generic handler treat them alike.
+//!
+//! ## Containers and persistent volumes
+//! A record on a persistent volume written by an earlier container (another PID namespace,
+//! same boot) is `Unverifiable`: nothing visible from here proves that namespace dead, so
+//! [`acquire`] reports it as held. Put guard pidfiles on `/run` (a tmpfs that a restart
+//! empties), or pass [`AcquireOptions::takeover`] when the operator knows better. A record from
+//! another machine (a shared NFS volume) is never removed, even with `takeover`. A record from
+//! an earlier boot of this machine is `Mismatch` whatever runs at its pid now, and is replaced.
+//!
+//! ## Running as root (SPEC §3.3)
+//! A file that group or others may write is always refused by [`read`]. A file owned by another
+//! user may be read, but [`Verdict::authorizes`] lets a root caller signal on its strength only
+//! when the identity is `Match`.
+//!
+//! ## Example
+//! ```
+//! use pidguard::guard::{self, AcquireOptions, Entry};
+//! # fn main() -> pidguard::Result<()> {
+//! # let dir = std::env::temp_dir().join(format!("pidguard-doc-guard-{}", std::process::id()));
+//! let path = dir.join("watchers/42.json");
+//! let me = Entry::current()?
+//!     .with_field("session", "s1")
+//!     .with_field("token_sha256", guard::token_sha256("the secret"));
+//! let held = guard::acquire(&path, &me, &AcquireOptions::default())?;
+//! // A second instance is turned away, and told who holds the name and why.
+//! let err = guard::acquire(&path, &Entry::current()?, &AcquireOptions::default()).unwrap_err();
+//! assert_eq!(err.kind(), pidguard::ErrorKind::Held);
+//! assert_eq!(err.holder().unwrap().entry.as_ref(), Some(&me));
+//! drop(held); // removes our record, and only ours
+//! assert!(!guard::check(&path)?.found);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(()) }
+//! ```
+
+mod entry;
+mod file;
+
+use std::path::{Path, PathBuf};
+
+pub use entry::{decode, encode, token_sha256, Entry, MAX_BYTES, PID_MEMBER, TOKEN_MEMBER};
+pub use file::{create, read, remove, replace, DIR_MODE, FILE_MODE};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::identity::{judge, Judgement, Policy, Reason, StartToken, Verdict as Identity};
+
+/// The answer of [`check`]: is there a record, and is its holder still that process?
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Whether a file was found. `false` means there is no record at all.
+    pub found: bool,
+    /// The record, when found.
+    pub entry: Option<Entry>,
+    /// The identity verdict of the holder with its reason (SPEC §2.2), when found.
+    pub identity: Option<Judgement>,
+    /// The uid that owns the file, when found.
+    pub owner_uid: Option<u32>,
+}
+
+impl Verdict {
+    fn missing() -> Verdict {
+        Verdict { found: false, entry: None, identity: None, owner_uid: None }
+    }
+
+    /// Whether the record is proven stale: its holder is `Gone` (exited, maybe a zombie) or
+    /// `Mismatch` (the pid now names another process, or the record is from an earlier boot).
+    /// A stale record may be replaced; a missing one is not "stale" (there is nothing to
+    /// replace).
+    pub fn is_stale(&self) -> bool {
+        matches!(self.identity.map(|j| j.verdict), Some(Identity::Gone) | Some(Identity::Mismatch))
+    }
+
+    /// Whether a signal to the holder would be authorised under `policy` (SPEC §2.3) and the
+    /// root rule of §3.3: a root caller acts on a file owned by another user only when the
+    /// identity is `Match`. `false` when nothing was found.
+    pub fn authorizes(&self, policy: Policy) -> bool {
+        let Some(j) = self.identity else { return false };
+        if !policy.authorizes(j.verdict) {
+            return false;
+        }
+        let root = crate::sys::geteuid() == 0;
+        !(root && self.owner_uid != Some(0) && j.verdict != Identity::Match)
+    }
+}
+
+/// Read the guard pidfile at `path` and judge its holder.
+///
+/// A missing file is `Ok` with `found == false`. Otherwise the record's `start_token` must be
+/// a pidguard [`StartToken`]; the holder is judged with [`judge`]: a record from
+/// an earlier boot is `Mismatch` without looking at the process, one from another machine or
+/// PID namespace is `Unverifiable`.
+///
+/// Errors: every refusal of [`read`] (a file that cannot be trusted or parsed is an error, not
+/// a "dead" verdict: it could not be retired by content anyway); `BadToken` when the token is
+/// not a pidguard start token; `Io` when procfs fails oddly.
+pub fn check(path: &Path) -> Result<Verdict> {
+    match file::read_raw(path) {
+        Ok(raw) => judge_raw(path, &raw),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(Verdict::missing()),
+        Err(e) => Err(e),
+    }
+}
+
+fn judge_raw(path: &Path, raw: &file::Raw) -> Result<Verdict> {
+    let token: StartToken = raw.entry.start_token.parse().map_err(|_| {
+        Error::at(
+            ErrorKind::BadToken,
+            path,
+            format_args!("start_token {:?} is not a pidguard start token", raw.entry.start_token),
+        )
+    })?;
+    let identity = judge(raw.entry.pid, Some(&token)).map_err(|e| Error::at(e.kind(), path, e.message()))?;
+    Ok(Verdict { found: true, entry: Some(raw.entry.clone()), identity: Some(identity), owner_uid: Some(raw.owner_uid) })
+}
+
+/// Options of [`acquire`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AcquireOptions {
+    /// Also replace a holder that is `Match` (alive, the very process) or `Unverifiable`
+    /// (nothing proves it either way), for an operator who knows better. A record from another
+    /// machine is never taken over. The displaced holder keeps running; its own release later
+    /// finds another record and removes nothing. Default `false`.
+    pub takeover: bool,
+}
+
+/// How many times [`acquire`] goes round (create, judge, replace) before giving up: each
+/// round that does not finish means another caller changed the file in between.
+const MAX_ROUNDS: usize = 64;
+
+/// Take the single-instance guard at `path` for `entry` (usually [`Entry::current`] plus the
+/// caller's fields).
+///
+/// 1. [`create`]; if the name is free, it is ours.
+/// 2. Otherwise [`check`] the holder: `Gone` or `Mismatch` → [`replace`] it by content;
+///    `Match` or `Unverifiable` → a `Held` error carrying the holder's record and verdict, unless
+///    `options.takeover`.
+/// 3. A race lost in between (the file changed or vanished) goes back to 1.
+///
+/// Of any number of racing callers, at most one holds the guard at a time, and a stale holder
+/// never blocks forever.
+///
+/// Errors: `InvalidArgument` when `entry` fails [`Entry::validate`]; `Held` (see
+/// [`Error::holder`](crate::Error::holder)); every refusal of [`read`] and `BadToken` from
+/// [`check`] for a file that is not a trustworthy record (it is never taken over); `Superseded`
+/// when the file kept changing for 64 rounds; file-system errors as in [`create`].
+pub fn acquire(path: &Path, entry: &Entry, options: &AcquireOptions) -> Result<Guard> {
+    entry.validate()?;
+    let mine = encode(entry);
+    for _ in 0..MAX_ROUNDS {
+        match file::create_bytes(path, &mine) {
+            Ok(()) => return Ok(Guard::new(path, entry, mine, None)),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let raw = match file::read_raw(path) {
+            Ok(r) => r,
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let holder = judge_raw(path, &raw)?;
+        let j = holder.identity.expect("found");
+        let take = holder.is_stale() || (options.takeover && j.reason != Reason::ForeignMachine);
+        if !take {
+            return Err(Error::held(path, holder));
+        }
+        match file::replace_bytes(path, &raw.bytes, &mine) {
+            Ok(()) => return Ok(Guard::new(path, entry, mine, Some(holder))),
+            Err(e) if matches!(e.kind(), ErrorKind::Superseded | ErrorKind::AlreadyExists) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::at(ErrorKind::Superseded, path, format_args!("kept changing during {MAX_ROUNDS} attempts to acquire it")))
+}
+
+/// A held guard pidfile: our record is at [`path`](Guard::path). Dropping the guard removes
+/// the record if — and only if — the file still holds exactly our bytes (someone who took over
+/// keeps theirs). Errors on drop are ignored; call [`release`](Guard::release) to see them.
+#[derive(Debug)]
+pub struct Guard {
+    path: PathBuf,
+    entry: Entry,
+    bytes: Vec<u8>,
+    replaced: Option<Verdict>,
+    armed: bool,
+}
+
+impl Guard {
+    fn new(path: &Path, entry: &Entry, bytes: Vec<u8>, replaced: Option<Verdict>) -> Guard {
+        Guard { path: path.to_path_buf(), entry: entry.clone(), bytes, replaced, armed: true }
+    }
+
+    /// The pidfile's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Our record.
+    pub fn entry(&self) -> &Entry {
+        &self.entry
+    }
+
+    /// The stale (or, with `takeover`, live) holder whose record was replaced to take the
+    /// guard; `None` when the name was free.
+    pub fn replaced(&self) -> Option<&Verdict> {
+        self.replaced.as_ref()
+    }
+
+    /// Whether the file still holds exactly our record (`false` after a takeover, or when
+    /// someone removed it).
+    pub fn is_held(&self) -> bool {
+        file::read_raw(&self.path).is_ok_and(|r| r.bytes == self.bytes)
+    }
+
+    /// Remove our record now. `Ok(true)` when it was removed, `Ok(false)` when the file no
+    /// longer held it (nothing changed). Errors: `PermissionDenied` or `Io` from the file system.
+    pub fn release(mut self) -> Result<bool> {
+        self.armed = false;
+        file::remove_bytes(&self.path, &self.bytes)
+    }
+
+    /// Give up the guard without removing the record (for example when handing it to a
+    /// process that will release it itself) and return our record.
+    pub fn keep(mut self) -> Entry {
+        self.armed = false;
+        std::mem::replace(&mut self.entry, Entry::new(1, "-"))
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Err(e) = file::remove_bytes(&self.path, &self.bytes) {
+                log::warn!("{}: could not release the guard: {e}", self.path.display());
+            }
+        }
+    }
+}
