@@ -77,8 +77,12 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_string())
 }
 
-/// A pid: an `int` (or an object with `__index__`), not `bool`, not `float`, in `1..=2**31-1`.
-/// The `pid_max` bound is checked by core, also before any system call that could signal.
+/// The kernel's hard ceiling of `/proc/sys/kernel/pid_max` (`PID_MAX_LIMIT`, 4 Mi on 64-bit).
+const PID_MAX_LIMIT: i64 = 4 * 1024 * 1024;
+
+/// A pid: an `int` (or an object with `__index__`), not `bool`, not `float`, in
+/// `1..=PID_MAX_LIMIT`, checked here without a system call. The machine's own `pid_max` is
+/// checked by core, also before anything is signalled.
 fn pid_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i32> {
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(obj))));
@@ -90,7 +94,7 @@ fn pid_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i32> {
         }
         Err(_) => return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(obj)))),
     };
-    if v <= 0 || v > i32::MAX as i64 {
+    if v <= 0 || v > PID_MAX_LIMIT {
         return Err(PyValueError::new_err(format!("{what} {v} is out of range (a pid is 1..=pid_max)")));
     }
     Ok(v as i32)
