@@ -3,7 +3,27 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union, final
 
-StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+_StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+__all__ = [
+    "__version__",
+    "ERROR_KINDS",
+    "DEFAULT_TOLERANCE",
+    "DEFAULT_SCHEDULE",
+    "TOKEN_XATTR",
+    "ProcessInfo",
+    "PidFileCheck",
+    "TerminateReport",
+    "HookReport",
+    "write_pid_file_with_mtime",
+    "validate_pid_file",
+    "check_pid_file",
+    "write_cmd_file",
+    "lookup",
+    "start_token",
+    "terminate",
+    "cleanup_background_hooks",
+]
 
 __version__: str
 ERROR_KINDS: List[Tuple[int, str, Optional[int]]]
@@ -139,14 +159,14 @@ class HookReport:
     def finalize_exception(self) -> Optional[BaseException]: ...
     def to_dict(self) -> Dict[str, Any]: ...
 
-def write_pid_file_with_mtime(pid_file: StrOrBytesPath, pid: int, start_time: float) -> None: ...
+def write_pid_file_with_mtime(pid_file: _StrOrBytesPath, pid: int, start_time: float) -> None: ...
 def validate_pid_file(
-    pid_file: StrOrBytesPath, cmd_file: Optional[StrOrBytesPath] = None, tolerance: float = 5.0
+    pid_file: _StrOrBytesPath, cmd_file: Optional[_StrOrBytesPath] = None, tolerance: float = 5.0
 ) -> bool: ...
 def check_pid_file(
-    pid_file: StrOrBytesPath, cmd_file: Optional[StrOrBytesPath] = None, tolerance: float = 5.0
+    pid_file: _StrOrBytesPath, cmd_file: Optional[_StrOrBytesPath] = None, tolerance: float = 5.0
 ) -> PidFileCheck: ...
-def write_cmd_file(cmd_file: StrOrBytesPath, argv: Sequence[str]) -> None: ...
+def write_cmd_file(cmd_file: _StrOrBytesPath, argv: Sequence[str]) -> None: ...
 def lookup(pid: int) -> ProcessInfo: ...
 def start_token(pid: int) -> str: ...
 def terminate(
@@ -159,8 +179,8 @@ def terminate(
     reap: bool = False,
 ) -> TerminateReport: ...
 def cleanup_background_hooks(
-    output_dir: StrOrBytesPath,
-    index_path: Optional[StrOrBytesPath] = None,
+    output_dir: _StrOrBytesPath,
+    index_path: Optional[_StrOrBytesPath] = None,
     is_tty: bool = False,
     *,
     schedule: str = "TERM/2/KILL/1",
