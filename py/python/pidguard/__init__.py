@@ -1,0 +1,93 @@
+"""pidguard: track and stop processes by pid, safe against pid reuse.
+
+A pid is a number the kernel hands out again. pidguard identifies a process by the pair
+(pid, start token) and signals only through a pidfd pinned *before* the identity is
+re-checked, so a signal never reaches a process that reused the number.
+
+The abx-dl functions keep their original call shapes, so ``from pidguard import …`` can
+replace them::
+
+    write_pid_file_with_mtime(pid_file, pid, start_time)
+    validate_pid_file(pid_file, cmd_file=None, tolerance=5.0) -> bool
+    cleanup_background_hooks(output_dir, index_path=None, is_tty=False, *, schedule=…,
+                             pattern="on_*.pid", tolerance=5.0, finalize=None) -> list[HookReport]
+
+plus :func:`write_cmd_file`, :func:`check_pid_file`, :func:`lookup`, :func:`start_token` and
+:func:`terminate`. Paths may be ``str``, ``bytes`` or ``os.PathLike``; times are float seconds.
+Every error is a :class:`PidguardError` (an ``OSError``); see :mod:`pidguard.errors`. Calls that
+wait (``terminate``, ``cleanup_background_hooks``) release the GIL.
+"""
+
+from ._pidguard import (
+    DEFAULT_SCHEDULE,
+    DEFAULT_TOLERANCE,
+    TOKEN_XATTR,
+    HookReport,
+    PidFileCheck,
+    ProcessInfo,
+    TerminateReport,
+    __version__,
+    check_pid_file,
+    cleanup_background_hooks,
+    lookup,
+    start_token,
+    terminate,
+    validate_pid_file,
+    write_cmd_file,
+    write_pid_file_with_mtime,
+)
+from .errors import (
+    AlreadyExistsError,
+    HeldError,
+    InvalidArgumentError,
+    IoError,
+    MalformedError,
+    NoSuchProcessError,
+    NotFoundError,
+    PanicError,
+    PermissionDeniedError,
+    PidguardError,
+    RefusedError,
+    SupersededError,
+    TimedOutError,
+    UnsupportedError,
+    UntrustedError,
+)
+
+__all__ = [
+    "__version__",
+    "DEFAULT_SCHEDULE",
+    "DEFAULT_TOLERANCE",
+    "TOKEN_XATTR",
+    # the abx-dl functions
+    "write_pid_file_with_mtime",
+    "validate_pid_file",
+    "cleanup_background_hooks",
+    "write_cmd_file",
+    "check_pid_file",
+    # identity and signalling
+    "lookup",
+    "start_token",
+    "terminate",
+    # result types
+    "HookReport",
+    "PidFileCheck",
+    "ProcessInfo",
+    "TerminateReport",
+    # errors
+    "PidguardError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "MalformedError",
+    "UntrustedError",
+    "NoSuchProcessError",
+    "PermissionDeniedError",
+    "TimedOutError",
+    "HeldError",
+    "SupersededError",
+    "UnsupportedError",
+    "RefusedError",
+    "IoError",
+    "PanicError",
+]

@@ -1,0 +1,206 @@
+"""The exception hierarchy of pidguard.
+
+Every error pidguard raises is a :class:`PidguardError`, itself an :class:`OSError`, with one
+subclass per error kind of the core library (``pidguard::ErrorKind``). Each class carries the
+kind's stable ``kind`` slug and ``code`` (the C status is ``-code``); each instance has
+``errno`` (where the failure has one, else None), ``strerror`` (the message), ``filename``
+and ``path`` (the path it is about, or None), ``pid`` (the pid it is about, or None) and, for
+:class:`RefusedError`, ``refusal`` (why signalling was refused, e.g. ``"own-group"``).
+
+Where a kind has a natural builtin twin the class also derives from it, so the usual
+``except`` clauses work::
+
+    AlreadyExistsError  -> FileExistsError        NotFoundError       -> FileNotFoundError
+    NoSuchProcessError  -> ProcessLookupError     PermissionDeniedError -> PermissionError
+    TimedOutError       -> TimeoutError           HeldError           -> FileExistsError
+    InvalidArgumentError, MalformedError -> ValueError
+
+Bad argument *types* raise plain :class:`TypeError`, and plain out-of-range values (a negative
+pid, a NaN time) plain :class:`ValueError`, before any system call.
+
+The list of kinds comes from the native module (``_pidguard.ERROR_KINDS``); a kind added to
+core later and not yet declared here still gets a class at import (and the parity test fails
+until it is declared).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple, Type
+
+from . import _pidguard
+
+__all__ = [
+    "PidguardError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "MalformedError",
+    "UntrustedError",
+    "NoSuchProcessError",
+    "PermissionDeniedError",
+    "TimedOutError",
+    "HeldError",
+    "SupersededError",
+    "UnsupportedError",
+    "RefusedError",
+    "IoError",
+    "PanicError",
+]
+
+
+class PidguardError(OSError):
+    """Base class of every pidguard error (an :class:`OSError`)."""
+
+    #: The stable slug of the error kind (``"no-such-process"``); None on the base class.
+    kind: Optional[str] = None
+    #: The stable code of the error kind (the C status is ``-code``); 0 on the base class.
+    code: int = 0
+    #: The path the error is about, if any (also in ``filename``).
+    path: Optional[str] = None
+    #: The pid the error is about, if any.
+    pid: Optional[int] = None
+    #: Why signalling was refused, for :class:`RefusedError` (``"mismatch"``, ``"init"``, …).
+    refusal: Optional[str] = None
+
+
+class InvalidArgumentError(PidguardError, ValueError):
+    """An argument is out of its documented range: a pid above pid_max, a malformed schedule
+    or start token (EINVAL)."""
+
+    kind = "invalid-argument"
+    code = 1
+
+
+class NotFoundError(PidguardError, FileNotFoundError):
+    """A file or directory that must exist does not (ENOENT)."""
+
+    kind = "not-found"
+    code = 2
+
+
+class AlreadyExistsError(PidguardError, FileExistsError):
+    """A file that must not exist does (EEXIST)."""
+
+    kind = "already-exists"
+    code = 3
+
+
+class MalformedError(PidguardError, ValueError):
+    """A file's content is not what its format allows."""
+
+    kind = "malformed"
+    code = 4
+
+
+class UntrustedError(PidguardError):
+    """A file was refused before its content was trusted: a symlink, FIFO, directory, hard
+    link, insecure mode or owner, or too large."""
+
+    kind = "untrusted"
+    code = 5
+
+
+class NoSuchProcessError(PidguardError, ProcessLookupError):
+    """No process has this pid, or it is a zombie (ESRCH)."""
+
+    kind = "no-such-process"
+    code = 6
+
+
+class PermissionDeniedError(PidguardError, PermissionError):
+    """The kernel refused the operation (EPERM/EACCES)."""
+
+    kind = "permission-denied"
+    code = 7
+
+
+class TimedOutError(PidguardError, TimeoutError):
+    """A wait ran past its deadline (ETIMEDOUT)."""
+
+    kind = "timed-out"
+    code = 8
+
+
+class HeldError(PidguardError, FileExistsError):
+    """A guard pidfile is held by a process that is alive and not proven stale."""
+
+    kind = "held"
+    code = 9
+
+
+class SupersededError(PidguardError):
+    """A guard replace found that the file no longer holds the record it meant to retire."""
+
+    kind = "superseded"
+    code = 10
+
+
+class UnsupportedError(PidguardError):
+    """The kernel or file system lacks a needed feature (ENOSYS, EOPNOTSUPP)."""
+
+    kind = "unsupported"
+    code = 11
+
+
+class RefusedError(PidguardError):
+    """Signalling was refused by a safety rule or the policy; ``refusal`` says which."""
+
+    kind = "refused"
+    code = 12
+
+
+class IoError(PidguardError):
+    """Any other operating-system error; ``errno`` says which."""
+
+    kind = "io"
+    code = 13
+
+
+class PanicError(PidguardError):
+    """An internal error in pidguard was caught (a bug: please report it)."""
+
+    kind = "panic"
+    code = 14
+
+
+def _camel(slug: str) -> str:
+    return "".join(part.capitalize() for part in slug.split("-")) + "Error"
+
+
+#: The classes declared above, by code.
+_DECLARED: Dict[int, Type[PidguardError]] = {
+    cls.code: cls for cls in PidguardError.__subclasses__() if cls.kind is not None
+}
+
+#: Every kind of the native library, by code, with a class for each (created for a kind not
+#: declared above, so that no error is ever raised as the bare base class).
+BY_CODE: Dict[int, Type[PidguardError]] = {}
+for _code, _slug, _errno in _pidguard.ERROR_KINDS:
+    _cls = _DECLARED.get(_code)
+    if _cls is None or _cls.kind != _slug:
+        _cls = type(_camel(_slug), (PidguardError,), {"kind": _slug, "code": _code, "__module__": __name__})
+    BY_CODE[_code] = _cls
+del _code, _slug, _errno, _cls
+
+
+def _from_native(
+    code: int,
+    slug: str,
+    errno: Optional[int],
+    message: str,
+    path: Optional[object],
+    pid: Optional[int],
+    refusal: Optional[str],
+) -> PidguardError:
+    """Build the exception for a core error (called by the native module)."""
+    cls = BY_CODE.get(code, PidguardError)
+    exc = cls(errno, message) if errno is not None else cls(message)
+    if path is not None:
+        exc.path = str(path)
+        exc.filename = str(path)
+    exc.pid = pid
+    exc.refusal = refusal
+    if cls is PidguardError:
+        exc.kind, exc.code = slug, code
+    return exc
+

@@ -1,0 +1,789 @@
+//! `pidguard._pidguard`: the native half of `import pidguard`.
+//!
+//! A thin shell over `pidguard-core`: every function checks and converts its arguments (types
+//! and plain ranges, before any system call), makes one core call with the GIL released, and
+//! converts the result or the error. Every decision lives in core. Errors become the classes of
+//! `pidguard/errors.py` through its `_from_native` factory, so the class hierarchy (with its
+//! builtin twins such as `ProcessLookupError`) is defined in Python, once.
+#![deny(unsafe_code)]
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use pidguard::{
+    CleanupOptions, ErrorKind, ExitStatus, HookOutcome, Outcome, Policy, ProcessRef, Schedule, StartToken,
+    TerminateOptions,
+};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyString};
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/// Convert a core error into the `pidguard.errors` class for its kind.
+fn to_py_err(py: Python<'_>, e: pidguard::Error) -> PyErr {
+    static FACTORY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let make = || -> PyResult<PyErr> {
+        let f = FACTORY.import(py, "pidguard.errors", "_from_native")?;
+        let exc = f.call1((
+            e.kind().code(),
+            e.kind().slug(),
+            e.errno(),
+            e.message(),
+            e.path().map(Path::to_path_buf),
+            e.pid(),
+            e.refusal().map(|r| r.as_str()),
+        ))?;
+        Ok(PyErr::from_value(exc))
+    };
+    make().unwrap_or_else(|err| err)
+}
+
+/// Run one core call with the GIL released. A panic in core (a bug) becomes a `PanicError`
+/// instead of pyo3's `PanicException`, so no `BaseException` with panic text escapes.
+fn core_call<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    F: FnOnce() -> pidguard::Result<T> + Send,
+    T: Send,
+{
+    py.detach(|| catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(panic_error(p))))
+        .map_err(|e| to_py_err(py, e))
+}
+
+fn panic_error(p: Box<dyn std::any::Any + Send>) -> pidguard::Error {
+    let what = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    pidguard::Error::new(ErrorKind::Panic, format!("internal error in pidguard (please report it): {what}"))
+}
+
+/// `(code, slug, default_errno)` for every error kind of core, in code order: `errors.py`
+/// checks its classes against this list at import, and the tests check parity.
+fn error_kinds() -> Vec<(i32, &'static str, Option<i32>)> {
+    ErrorKind::ALL.iter().map(|k| (k.code(), k.slug(), k.default_errno())).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument conversion: types and plain ranges, before any system call.
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_string())
+}
+
+/// The kernel's hard ceiling of `/proc/sys/kernel/pid_max` (`PID_MAX_LIMIT`, 4 Mi on 64-bit).
+const PID_MAX_LIMIT: i64 = 4 * 1024 * 1024;
+
+/// A pid: an `int` (or an object with `__index__`), not `bool`, not `float`, in
+/// `1..=PID_MAX_LIMIT`, checked here without a system call. The machine's own `pid_max` is
+/// checked by core, also before anything is signalled.
+fn pid_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i32> {
+    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(obj))));
+    }
+    let v: i64 = match obj.extract::<i64>() {
+        Ok(v) => v,
+        Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => {
+            return Err(PyValueError::new_err(format!("{what} {obj} is out of range")));
+        }
+        Err(_) => return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(obj)))),
+    };
+    if v <= 0 || v > PID_MAX_LIMIT {
+        return Err(PyValueError::new_err(format!("{what} {v} is out of range (a pid is 1..=pid_max)")));
+    }
+    Ok(v as i32)
+}
+
+/// Seconds as `f64`: an `int` or `float` (or anything with `__float__`), not `bool` or `str`.
+fn seconds_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
+    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(format!("{what} must be a number of seconds, not {}", type_name(obj))));
+    }
+    obj.extract::<f64>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a number of seconds, not {}", type_name(obj))))
+}
+
+/// A tolerance: finite seconds ≥ 0.
+fn tolerance_arg(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let t = seconds_arg(obj, "tolerance")?;
+    if !t.is_finite() || t < 0.0 {
+        return Err(PyValueError::new_err(format!("tolerance must be finite and >= 0, not {t}")));
+    }
+    Ok(t)
+}
+
+/// A path: `str`, `bytes` or `os.PathLike` (through `os.fspath`), without NUL bytes.
+fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
+    static FSPATH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let py = obj.py();
+    let fspath = FSPATH.import(py, "os", "fspath")?;
+    let p = fspath.call1((obj,)).map_err(|e| {
+        if e.is_instance_of::<PyTypeError>(py) {
+            PyTypeError::new_err(format!("{what} must be str, bytes or os.PathLike, not {}", type_name(obj)))
+        } else {
+            e
+        }
+    })?;
+    let os: OsString = if let Ok(b) = p.cast::<PyBytes>() {
+        OsString::from_vec(b.as_bytes().to_vec())
+    } else {
+        p.extract::<OsString>()?
+    };
+    if os.as_encoded_bytes().contains(&0) {
+        return Err(PyValueError::new_err(format!("{what}: embedded null byte")));
+    }
+    if os.is_empty() {
+        return Err(PyValueError::new_err(format!("{what} must not be empty")));
+    }
+    Ok(PathBuf::from(os))
+}
+
+fn opt_path_arg(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<PathBuf>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => path_arg(o, what).map(Some),
+    }
+}
+
+fn str_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    obj.cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a str, not {}", type_name(obj))))?
+        .to_cow()
+        .map(|c| c.into_owned())
+}
+
+/// A flag: any object, by its truth value (Python's convention for flags).
+fn bool_arg(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    obj.is_truthy()
+}
+
+fn schedule_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Schedule> {
+    str_arg(obj, "schedule")?.parse::<Schedule>().map_err(|e| to_py_err(py, e))
+}
+
+fn policy_arg(obj: &Bound<'_, PyAny>) -> PyResult<Policy> {
+    match str_arg(obj, "policy")?.as_str() {
+        "strict" => Ok(Policy::Strict),
+        "lenient" => Ok(Policy::Lenient),
+        other => Err(PyValueError::new_err(format!("policy must be 'strict' or 'lenient', not {other:?}"))),
+    }
+}
+
+fn token_arg(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<StartToken>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => str_arg(o, "expected_token")?.parse::<StartToken>().map(Some).map_err(|e| to_py_err(py, e)),
+    }
+}
+
+fn epoch_secs(t: SystemTime) -> f64 {
+    match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => d.as_secs_f64(),
+        Err(e) => -e.duration().as_secs_f64(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Result classes
+
+fn py_bool(b: bool) -> &'static str {
+    if b { "True" } else { "False" }
+}
+
+fn py_opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "None".to_string())
+}
+
+/// What procfs says about one live (or zombie) process; returned by `lookup`.
+#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
+pub struct ProcessInfo {
+    /// The pid.
+    pid: i32,
+    /// The parent pid.
+    ppid: i32,
+    /// The process group id.
+    pgid: i32,
+    /// The session id.
+    sid: i32,
+    /// The real uid, or None when unreadable.
+    uid: Option<u32>,
+    /// The state letter of /proc/<pid>/stat ('Z' is a zombie).
+    state: String,
+    /// Start time in clock ticks since boot.
+    start_ticks: u64,
+    /// The start token (str).
+    token: String,
+    /// psutil-compatible create time, seconds since the epoch (float).
+    create_time: f64,
+    /// The command name (comm).
+    name: String,
+    /// The argv, or None when unreadable; empty for kernel threads and zombies.
+    argv: Option<Vec<String>>,
+    /// The executable path, or None when unreadable.
+    exe: Option<PathBuf>,
+    /// Whether the process is a zombie.
+    is_zombie: bool,
+    /// Whether the process leads its process group.
+    is_group_leader: bool,
+}
+
+#[pymethods]
+impl ProcessInfo {
+    fn __repr__(&self) -> String {
+        format!("ProcessInfo(pid={}, name={:?}, state={:?}, token={:?})", self.pid, self.name, self.state, self.token)
+    }
+}
+
+impl From<pidguard::ProcessInfo> for ProcessInfo {
+    fn from(i: pidguard::ProcessInfo) -> Self {
+        ProcessInfo {
+            is_zombie: i.is_zombie(),
+            is_group_leader: i.is_group_leader(),
+            pid: i.pid,
+            ppid: i.ppid,
+            pgid: i.pgid,
+            sid: i.sid,
+            uid: i.uid,
+            state: i.state.to_string(),
+            start_ticks: i.start_ticks,
+            token: i.token.to_string(),
+            create_time: i.create_time,
+            name: i.name,
+            argv: i.argv,
+            exe: i.exe,
+        }
+    }
+}
+
+/// The answer of `check_pid_file`: whether the pidfile is valid, and why. Truthy when valid.
+#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
+pub struct PidFileCheck {
+    /// What validate_pid_file returns.
+    valid: bool,
+    /// Why: 'valid', 'missing', 'unreadable', 'not-regular', 'malformed', 'bad-token', 'gone',
+    /// 'zombie', 'mismatch', 'foreign', 'unverifiable', 'mtime-skew' or 'cmd-mismatch'.
+    reason: String,
+    /// The pid in the file, when it parsed.
+    pid: Option<i32>,
+    /// 'match', 'mismatch', 'unverifiable' or 'gone', when the process was judged.
+    verdict: Option<String>,
+    /// Why that verdict ('token-equal', 'start-ticks-differ', 'zombie', ...).
+    verdict_reason: Option<String>,
+    /// The start token recorded in the file's xattr, when present.
+    token: Option<String>,
+    /// The file's mtime, seconds since the epoch.
+    mtime: Option<f64>,
+    /// The live process's psutil-compatible create time, when read.
+    create_time: Option<f64>,
+    /// Whether the record belongs to another machine or PID namespace.
+    is_foreign: bool,
+}
+
+#[pymethods]
+impl PidFileCheck {
+    fn __bool__(&self) -> bool {
+        self.valid
+    }
+    fn __repr__(&self) -> String {
+        format!("PidFileCheck(valid={}, reason={:?}, pid={})", py_bool(self.valid), self.reason, py_opt(self.pid))
+    }
+}
+
+impl From<pidguard::PidFileCheck> for PidFileCheck {
+    fn from(c: pidguard::PidFileCheck) -> Self {
+        PidFileCheck {
+            is_foreign: c.is_foreign(),
+            valid: c.valid,
+            reason: c.reason.as_str().to_string(),
+            pid: c.pid,
+            verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
+            verdict_reason: c.judgement.map(|j| j.reason.as_str().to_string()),
+            token: c.token.map(|t| t.to_string()),
+            mtime: c.mtime,
+            create_time: c.create_time,
+        }
+    }
+}
+
+fn exit_fields(e: ExitStatus) -> (Option<i32>, Option<i32>) {
+    match e {
+        ExitStatus::Signaled(s) => (e.code(), Some(s)),
+        _ => (e.code(), None),
+    }
+}
+
+/// What `terminate` did to one process.
+#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
+pub struct TerminateReport {
+    /// The target's pid.
+    pid: i32,
+    /// 'already-gone', 'exited', 'unkillable', 'refused' or 'error'.
+    outcome: String,
+    /// Whether the target is gone now (outcome 'already-gone' or 'exited').
+    stopped: bool,
+    /// For 'exited': the last signal sent before it exited ('TERM', 'KILL', ...).
+    after: Option<String>,
+    /// For 'refused': why ('mismatch', 'own-group', ...).
+    refusal: Option<String>,
+    /// For 'error': the message.
+    error: Option<String>,
+    /// Every signal sent, in order ('TERM', 'CONT', 'KILL').
+    signals: Vec<String>,
+    /// Shell-style exit code (the code, or 128 + signal) when the target is the caller's child;
+    /// None when unknown.
+    exit_code: Option<i32>,
+    /// The signal number that killed the child, when known.
+    exit_signal: Option<i32>,
+    /// Whether its process group was the target.
+    group: bool,
+    /// Whether the handle was pinned by a pidfd.
+    pinned: bool,
+    /// How group signals were delivered: 'pidfd-group-flag', 'pidfd-members', 'killpg' or None.
+    group_mode: Option<String>,
+    /// Members still alive at the end (for 'unkillable').
+    survivors: Vec<i32>,
+    /// Seconds from the start of the call to the outcome.
+    elapsed: f64,
+}
+
+#[pymethods]
+impl TerminateReport {
+    fn __repr__(&self) -> String {
+        format!("TerminateReport(pid={}, outcome={:?}, signals={:?})", self.pid, self.outcome, self.signals)
+    }
+}
+
+impl From<pidguard::TerminateReport> for TerminateReport {
+    fn from(r: pidguard::TerminateReport) -> Self {
+        let (exit_code, exit_signal) = exit_fields(r.exit);
+        TerminateReport {
+            pid: r.pid,
+            outcome: r.outcome.as_str().to_string(),
+            stopped: r.outcome.is_stopped(),
+            after: match &r.outcome {
+                Outcome::Exited { after } => Some(after.name()),
+                _ => None,
+            },
+            refusal: match &r.outcome {
+                Outcome::Refused(x) => Some(x.as_str().to_string()),
+                _ => None,
+            },
+            error: match &r.outcome {
+                Outcome::Error(e) => Some(e.clone()),
+                _ => None,
+            },
+            signals: r.signals.iter().map(|s| s.name()).collect(),
+            exit_code,
+            exit_signal,
+            group: r.group,
+            pinned: r.pin_mode == pidguard::PinMode::Pidfd,
+            group_mode: r.group_mode.map(|m| {
+                match m {
+                    pidguard::GroupMode::PidfdGroupFlag => "pidfd-group-flag",
+                    pidguard::GroupMode::PidfdMembers => "pidfd-members",
+                    pidguard::GroupMode::Killpg => "killpg",
+                }
+                .to_string()
+            }),
+            survivors: r.survivors,
+            elapsed: r.elapsed.as_secs_f64(),
+        }
+    }
+}
+
+/// What `cleanup_background_hooks` did with one hook.
+#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
+pub struct HookReport {
+    /// The hook's basename ('on_Snapshot__20_x.bg').
+    name: String,
+    /// The directory holding its files (pathlib.Path).
+    dir: PathBuf,
+    /// Its pidfile (pathlib.Path).
+    pid_file: PathBuf,
+    /// The recorded pid, when the file parsed.
+    pid: Option<i32>,
+    /// The identity verdict, when judged: 'match', 'mismatch', 'unverifiable' or 'gone'.
+    verdict: Option<String>,
+    /// The pidfile check's reason ('valid', 'gone', 'mtime-skew', ...).
+    reason: String,
+    /// 'stale', 'foreign', 'unreadable', 'already-gone', 'exited', 'unkillable', 'refused' or
+    /// 'error'.
+    outcome: String,
+    /// For 'exited': the signal after which the group exited.
+    after: Option<String>,
+    /// For 'refused': why.
+    refusal: Option<String>,
+    /// Every signal sent, in order.
+    signals: Vec<String>,
+    /// The exit code when known (the caller's own child): the code, or 128 + signal.
+    exit_code: Option<i32>,
+    /// The error, for failed hooks ('Process unkillable', a refusal, a finalize failure).
+    error: Option<String>,
+    /// Files in dir other than the hook's own four, relative to dir, sorted.
+    output_files: Vec<String>,
+    /// The argv recorded in the .sh file.
+    cmd: Vec<String>,
+    /// Live processes whose group is the recorded pid of a stale record: listed, never signalled.
+    unverified_leftovers: Vec<i32>,
+    /// When the hook started (the pidfile's mtime), seconds since the epoch.
+    started_at: Option<f64>,
+    /// When cleanup finished with it, seconds since the epoch.
+    ended_at: f64,
+    /// Whether the pidfile was removed.
+    pid_file_removed: bool,
+    /// Whether the hook counts as succeeded.
+    succeeded: bool,
+    /// The exception the finalize callback raised for this hook, if any.
+    finalize_exception: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl HookReport {
+    fn __repr__(&self) -> String {
+        format!("HookReport(name={:?}, pid={}, outcome={:?}, reason={:?})", self.name, py_opt(self.pid), self.outcome, self.reason)
+    }
+
+    /// The report as a plain dict (paths as str), e.g. for `json.dumps`.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("name", &self.name)?;
+        d.set_item("dir", self.dir.to_string_lossy())?;
+        d.set_item("pid_file", self.pid_file.to_string_lossy())?;
+        d.set_item("pid", self.pid)?;
+        d.set_item("verdict", &self.verdict)?;
+        d.set_item("reason", &self.reason)?;
+        d.set_item("outcome", &self.outcome)?;
+        d.set_item("after", &self.after)?;
+        d.set_item("refusal", &self.refusal)?;
+        d.set_item("signals", &self.signals)?;
+        d.set_item("exit_code", self.exit_code)?;
+        d.set_item("error", &self.error)?;
+        d.set_item("output_files", &self.output_files)?;
+        d.set_item("cmd", &self.cmd)?;
+        d.set_item("unverified_leftovers", &self.unverified_leftovers)?;
+        d.set_item("started_at", self.started_at)?;
+        d.set_item("ended_at", self.ended_at)?;
+        d.set_item("pid_file_removed", self.pid_file_removed)?;
+        d.set_item("succeeded", self.succeeded)?;
+        Ok(d)
+    }
+}
+
+fn hook_report(r: &pidguard::HookReport, finalize_exception: Option<Py<PyAny>>) -> HookReport {
+    HookReport {
+        name: r.name.clone(),
+        dir: r.dir.clone(),
+        pid_file: r.pid_file.clone(),
+        pid: r.pid,
+        verdict: r.verdict.map(|v| v.as_str().to_string()),
+        reason: r.reason.as_str().to_string(),
+        outcome: r.outcome.as_str().to_string(),
+        after: match &r.outcome {
+            HookOutcome::Exited(s) => Some(s.name()),
+            _ => None,
+        },
+        refusal: match &r.outcome {
+            HookOutcome::Refused(x) => Some(x.as_str().to_string()),
+            _ => None,
+        },
+        signals: r.signals.iter().map(|s| s.name()).collect(),
+        exit_code: r.exit_code,
+        error: r.error.clone(),
+        output_files: r.output_files.clone(),
+        cmd: r.cmd.clone(),
+        unverified_leftovers: r.unverified_leftovers.clone(),
+        started_at: r.started_at.map(epoch_secs),
+        ended_at: epoch_secs(r.ended_at),
+        pid_file_removed: r.pid_file_removed,
+        succeeded: r.succeeded(),
+        finalize_exception,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Functions
+
+/// Write an abx-dl pidfile: the decimal pid (no newline) as content, `start_time` (seconds
+/// since the epoch, float) as the file's atime and mtime, atomically (temporary file, fsync,
+/// rename), and the start token of `pid` in the `user.pidguard.token` xattr when it can be read
+/// and its create time is within 5 s of `start_time`.
+///
+/// Raises TypeError (pid not an int, start_time not a number, bad path type) or ValueError
+/// (pid out of range, NaN/infinite start_time) before anything is written; UntrustedError when
+/// the target is a symlink, FIFO or directory; NotFoundError, PermissionDeniedError or IoError
+/// from the file system.
+#[pyfunction]
+#[pyo3(text_signature = "(pid_file, pid, start_time)")]
+fn write_pid_file_with_mtime(
+    py: Python<'_>,
+    pid_file: &Bound<'_, PyAny>,
+    pid: &Bound<'_, PyAny>,
+    start_time: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let path = path_arg(pid_file, "pid_file")?;
+    let pid = pid_arg(pid, "pid")?;
+    let t = seconds_arg(start_time, "start_time")?;
+    if !t.is_finite() {
+        return Err(PyValueError::new_err(format!("start_time must be finite, not {t}")));
+    }
+    core_call(py, move || pidguard::write_pid_file_with_mtime(&path, pid, t))
+}
+
+/// True when the pidfile names a live process that is still the one it recorded (seed 000's
+/// rules, made stricter where the start token can decide). Every file or process problem gives
+/// False, never an exception; `check_pid_file` says why. `tolerance` is in seconds.
+///
+/// Raises TypeError/ValueError only for bad argument types or a negative/non-finite tolerance.
+#[pyfunction]
+#[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=None))]
+fn validate_pid_file(
+    py: Python<'_>,
+    pid_file: &Bound<'_, PyAny>,
+    cmd_file: Option<&Bound<'_, PyAny>>,
+    tolerance: Option<&Bound<'_, PyAny>>,
+) -> PyResult<bool> {
+    let (path, cmd, tol) = check_args(pid_file, cmd_file, tolerance)?;
+    core_call(py, move || Ok(pidguard::validate_pid_file(&path, cmd.as_deref(), tol)))
+}
+
+fn check_args(
+    pid_file: &Bound<'_, PyAny>,
+    cmd_file: Option<&Bound<'_, PyAny>>,
+    tolerance: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(PathBuf, Option<PathBuf>, f64)> {
+    let path = path_arg(pid_file, "pid_file")?;
+    let cmd = opt_path_arg(cmd_file, "cmd_file")?;
+    let tol = match tolerance {
+        Some(t) if !t.is_none() => tolerance_arg(t)?,
+        _ => pidguard::DEFAULT_TOLERANCE,
+    };
+    Ok((path, cmd, tol))
+}
+
+/// Like `validate_pid_file`, but returns a PidFileCheck saying why (its `reason`), with the
+/// pid, verdict, recorded token, mtime and create time. Never raises for file or process
+/// problems; TypeError/ValueError for bad arguments.
+#[pyfunction]
+#[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=None))]
+fn check_pid_file(
+    py: Python<'_>,
+    pid_file: &Bound<'_, PyAny>,
+    cmd_file: Option<&Bound<'_, PyAny>>,
+    tolerance: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PidFileCheck> {
+    let (path, cmd, tol) = check_args(pid_file, cmd_file, tolerance)?;
+    core_call(py, move || Ok(pidguard::check_pid_file(&path, cmd.as_deref(), tol).into()))
+}
+
+/// Write a hook's command file: `#!/bin/bash`, then `argv` joined as `shlex.join` joins it,
+/// mode 0755, atomically (a symlink at the path is refused).
+///
+/// Raises TypeError when argv is not a sequence of str; InvalidArgumentError (a ValueError) for
+/// an empty argv or an argument holding a NUL or line break; UntrustedError for a symlink, FIFO
+/// or directory at the path; file system errors otherwise.
+#[pyfunction]
+#[pyo3(text_signature = "(cmd_file, argv)")]
+fn write_cmd_file(py: Python<'_>, cmd_file: &Bound<'_, PyAny>, argv: &Bound<'_, PyAny>) -> PyResult<()> {
+    let path = path_arg(cmd_file, "cmd_file")?;
+    if argv.is_instance_of::<PyString>() || argv.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err("argv must be a sequence of str, not a single string"));
+    }
+    let argv: Vec<String> = argv
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err(format!("argv must be a sequence of str, not {}", type_name(argv))))?
+        .map(|a| a.and_then(|a| str_arg(&a, "each argv item")))
+        .collect::<PyResult<_>>()?;
+    core_call(py, move || pidguard::write_cmd_file(&path, &argv))
+}
+
+/// Everything procfs says about `pid` now, as a ProcessInfo (`create_time` equals psutil's
+/// `Process.create_time()`). A zombie is returned with `state == 'Z'`.
+///
+/// Raises TypeError/ValueError for a bad pid; InvalidArgumentError above pid_max;
+/// NoSuchProcessError (a ProcessLookupError) when there is no such process.
+#[pyfunction]
+#[pyo3(text_signature = "(pid)")]
+fn lookup(py: Python<'_>, pid: &Bound<'_, PyAny>) -> PyResult<ProcessInfo> {
+    let pid = pid_arg(pid, "pid")?;
+    core_call(py, move || pidguard::lookup(pid).map(ProcessInfo::from))
+}
+
+/// The start token of the live process `pid`, as a str
+/// (`linux1:<machine_id>:<boot_id>:<pidns_ino>:<start_ticks>:<pidfs_ino or ->`).
+///
+/// Raises TypeError/ValueError for a bad pid; InvalidArgumentError above pid_max;
+/// NoSuchProcessError when there is no such process or it is a zombie.
+#[pyfunction]
+#[pyo3(text_signature = "(pid)")]
+fn start_token(py: Python<'_>, pid: &Bound<'_, PyAny>) -> PyResult<String> {
+    let pid = pid_arg(pid, "pid")?;
+    core_call(py, move || pidguard::start_token(pid).map(|t| t.to_string()))
+}
+
+/// Pin `pid` with a pidfd, check it against `expected_token` under `policy` ('strict': only a
+/// matching token authorises; 'lenient': also a process whose identity cannot be verified,
+/// e.g. no token given), then run `schedule` (start-stop-daemon's --retry syntax; waits in
+/// seconds) against it and, when it leads one and `group` is true, its process group. Blocks
+/// until the outcome, with the GIL released. `reap` reaps the caller's own child once it exits
+/// (default: leave it to the code that spawned it, e.g. Popen.wait()).
+///
+/// Returns a TerminateReport. Raises TypeError/ValueError for bad arguments (an
+/// InvalidArgumentError for a malformed schedule or token) before anything is sent;
+/// RefusedError (its `refusal` says why) for a protected target (pid 1, our own pid, our
+/// parent) or an identity the policy does not accept; NoSuchProcessError (a
+/// ProcessLookupError) when the process is gone or a zombie.
+#[pyfunction]
+#[pyo3(text_signature = "(pid, expected_token=None, *, policy='strict', schedule='TERM/2/KILL/1', group=True, reap=False)")]
+#[pyo3(signature = (pid, expected_token=None, *, policy=None, schedule=None, group=None, reap=None))]
+fn terminate(
+    py: Python<'_>,
+    pid: &Bound<'_, PyAny>,
+    expected_token: Option<&Bound<'_, PyAny>>,
+    policy: Option<&Bound<'_, PyAny>>,
+    schedule: Option<&Bound<'_, PyAny>>,
+    group: Option<&Bound<'_, PyAny>>,
+    reap: Option<&Bound<'_, PyAny>>,
+) -> PyResult<TerminateReport> {
+    let pid = pid_arg(pid, "pid")?;
+    let token = token_arg(py, expected_token)?;
+    let policy = policy.map(policy_arg).transpose()?.unwrap_or_default();
+    let mut opts = TerminateOptions::default();
+    if let Some(s) = schedule {
+        opts.schedule = schedule_arg(py, s)?;
+    }
+    if let Some(g) = group {
+        opts.group = bool_arg(g)?;
+    }
+    if let Some(r) = reap {
+        opts.reap = bool_arg(r)?;
+    }
+    core_call(py, move || {
+        let h = ProcessRef::open(pid, token.as_ref(), policy)?;
+        let mut reports = pidguard::terminate(vec![h], &opts);
+        Ok(reports.remove(0).into())
+    })
+}
+
+/// Stop every background hook under `output_dir` that is provably still itself (with its
+/// process group, all hooks in parallel, by `schedule`), remove stale pidfiles without
+/// signalling anything, and finalize each hook: by default abx-dl's way (append one `Process`
+/// and one `ArchiveResult` JSON line per hook to `index_path` when given, printed to stdout
+/// too unless `is_tty`; delete the logs of succeeded hooks). When `finalize` is given it is
+/// called instead, with the GIL held, once per hook with that hook's HookReport; an
+/// exception it raises is recorded in that hook's report (`error` and `finalize_exception`),
+/// not raised; a BaseException that is not an Exception (KeyboardInterrupt, SystemExit) is
+/// raised once cleanup is done. The waits run with the GIL released.
+///
+/// Returns a list of HookReport, one per pidfile found. Raises TypeError/ValueError for bad
+/// arguments (InvalidArgumentError for a malformed schedule) before anything is sent;
+/// NotFoundError/PermissionDeniedError/IoError when `output_dir` cannot be read;
+/// InvalidArgumentError when it is not a directory. Every per-hook problem is in its report.
+#[pyfunction]
+#[pyo3(text_signature = "(output_dir, index_path=None, is_tty=False, *, schedule='TERM/2/KILL/1', pattern='on_*.pid', tolerance=5.0, finalize=None)")]
+#[pyo3(signature = (output_dir, index_path=None, is_tty=None, *, schedule=None, pattern=None, tolerance=None, finalize=None))]
+#[allow(clippy::too_many_arguments)]
+fn cleanup_background_hooks(
+    py: Python<'_>,
+    output_dir: &Bound<'_, PyAny>,
+    index_path: Option<&Bound<'_, PyAny>>,
+    is_tty: Option<&Bound<'_, PyAny>>,
+    schedule: Option<&Bound<'_, PyAny>>,
+    pattern: Option<&Bound<'_, PyAny>>,
+    tolerance: Option<&Bound<'_, PyAny>>,
+    finalize: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<HookReport>> {
+    let dir = path_arg(output_dir, "output_dir")?;
+    let mut opts = CleanupOptions { index_path: opt_path_arg(index_path, "index_path")?, ..CleanupOptions::default() };
+    if let Some(t) = is_tty.filter(|t| !t.is_none()) {
+        opts.is_tty = bool_arg(t)?;
+    }
+    if let Some(s) = schedule {
+        opts.schedule = schedule_arg(py, s)?;
+    }
+    if let Some(p) = pattern {
+        opts.pattern = str_arg(p, "pattern")?;
+        if opts.pattern.is_empty() || opts.pattern.contains('/') || opts.pattern.contains('\0') {
+            return Err(PyValueError::new_err("pattern must be a non-empty file-name glob without '/'"));
+        }
+    }
+    if let Some(t) = tolerance.filter(|t| !t.is_none()) {
+        opts.tolerance = tolerance_arg(t)?;
+    }
+    let callback: Option<Py<PyAny>> = match finalize {
+        Some(f) if f.is_none() => None,
+        Some(f) if !f.is_callable() => {
+            return Err(PyTypeError::new_err(format!("finalize must be callable, not {}", type_name(f))))
+        }
+        Some(f) => Some(f.clone().unbind()),
+        None => None,
+    };
+
+    // Exceptions raised by the callback, by pidfile, to attach to the returned reports.
+    let mut raised: Vec<(PathBuf, PyErr)> = Vec::new();
+    let reports = core_call(py, || {
+        let Some(cb) = &callback else {
+            return pidguard::cleanup_background_hooks(&dir, &opts, None);
+        };
+        let mut call = |r: &pidguard::HookReport| -> Result<(), String> {
+            // The callback runs with the GIL held; the waits around it do not.
+            Python::attach(|py| {
+                let res = Py::new(py, hook_report(r, None)).and_then(|obj| cb.call1(py, (obj,)));
+                match res {
+                    Ok(_) => Ok(()),
+                    Err(e) => {
+                        let msg = e.value(py).repr().map(|s| s.to_string()).unwrap_or_else(|_| "exception".into());
+                        raised.push((r.pid_file.clone(), e));
+                        Err(msg)
+                    }
+                }
+            })
+        };
+        pidguard::cleanup_background_hooks(&dir, &opts, Some(&mut call))
+    })?;
+    // A KeyboardInterrupt or SystemExit is not a hook's failure: raise it now that every hook
+    // has been dealt with.
+    if let Some(i) = raised.iter().position(|(_, e)| !e.is_instance_of::<pyo3::exceptions::PyException>(py)) {
+        return Err(raised.swap_remove(i).1);
+    }
+    Ok(reports
+        .iter()
+        .map(|r| {
+            let exc = raised.iter().find(|(p, _)| *p == r.pid_file).map(|(_, e)| e.value(py).clone().into_any().unbind());
+            hook_report(r, exc)
+        })
+        .collect())
+}
+
+/// The native half of `pidguard`; import `pidguard`, not this module.
+#[pymodule]
+fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", pidguard::VERSION)?;
+    m.add("ERROR_KINDS", error_kinds())?;
+    m.add("DEFAULT_TOLERANCE", pidguard::DEFAULT_TOLERANCE)?;
+    m.add("DEFAULT_SCHEDULE", Schedule::default().to_string())?;
+    m.add("TOKEN_XATTR", pidguard::TOKEN_XATTR)?;
+    m.add_class::<ProcessInfo>()?;
+    m.add_class::<PidFileCheck>()?;
+    m.add_class::<TerminateReport>()?;
+    m.add_class::<HookReport>()?;
+    m.add_function(wrap_pyfunction!(write_pid_file_with_mtime, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_pid_file, m)?)?;
+    m.add_function(wrap_pyfunction!(check_pid_file, m)?)?;
+    m.add_function(wrap_pyfunction!(write_cmd_file, m)?)?;
+    m.add_function(wrap_pyfunction!(lookup, m)?)?;
+    m.add_function(wrap_pyfunction!(start_token, m)?)?;
+    m.add_function(wrap_pyfunction!(terminate, m)?)?;
+    m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;
+    Ok(())
+}
+

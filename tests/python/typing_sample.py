@@ -1,0 +1,34 @@
+# Type-checked by test_stubs.py with `mypy --strict`: the public API as a user writes it.
+import os
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import pidguard
+
+
+def use(out: Path) -> List[pidguard.HookReport]:
+    pid: int = os.getpid()
+    pidguard.write_pid_file_with_mtime(out / "on_x.bg.pid", pid, time.time())
+    pidguard.write_pid_file_with_mtime(b"/tmp/on_x.bg.pid", pid, 1)
+    pidguard.write_cmd_file(str(out / "on_x.bg.sh"), ["sleep", "1"])
+    ok: bool = pidguard.validate_pid_file(out / "on_x.bg.pid", out / "on_x.bg.sh", tolerance=5.0)
+    check: pidguard.PidFileCheck = pidguard.check_pid_file("x.pid")
+    reason: str = check.reason
+    token: str = pidguard.start_token(pid)
+    info: pidguard.ProcessInfo = pidguard.lookup(pid)
+    ct: float = info.create_time
+    exe: Optional[Path] = info.exe
+    r: pidguard.TerminateReport = pidguard.terminate(pid, token, policy="lenient", schedule="TERM/5/KILL/1")
+    code: Optional[int] = r.exit_code
+
+    def finalize(report: pidguard.HookReport) -> None:
+        print(report.name, report.outcome)
+
+    try:
+        reports = pidguard.cleanup_background_hooks(out, out / "index.jsonl", False, finalize=finalize)
+    except pidguard.NoSuchProcessError as e:
+        errno: Optional[int] = e.errno
+        raise
+    print(ok, reason, ct, exe, code)
+    return reports
