@@ -52,6 +52,15 @@ from .errors import (
     TimedOutError,
     UnsupportedError,
     UntrustedError,
+    SymlinkError,
+    IsDirectoryError,
+    NotRegularFileError,
+    HardLinkedError,
+    InsecureModeError,
+    TooLargeError,
+    InvalidJsonError,
+    BadPidError,
+    BadTokenError,
 )
 
 __all__ = [
@@ -90,4 +99,13 @@ __all__ = [
     "RefusedError",
     "IoError",
     "PanicError",
+    "SymlinkError",
+    "IsDirectoryError",
+    "NotRegularFileError",
+    "HardLinkedError",
+    "InsecureModeError",
+    "TooLargeError",
+    "InvalidJsonError",
+    "BadPidError",
+    "BadTokenError",
 ]

@@ -45,6 +45,15 @@ __all__ = [
     "RefusedError",
     "IoError",
     "PanicError",
+    "SymlinkError",
+    "IsDirectoryError",
+    "NotRegularFileError",
+    "HardLinkedError",
+    "InsecureModeError",
+    "TooLargeError",
+    "InvalidJsonError",
+    "BadPidError",
+    "BadTokenError",
 ]
 
 
@@ -163,13 +172,89 @@ class PanicError(PidguardError):
     code = 14
 
 
+# Kinds that name one rule of the guard-pidfile read contract. Each derives from its family
+# (``UntrustedError`` or ``MalformedError``, as ``ErrorKind::family`` says in core), so a handler
+# of the family also catches it.
+
+
+class SymlinkError(UntrustedError):
+    """The path is a symlink; it is never followed."""
+
+    kind = "symlink"
+    code = 15
+
+
+class IsDirectoryError(UntrustedError, IsADirectoryError):
+    """The path is a directory."""
+
+    kind = "is-directory"
+    code = 16
+
+
+class NotRegularFileError(UntrustedError):
+    """The path is a FIFO, socket or device, not a regular file."""
+
+    kind = "not-regular-file"
+    code = 17
+
+
+class HardLinkedError(UntrustedError):
+    """The file has more than one hard link."""
+
+    kind = "hard-linked"
+    code = 18
+
+
+class InsecureModeError(UntrustedError):
+    """The file is group- or world-accessible."""
+
+    kind = "insecure-mode"
+    code = 19
+
+
+class TooLargeError(UntrustedError):
+    """The file is larger than its format allows (4096 bytes for a guard pidfile)."""
+
+    kind = "too-large"
+    code = 20
+
+
+class InvalidJsonError(MalformedError):
+    """The file is not one JSON object of the guard format."""
+
+    kind = "invalid-json"
+    code = 21
+
+
+class BadPidError(MalformedError):
+    """The record's pid is missing, not an integer, or not positive."""
+
+    kind = "bad-pid"
+    code = 22
+
+
+class BadTokenError(MalformedError):
+    """The record's start token is missing, empty, or not a pidguard token."""
+
+    kind = "bad-token"
+    code = 23
+
+
 def _camel(slug: str) -> str:
     return "".join(part.capitalize() for part in slug.split("-")) + "Error"
 
 
 #: The classes declared above, by code.
+def _all_subclasses(cls: Type[PidguardError]) -> "list[Type[PidguardError]]":
+    out = []
+    for sub in cls.__subclasses__():
+        out.append(sub)
+        out.extend(_all_subclasses(sub))
+    return out
+
+
 _DECLARED: Dict[int, Type[PidguardError]] = {
-    cls.code: cls for cls in PidguardError.__subclasses__() if cls.kind is not None
+    cls.code: cls for cls in _all_subclasses(PidguardError) if cls.kind is not None
 }
 
 #: Every kind of the native library, by code, with a class for each (created for a kind not
