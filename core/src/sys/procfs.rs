@@ -1,5 +1,6 @@
 //! Small, exact readers of the procfs files pidguard needs (proc(5)).
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
@@ -171,6 +172,21 @@ pub fn group_members(pgid: i32) -> io::Result<Vec<(i32, Stat)>> {
     Ok(out)
 }
 
+/// Members of every process group that are not zombies, from one pass over `/proc`:
+/// `pgid → pids`, each list in `/proc` order (the order [`group_members`] gives). For callers
+/// that need the members of many groups at one moment (one scan instead of one per group).
+pub fn group_table() -> io::Result<HashMap<i32, Vec<i32>>> {
+    let mut out: HashMap<i32, Vec<i32>> = HashMap::new();
+    for pid in list_pids()? {
+        if let Ok(st) = read_stat(pid) {
+            if st.state != b'Z' && st.state != b'X' {
+                out.entry(st.pgrp).or_default().push(pid);
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +206,14 @@ mod tests {
         assert!(parse_stat(b"1 (x) S 1 1 1").is_none());
         assert!(parse_stat(b"").is_none());
         assert!(parse_stat(b") (").is_none());
+    }
+
+    #[test]
+    fn group_table_lists_our_group() {
+        let me = read_stat(std::process::id() as i32).unwrap();
+        let table = group_table().unwrap();
+        let ours = table.get(&me.pgrp).cloned().unwrap_or_default();
+        assert!(ours.contains(&(std::process::id() as i32)));
     }
 
     #[test]
