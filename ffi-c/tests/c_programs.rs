@@ -12,9 +12,63 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// `target/<profile>/deps`, where cargo put `libpidguard.so` and `libpidguard.a` for this run.
+/// Newest modification time of the files the library is built from.
+fn newest_input() -> std::time::SystemTime {
+    fn walk(p: &Path, newest: &mut std::time::SystemTime) {
+        if let Ok(m) = std::fs::metadata(p) {
+            if m.is_dir() {
+                for e in std::fs::read_dir(p).unwrap().flatten() {
+                    walk(&e.path(), newest);
+                }
+            } else if let Ok(t) = m.modified() {
+                *newest = (*newest).max(t);
+            }
+        }
+    }
+    let mut newest = std::time::UNIX_EPOCH;
+    for p in ["ffi-c/src", "ffi-c/build.rs", "ffi-c/Cargo.toml", "ffi-c/cbindgen.toml", "core/src", "core/Cargo.toml", "Cargo.lock"] {
+        walk(&repo().join(p), &mut newest);
+    }
+    newest
+}
+
+/// The directory holding a `libpidguard.so` and `libpidguard.a` built from the current sources.
+///
+/// `cargo test` does not build a cdylib-only library target, so the one in `target/<profile>/`
+/// is used only when it is newer than every source (as after `cargo build`, which
+/// scripts/test.sh runs first). Otherwise it is built here, into a target directory of its own:
+/// the outer cargo holds the lock of the main one while tests run.
+fn lib_build_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let profile_dir = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().to_path_buf();
+        let so = profile_dir.join("libpidguard.so");
+        let fresh = |so: &Path| {
+            std::fs::metadata(so).and_then(|m| m.modified()).is_ok_and(|t| t >= newest_input())
+                && so.with_extension("a").exists()
+        };
+        if fresh(&so) {
+            return profile_dir;
+        }
+        let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-lib-target");
+        eprintln!("{} is missing or stale: building the library into {}", so.display(), target.display());
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let out = Command::new(cargo)
+            .args(["build", "-q", "-p", "pidguard-ffi-c", "--target-dir"])
+            .arg(&target)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show("cargo build -p pidguard-ffi-c", &out));
+        let dir = target.join("debug");
+        assert!(fresh(&dir.join("libpidguard.so")), "the library built in {} is not fresh", dir.display());
+        dir
+    })
+}
+
+/// Where the library to test lives (see [`lib_build_dir`]).
 fn deps_dir() -> PathBuf {
-    std::env::current_exe().unwrap().parent().unwrap().to_path_buf()
+    lib_build_dir().clone()
 }
 
 struct Env {
