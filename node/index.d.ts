@@ -5,7 +5,10 @@
 export interface CleanupOptions {
   /** Where the `Process` and `ArchiveResult` JSON lines are appended, one object a line. */
   indexPath?: string | Buffer
-  /** When false (the default), the two lines are also printed to stdout, as abx-dl does. */
+  /**
+   * When false (the default), the lines appended to `indexPath` are also printed to stdout,
+   * as abx-dl does.
+   */
   isTty?: boolean
   /** Escalation schedule, start-stop-daemon `--retry` syntax; default `'TERM/2/KILL/1'`. */
   schedule?: string

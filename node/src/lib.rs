@@ -409,7 +409,8 @@ pub struct CleanupOptions {
     /// Where the `Process` and `ArchiveResult` JSON lines are appended, one object a line.
     #[napi(ts_type = "string | Buffer")]
     pub index_path: Option<PathArg>,
-    /// When false (the default), the two lines are also printed to stdout, as abx-dl does.
+    /// When false (the default), the lines appended to `indexPath` are also printed to stdout,
+    /// as abx-dl does.
     pub is_tty: Option<bool>,
     /// Escalation schedule, start-stop-daemon `--retry` syntax; default `'TERM/2/KILL/1'`.
     pub schedule: Option<String>,
