@@ -13,3 +13,12 @@ if [ "$major" -lt 18 ]; then
   echo "setup-node: Node $(node --version) is too old: node --test and the addon need Node >= 18" >&2
   exit 1
 fi
+
+# The TypeScript compiler and Node's types, only for tests/node/types.test.js (which type-checks
+# node/index.d.ts). Kept under target/ (ignored by git), installed once.
+tools="${CARGO_TARGET_DIR:-target}/node-tools"
+if [ ! -x "$tools/node_modules/.bin/tsc" ] || [ ! -d "$tools/node_modules/@types/node" ]; then
+  echo "setup-node: installing typescript and @types/node into $tools"
+  mkdir -p "$tools"
+  npm install --prefix "$tools" --no-audit --no-fund --no-save --loglevel=error typescript@5 @types/node@20 >/dev/null
+fi
