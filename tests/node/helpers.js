@@ -76,9 +76,16 @@ async function waitFor(cond, ms = 10000) {
   return cond();
 }
 
-/** A fresh temporary directory. */
+const tempDirs = [];
+process.on('exit', () => {
+  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed when the test file's process exits. */
 function tempDir(tag) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `pidguard-node-${tag}-`));
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), `pidguard-node-${tag}-`));
+  tempDirs.push(d);
+  return d;
 }
 
 /** Count event-loop timer ticks while `promiseFn()` runs; the longest gap between ticks too. */

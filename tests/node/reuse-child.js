@@ -1,5 +1,6 @@
 'use strict';
-// Run by reuse.test.js as PID 1 of a private PID namespace (`unshare --pid --fork --mount-proc`):
+// Run by reuse.test.js in a private PID namespace (`unshare --pid --fork --mount-proc bash -c`;
+// bash is PID 1 there and reaps orphans, which Node would not):
 // a real PID reuse that touches nothing outside. For each round: start a hook as a spawner does,
 // record it (with its token), kill it and let Node reap it, then force its pid onto a bystander
 // group leader with the *same* command line (writing pid-1 to ns_last_pid), so that the
@@ -21,6 +22,18 @@ const alive = (pid) => {
   try { return !fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].startsWith('Z'); } catch { return false; }
 };
 
+/** Whether any process, zombies included, has `n` as its process group or session. */
+function holdsNumber(n) {
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let st;
+    try { st = fs.readFileSync(`/proc/${name}/stat`, 'latin1'); } catch { continue; }
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[2]) === n || Number(f[3]) === n) return true;
+  }
+  return false;
+}
+
 async function round(i) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `pidguard-reuse-${i}-`));
   const marker = path.join(dir, 'bystander-got-signal');
@@ -41,11 +54,17 @@ async function round(i) {
   const old = hook.pid;
   process.kill(-old, 'SIGKILL'); // our own hook's group, not yet reaped
   await new Promise((r) => hook.on('exit', r));
-  while (fs.existsSync(`/proc/${old}`)) await sleep(1);
-  // The next fork gets `old`.
-  fs.writeFileSync('/proc/sys/kernel/ns_last_pid', String(old - 1));
-  const bystander = spawn(argv[0], argv.slice(1), { detached: true, stdio: 'ignore', cwd: dir });
-  const reused = bystander.pid === old;
+  // The number stays allocated while any process (a zombie too) has it as its group or session:
+  // wait until the hook's killed children are reaped (by the bash that is PID 1 here).
+  while (fs.existsSync(`/proc/${old}`) || holdsNumber(old)) await sleep(2);
+  // The next fork gets `old`: a small shell writes ns_last_pid and forks the bystander right
+  // away (as its own group leader), leaving no room for another allocation in between.
+  const launcher = spawn('bash', ['-c', `echo ${old - 1} > /proc/sys/kernel/ns_last_pid; setsid "$@" & echo $!`, 'launch', ...argv],
+    { stdio: ['ignore', 'pipe', 'inherit'], cwd: dir });
+  const got = Number(await new Promise((r) => launcher.stdout.once('data', (d) => r(String(d).trim()))));
+  await new Promise((r) => launcher.on('exit', r));
+  const bystander = { pid: got };
+  const reused = got === old;
   await sleep(30);
   let report = null;
   if (reused) {
@@ -63,7 +82,10 @@ async function round(i) {
     bystanderAlive: alive(bystander.pid),
     bystanderGotTerm: fs.existsSync(marker),
   };
-  if (bystander.exitCode === null && bystander.signalCode === null) process.kill(-bystander.pid, 'SIGKILL');
+  // The bystander is ours (started just above; orphaned to us, PID 1 here, and never reaped), so
+  // its group number is still its own.
+  try { process.kill(-bystander.pid, 'SIGKILL'); } catch { /* gone */ }
+  fs.rmSync(dir, { recursive: true, force: true });
   return result;
 }
 

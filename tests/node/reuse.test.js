@@ -12,8 +12,9 @@ const probe = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], 
 const why = probe.error ? `unshare: ${probe.error.message}` : probe.status !== 0 ? `unshare refused: ${probe.stderr.trim()}` : null;
 
 test('A8: a reused pid (same command, same start time) is stale and its new owner gets nothing', { skip: why || false }, () => {
-  const r = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', process.execPath,
-    path.join(__dirname, 'reuse-child.js'), path.join(ROOT, 'node'), '8'], { encoding: 'utf8', timeout: 120000 });
+  // bash as PID 1 reaps the orphans (killed hook children) that would otherwise keep the number.
+  const r = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'bash', '-c', '"$@"; exit $?', 'init',
+    process.execPath, path.join(__dirname, 'reuse-child.js'), path.join(ROOT, 'node'), '8'], { encoding: 'utf8', timeout: 120000 });
   assert.equal(r.status, 0, `reuse-child failed: ${r.stderr}`);
   const rounds = JSON.parse(r.stdout.trim().split('\n').pop());
   const reused = rounds.filter((x) => x.reused);
