@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "setup: cargo not found (install Rust with rustup)" >&2; exit 1; }
+if [ -f scripts/setup-c.sh ]; then bash scripts/setup-c.sh; fi
 if [ -f scripts/setup-python.sh ]; then bash scripts/setup-python.sh; fi
 if [ -f scripts/setup-node.sh ]; then bash scripts/setup-node.sh; fi

@@ -35,7 +35,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Say whether an abx-dl pidfile still names the process it recorded (exit 0 when valid, 1 when not).
+    /// Say whether a pidfile (abx-dl or guard JSON) still names the process it recorded (exit 0 when valid, 1 when not).
     Status {
         /// The pidfile.
         pidfile: PathBuf,
@@ -49,7 +49,7 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Stop the process a pidfile names, with its process group, by an escalation schedule.
+    /// Stop the process a pidfile (abx-dl or guard JSON) names, with its process group, by an escalation schedule.
     Stop {
         /// The pidfile.
         pidfile: PathBuf,
@@ -112,6 +112,101 @@ fn default_cmd_file(pidfile: &std::path::Path) -> Option<PathBuf> {
     p.exists().then_some(p)
 }
 
+/// Whether `path` holds a guard pidfile (one JSON object) rather than an abx-dl pidfile.
+fn is_guard_file(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let Ok(m) = std::fs::symlink_metadata(path) else { return false };
+    if !m.is_file() {
+        return false;
+    }
+    let mut buf = [0u8; 64];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut buf)).unwrap_or(0);
+    buf[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// Exit status for an error met while reading a pidfile: refusals of an untrusted file are
+/// "refused", anything else "bad input".
+fn error_status(e: &pidguard::Error) -> u8 {
+    if e.kind().family() == pidguard::ErrorKind::Untrusted {
+        exit::REFUSED
+    } else {
+        exit::BAD_INPUT
+    }
+}
+
+/// `status` of a guard pidfile (SPEC §3.2).
+fn guard_status(pidfile: &std::path::Path, json: bool) -> ExitCode {
+    let v = match pidguard::guard::check(pidfile) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("pidguard: {e}");
+            return ExitCode::from(error_status(&e));
+        }
+    };
+    let verdict = v.identity.map(|j| (j.verdict, j.reason));
+    let held = matches!(verdict, Some((pidguard::Verdict::Match, _)));
+    if json {
+        println!(
+            "{}",
+            json!({"pidfile": pidfile, "format": "guard", "found": v.found, "valid": held,
+                   "pid": v.entry.as_ref().map(|e| e.pid),
+                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.as_str()),
+                   "fields": v.entry.as_ref().map(|e| e.fields.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>())})
+        );
+    } else {
+        match (&v.entry, verdict) {
+            (Some(e), Some((vd, why))) => println!("{}: guard record of pid {} — {vd} ({why})", pidfile.display(), e.pid),
+            _ => println!("{}: no record", pidfile.display()),
+        }
+    }
+    ExitCode::from(if held { exit::DONE } else { exit::NOTHING })
+}
+
+/// `stop` of a guard pidfile: the record's token decides under the chosen policy.
+fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, remove: bool, json: bool) -> ExitCode {
+    let v = match pidguard::guard::check(pidfile) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("pidguard: {e}");
+            return ExitCode::from(error_status(&e));
+        }
+    };
+    let (Some(entry), Some(j)) = (v.entry.clone(), v.identity) else {
+        println!("{}: no record — nothing to do", pidfile.display());
+        return ExitCode::from(exit::NOTHING);
+    };
+    let (status, outcome, signals) = if v.is_stale() {
+        (exit::NOTHING, format!("stale ({}, {}): nothing sent", j.verdict, j.reason), vec![])
+    } else if !v.authorizes(policy) {
+        (exit::REFUSED, format!("refused ({}, {})", j.verdict, j.reason), vec![])
+    } else {
+        let token = entry.start_token.parse::<pidguard::StartToken>().ok();
+        match pidguard::ProcessRef::open(entry.pid, token.as_ref(), policy) {
+            Ok(h) => {
+                let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
+                let st = match r.outcome {
+                    Outcome::AlreadyGone | Outcome::Exited { .. } => exit::DONE,
+                    Outcome::Refused(_) => exit::REFUSED,
+                    Outcome::Unkillable | Outcome::Error(_) => exit::UNKILLABLE,
+                };
+                (st, r.outcome.to_string(), r.signals.iter().map(|s| s.name()).collect())
+            }
+            Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => (exit::NOTHING, "already gone".to_string(), vec![]),
+            Err(e) => (exit::REFUSED, e.to_string(), vec![]),
+        }
+    };
+    let stale_or_done = status == exit::DONE || v.is_stale();
+    if remove && stale_or_done {
+        let _ = pidguard::guard::remove(pidfile, &entry);
+    }
+    if json {
+        println!("{}", json!({"pidfile": pidfile, "format": "guard", "pid": entry.pid, "outcome": outcome, "signals": signals, "exit": status}));
+    } else {
+        println!("{}: pid {} — {} [{}]", pidfile.display(), entry.pid, outcome, signals.join(" "));
+    }
+    ExitCode::from(status)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
@@ -132,6 +227,9 @@ fn main() -> ExitCode {
         Cmd::Status { pidfile, cmd_file, tolerance, json } => {
             if !tolerance.is_finite() || tolerance < 0.0 {
                 return bad_input(format!("bad tolerance {tolerance}"));
+            }
+            if is_guard_file(&pidfile) {
+                return guard_status(&pidfile, json);
             }
             let cmd = cmd_file.or_else(|| default_cmd_file(&pidfile));
             let c = check_pid_file(&pidfile, cmd.as_deref(), tolerance);
@@ -155,9 +253,12 @@ fn main() -> ExitCode {
                 Ok(s) => s,
                 Err(e) => return bad_input(e),
             };
+            let policy = if lenient { Policy::Lenient } else { Policy::Strict };
+            if is_guard_file(&pidfile) {
+                return guard_stop(&pidfile, schedule, policy, remove_pidfile, json);
+            }
             let cmd = cmd_file.or_else(|| default_cmd_file(&pidfile));
             let c = check_pid_file(&pidfile, cmd.as_deref(), pidguard::DEFAULT_TOLERANCE);
-            let policy = if lenient { Policy::Lenient } else { Policy::Strict };
             let (status, outcome, signals) = match pin_pidfile(&c, policy) {
                 PidfileTarget::Pinned(h) => {
                     let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);

@@ -5,14 +5,14 @@ mod common;
 use std::fs;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
 use pidguard::*;
 
 /// Start a hook the way abx-dl's spawner does.
-fn spawn_hook(dir: &Path, name: &str, argv: &[&str]) -> Child {
+fn spawn_hook(dir: &Path, name: &str, argv: &[&str]) -> Proc {
     fs::create_dir_all(dir).unwrap();
     write_cmd_file(&dir.join(format!("{name}.sh")), argv).unwrap();
     let out = fs::File::create(dir.join(format!("{name}.stdout.log"))).unwrap();
@@ -27,7 +27,7 @@ fn spawn_hook(dir: &Path, name: &str, argv: &[&str]) -> Child {
         .spawn()
         .unwrap();
     write_pid_file_with_mtime(&dir.join(format!("{name}.pid")), child.id() as i32, now()).unwrap();
-    child
+    Proc(child)
 }
 
 /// Overwrite the token xattr of a pidfile (as another writer would have stored it).
@@ -48,13 +48,13 @@ fn fast() -> CleanupOptions {
 fn cleanup_stops_hooks_and_writes_index_lines() {
     let d = TempDir::new("cleanup");
     let out = d.path().join("snap");
-    let mut a = spawn_hook(&out.join("plugin_a"), "on_Snapshot__10_a.bg", &["sleep", "300"]);
-    let mut b = spawn_hook(
+    let a = spawn_hook(&out.join("plugin_a"), "on_Snapshot__10_a.bg", &["sleep", "300"]);
+    let b = spawn_hook(
         &out.join("plugin_b"),
         "on_Snapshot__20_b.bg",
         &["bash", "-c", "trap '' TERM; echo out > result.txt; echo '{\"type\": \"ArchiveResult\", \"status\": \"succeeded\", \"output_str\": \"did it\"}'; echo oops >&2; sleep 300 & sleep 300 & wait"],
     );
-    let (apid, bpid) = (a.id() as i32, b.id() as i32);
+    let (apid, bpid) = (a.pid(), b.pid());
     assert!(wait_for(Duration::from_secs(5), || group_members(bpid).len() == 3));
     let index = d.path().join("index.jsonl");
     let opts = CleanupOptions { index_path: Some(index.clone()), ..fast() };
@@ -94,8 +94,6 @@ fn cleanup_stops_hooks_and_writes_index_lines() {
     let id = pb["id"].as_str().unwrap();
     assert_eq!(id.len(), 12 + 1 + 20);
     assert_eq!(&id[12..13], "-");
-    let _ = a.wait();
-    let _ = b.wait();
 }
 
 #[test]
@@ -146,14 +144,14 @@ fn zombie_leader_with_live_children_gets_its_group_stopped() {
     let d = TempDir::new("zleader");
     let dir = d.path().join("z");
     let mut c = spawn_hook(&dir, "on_z.bg", &["bash", "-c", "sleep 300 & sleep 300 & exit 7"]);
-    let pid = c.id() as i32;
+    let pid = c.pid();
     assert!(wait_for(Duration::from_secs(5), || !alive(pid) && group_members(pid).len() == 2));
     let reports = cleanup_background_hooks(d.path(), &CleanupOptions { no_finalize: true, ..fast() }, None).unwrap();
     assert_eq!(reports[0].outcome, HookOutcome::Exited(Signal::TERM), "{:?}", reports[0]);
     assert_eq!(reports[0].exit_code, Some(7));
     assert!(group_members(pid).is_empty());
     // Left waitable for the code that spawned it (WNOWAIT).
-    assert_eq!(c.wait().unwrap().code(), Some(7));
+    assert_eq!(c.0.wait().unwrap().code(), Some(7));
 }
 
 #[test]

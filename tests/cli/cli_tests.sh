@@ -87,6 +87,25 @@ write_pidfile "$T/one.pid" 1
   "$PG" stop "$T/one.pid" >/dev/null; expect_status "pid 1 is never signalled" 3 $?
 } || ok "pid 1 record not valid here: nothing to refuse"
 
+
+# --- guard pidfiles (JSON records, SPEC §3.2) ---
+gp=$(spawn_group bash -c "sleep 300 & wait")
+wait_members "$gp" 2 || bad "guard group did not fill"
+tok=$("$PG" token "$gp")
+mkdir -p "$T/run"; chmod 700 "$T/run"
+printf '{"pid":%s,"start_token":"%s","session":"s1"}\n' "$gp" "$tok" > "$T/run/g.json"; chmod 600 "$T/run/g.json"
+"$PG" status "$T/run/g.json" >/dev/null; expect_status "guard status of a live holder" 0 $?
+stale_tok=$(echo "$tok" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; print}')
+printf '{"pid":%s,"start_token":"%s"}\n' "$gp" "$stale_tok" > "$T/run/s.json"; chmod 600 "$T/run/s.json"
+"$PG" stop "$T/run/s.json" >/dev/null; expect_status "guard stop of a record whose start ticks differ" 1 $?
+[ "$(count_members "$gp")" = 2 ] && ok "holder untouched by a mismatched guard record" || bad "holder damaged"
+chmod 644 "$T/run/g.json"
+"$PG" stop "$T/run/g.json" >/dev/null 2>&1; expect_status "guard record readable by others is refused" 3 $?
+chmod 600 "$T/run/g.json"
+"$PG" stop "$T/run/g.json" --remove-pidfile --json > "$T/gout.json"; expect_status "guard stop of the live holder" 0 $?
+[ "$(count_members "$gp")" = 0 ] && ok "guard holder's group stopped" || bad "guard holder survived"
+[ ! -e "$T/run/g.json" ] && ok "guard record removed by content" || bad "guard record left"
+
 # --- cleanup ---
 mkdir -p "$T/empty"
 "$PG" cleanup "$T/empty" >/dev/null; expect_status "cleanup of a directory without hooks" 1 $?

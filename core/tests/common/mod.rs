@@ -17,7 +17,22 @@ impl Proc {
 }
 
 impl Drop for Proc {
+    /// Kill the whole group this child leads, member by member by pid, then the child, then
+    /// reap it. Until the child is reaped its pid (and so its group number) cannot be reused,
+    /// so every member found is one this test started.
     fn drop(&mut self) {
+        let pgid = self.pid();
+        for _ in 0..50 {
+            let members: Vec<i32> = group_members(pgid).into_iter().filter(|&m| m != pgid).collect();
+            if members.is_empty() {
+                break;
+            }
+            for m in members {
+                // SAFETY: plain kill(2) of a positive pid in our own child's group.
+                unsafe { libc::kill(m, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }

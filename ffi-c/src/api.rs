@@ -1,0 +1,343 @@
+//! The exported functions other than the cleanup report's and the status helpers.
+
+use std::ffi::{c_char, c_int};
+
+use pidguard_core::{self as pg, ErrorKind, Policy, Schedule, StartToken, TerminateOptions};
+
+use crate::boundary::{non_null, opt_path, opt_utf8, out, path, path as path_arg, utf8, FfiResult};
+use crate::status::set_last_error;
+use crate::types::*;
+
+/// The version of libpidguard ("0.1.0"): a NUL-terminated string in static storage, never NULL,
+/// never to be freed. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pidguard_version() -> *const c_char {
+    static VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    VERSION.as_ptr() as *const c_char
+}
+
+fn parse_token(s: Option<&str>) -> FfiResult<Option<StartToken>> {
+    s.map(|s| s.parse::<StartToken>()).transpose()
+}
+
+/// Write an abx-dl pidfile (the seed's `write_pid_file_with_mtime`): the decimal pid without a
+/// newline, with the file's atime and mtime set to `start_time`.
+///
+/// - `pid_file`: path of the pidfile (bytes). Required.
+/// - `pid`: the process, in 1..pid_max.
+/// - `start_time`: when it started, seconds since the epoch (as time() or clock_gettime
+///   (CLOCK_REALTIME) give right after spawning it); must be finite.
+///
+/// Written atomically (temporary file in the same directory, fsync, rename): no reader ever sees
+/// an empty file or a wrong mtime; mode 0644 whatever the umask. When the start token of `pid`
+/// can be read and its start is within 5 s of `start_time`, the token is also stored in the
+/// `user.pidguard.token` extended attribute (skipped on file systems without user xattrs).
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL or empty path, a non-finite `start_time` or
+/// a pid out of range (nothing is written); PIDGUARD_EUNTRUSTED when the target is a symlink,
+/// FIFO or directory (nothing it points to is touched); PIDGUARD_ENOT_FOUND when the directory
+/// does not exist; PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from the file system.
+#[no_mangle]
+pub extern "C" fn pidguard_write_pid_file_with_mtime(pid_file: *const c_char, pid: i32, start_time: f64) -> c_int {
+    ffi!("pidguard_write_pid_file_with_mtime", {
+        let pid_file = path(pid_file, "pid_file")?;
+        pg::write_pid_file_with_mtime(pid_file, pid, start_time)
+    })
+}
+
+/// The seed's `validate_pid_file`: is the process an abx-dl pidfile names alive and still the
+/// one it recorded?
+///
+/// - `pid_file`: path of the pidfile. Required.
+/// - `cmd_file`: the hook's `.sh` command file, or NULL to skip the command check. When given
+///   and present, the live argv must match its last line.
+/// - `tolerance`: seconds allowed between the file's mtime and the process's create time for a
+///   pidfile without a start token (the seed uses 5.0). A negative or NaN tolerance fails that
+///   rule.
+/// - `valid_out`: receives true or false.
+///
+/// Every problem with the file or the process (missing, malformed, gone, reused, skewed, another
+/// command) is `false`, not an error, as in the seed; pidguard_check_pid_file() says why.
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `valid_out`.
+#[no_mangle]
+pub extern "C" fn pidguard_validate_pid_file(
+    pid_file: *const c_char,
+    cmd_file: *const c_char,
+    tolerance: f64,
+    valid_out: *mut bool,
+) -> c_int {
+    ffi!("pidguard_validate_pid_file", {
+        let pid_file = path(pid_file, "pid_file")?;
+        let cmd_file = opt_path(cmd_file, "cmd_file")?;
+        let valid_out = out(valid_out, "valid_out")?;
+        valid_out.write(pg::validate_pid_file(pid_file, cmd_file, tolerance));
+        Ok(())
+    })
+}
+
+/// Judge an abx-dl pidfile and say why: the same rules as pidguard_validate_pid_file(), with the
+/// reason, the pid and the identity verdict.
+///
+/// - `pid_file`, `cmd_file`, `tolerance`: as for pidguard_validate_pid_file().
+/// - `check_out`: receives the answer (a struct the caller allocates).
+///
+/// Returns 0 (every problem with the file is a reason, not an error);
+/// PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `check_out`.
+#[no_mangle]
+pub extern "C" fn pidguard_check_pid_file(
+    pid_file: *const c_char,
+    cmd_file: *const c_char,
+    tolerance: f64,
+    check_out: *mut pidguard_pid_file_check,
+) -> c_int {
+    ffi!("pidguard_check_pid_file", {
+        let pid_file = path(pid_file, "pid_file")?;
+        let cmd_file = opt_path(cmd_file, "cmd_file")?;
+        let check_out = out(check_out, "check_out")?;
+        let c = pg::check_pid_file(pid_file, cmd_file, tolerance);
+        check_out.write(pidguard_pid_file_check {
+            valid: c.valid,
+            reason: pidguard_check_reason::of(c.reason),
+            pid: c.pid.unwrap_or(0),
+            verdict: pidguard_verdict::of(c.judgement.map(|j| j.verdict)),
+            verdict_reason: pidguard_reason::of(c.judgement.map(|j| j.reason)),
+            has_token: c.token.is_some(),
+            foreign: c.is_foreign(),
+            mtime: c.mtime.unwrap_or(f64::NAN),
+            create_time: c.create_time.unwrap_or(f64::NAN),
+        });
+        Ok(())
+    })
+}
+
+/// Write a hook's command file as the seed's spawner does: `#!/bin/bash`, then `argv` joined as
+/// Python's `shlex.join` joins it, then a newline; mode 0755 whatever the umask, atomically
+/// (temporary file and rename), refusing a symlink at `path`.
+///
+/// - `path`: the `.sh` file to write. Required.
+/// - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL or hold a newline.
+/// - `argc`: number of strings in `argv`, at least 1.
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument, `argc` 0, an argument that is not
+/// UTF-8 or holds a line break; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
+/// PIDGUARD_ENOT_FOUND, PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from the file system.
+#[no_mangle]
+pub extern "C" fn pidguard_write_cmd_file(path: *const c_char, argv: *const *const c_char, argc: usize) -> c_int {
+    ffi!("pidguard_write_cmd_file", {
+        let p = path_arg(path, "path")?;
+        let argv = non_null(argv, "argv")?;
+        let mut args = Vec::with_capacity(argc);
+        for i in 0..argc {
+            // SAFETY: the caller gives `argc` readable pointers at `argv`.
+            let a = unsafe { *argv.as_ptr().add(i) };
+            args.push(utf8(a, &format!("argv[{i}]"))?);
+        }
+        pg::write_cmd_file(p, &args)
+    })
+}
+
+/// Copy the start token of the live process `pid` into `buf`, like snprintf.
+///
+/// The token names one process incarnation for the whole boot:
+/// `linux1:<machine_id>:<boot_id>:<pidns_ino>:<start_ticks>:<pidfs_ino or ->`, printable ASCII.
+/// Store it with the pid; later give it to pidguard_judge() or pidguard_terminate(). Compare
+/// tokens only within one time namespace.
+///
+/// - `pid`: the process, in 1..pid_max.
+/// - `buf`: where to write the token, NUL-terminated; may be NULL when `buf_len` is 0.
+/// - `buf_len`: size of `buf` in bytes, including the NUL. A token fits in 256 bytes.
+/// - `token_len_out`: receives the token's full length, not counting the NUL. When it is >=
+///   `buf_len`, `buf` holds a truncated copy (call again with a buffer of that length + 1);
+///   `buf = NULL, buf_len = 0` only asks for the length.
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a pid out of range, a NULL `token_len_out`, or a
+/// NULL `buf` with `buf_len` > 0; PIDGUARD_ENO_SUCH_PROCESS when no process has the pid or it is
+/// a zombie (it has exited: no longer the process to record).
+#[no_mangle]
+pub extern "C" fn pidguard_start_token(pid: i32, buf: *mut c_char, buf_len: usize, token_len_out: *mut usize) -> c_int {
+    ffi!("pidguard_start_token", {
+        if buf_len > 0 {
+            non_null(buf as *const c_char, "buf")?;
+        }
+        let token_len_out = out(token_len_out, "token_len_out")?;
+        let token = pg::start_token(pid)?.to_string();
+        if buf_len > 0 {
+            let n = token.len().min(buf_len - 1); // ASCII: any cut is a character boundary
+            // SAFETY: `buf` has `buf_len` writable bytes; n + 1 <= buf_len.
+            unsafe {
+                std::ptr::copy_nonoverlapping(token.as_ptr(), buf as *mut u8, n);
+                *buf.add(n) = 0;
+            }
+        }
+        token_len_out.write(token.len());
+        Ok(())
+    })
+}
+
+/// Is the process at `pid` the one `recorded_token` names?
+///
+/// - `pid`: in 1..pid_max.
+/// - `recorded_token`: a token from pidguard_start_token(), or NULL for a record without one
+///   (a live process is then UNVERIFIABLE). A token from another boot is MISMATCH and one from
+///   another machine or PID namespace UNVERIFIABLE, whatever runs at `pid` now.
+/// - `verdict_out`, `reason_out`: receive the verdict and why.
+///
+/// Permission problems are never read as "dead": another user's process is judged like any
+/// other. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a pid out of range, a malformed token or a
+/// NULL output; PIDGUARD_EIO when procfs fails unexpectedly.
+#[no_mangle]
+pub extern "C" fn pidguard_judge(
+    pid: i32,
+    recorded_token: *const c_char,
+    verdict_out: *mut pidguard_verdict,
+    reason_out: *mut pidguard_reason,
+) -> c_int {
+    ffi!("pidguard_judge", {
+        let token = parse_token(opt_utf8(recorded_token, "recorded_token")?)?;
+        let verdict_out = out(verdict_out, "verdict_out")?;
+        let reason_out = out(reason_out, "reason_out")?;
+        let j = pg::judge(pid, token.as_ref())?;
+        verdict_out.write(pidguard_verdict::of(Some(j.verdict)));
+        reason_out.write(pidguard_reason::of(Some(j.reason)));
+        Ok(())
+    })
+}
+
+/// Read what procfs says about `pid` now.
+///
+/// - `pid`: in 1..pid_max.
+/// - `info_out`: receives the facts (a struct the caller allocates). A zombie is described too
+///   (`zombie` true).
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a pid out of range or a NULL `info_out`;
+/// PIDGUARD_ENO_SUCH_PROCESS when no process has the pid; PIDGUARD_EIO for unexpected procfs
+/// errors.
+#[no_mangle]
+pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info) -> c_int {
+    ffi!("pidguard_lookup", {
+        let info_out = out(info_out, "info_out")?;
+        let i = pg::lookup(pid)?;
+        info_out.write(pidguard_process_info {
+            pid: i.pid,
+            ppid: i.ppid,
+            pgid: i.pgid,
+            sid: i.sid,
+            uid: i.uid.map(i64::from).unwrap_or(-1),
+            state: i.state as u8 as c_char,
+            zombie: i.is_zombie(),
+            group_leader: i.is_group_leader(),
+            start_ticks: i.start_ticks,
+            create_time: i.create_time,
+            name: fill_name(&i.name),
+        });
+        Ok(())
+    })
+}
+
+/// Stop the process `pid` (and the process group it leads), only if it is the recorded one.
+///
+/// The process is pinned with a pidfd first, then its identity is checked against
+/// `expected_token` under `policy`, then the schedule runs; every signal goes through the pidfd,
+/// so none can reach a process that reused the number. A target that leads its process group is
+/// stopped with its whole group and counts as exited when no live member is left; one that does
+/// not lead its group is stopped alone (the group belongs to someone else). Descendants that
+/// left the group with setsid() are not reached. Blocks until the outcome is known: at most the
+/// schedule's total wait.
+///
+/// - `pid`: the process.
+/// - `expected_token`: its token from pidguard_start_token(), or NULL for a record without one.
+/// - `policy`: a pidguard_policy value. PIDGUARD_POLICY_STRICT signals only a MATCH;
+///   PIDGUARD_POLICY_LENIENT also an UNVERIFIABLE process (not MISMATCH).
+/// - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1": SIGTERM, wait up to 2 s,
+///   SIGKILL, wait up to 1 s; "5" is TERM/5/KILL/5), or NULL for "TERM/2/KILL/1".
+/// - `result_out`: receives the outcome.
+///
+/// Outcomes are results, not errors: a process already gone (or a zombie) is
+/// PIDGUARD_OUTCOME_ALREADY_GONE; a protected target (pid <= 0, 1, above pid_max, the caller
+/// itself or its group, its parent without a MATCH) or a verdict the policy does not accept is
+/// PIDGUARD_OUTCOME_REFUSED with the refusal, and nothing is sent. For REFUSED and ERROR the
+/// explanation is also stored as the thread's last error message.
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
+/// a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
+/// errors.
+#[no_mangle]
+pub extern "C" fn pidguard_terminate(
+    pid: i32,
+    expected_token: *const c_char,
+    policy: i32,
+    schedule: *const c_char,
+    result_out: *mut pidguard_terminate_result,
+) -> c_int {
+    ffi!("pidguard_terminate", {
+        let token = parse_token(opt_utf8(expected_token, "expected_token")?)?;
+        let policy: Policy = pidguard_policy::parse(policy)?;
+        let schedule: Schedule = match opt_utf8(schedule, "schedule")? {
+            Some(s) => s.parse()?,
+            None => Schedule::default(),
+        };
+        let result_out = out(result_out, "result_out")?;
+        let t0 = std::time::Instant::now();
+        let not_sent = |outcome, refusal| pidguard_terminate_result {
+            outcome,
+            refusal,
+            exited_after: 0,
+            exit_code: -1,
+            signals_sent: 0,
+            group: false,
+            pinned: false,
+            elapsed: t0.elapsed().as_secs_f64(),
+        };
+        let h = match pg::ProcessRef::open(pid, token.as_ref(), policy) {
+            Ok(h) => h,
+            Err(e) if e.kind() == ErrorKind::NoSuchProcess => {
+                result_out.write(not_sent(pidguard_outcome::PIDGUARD_OUTCOME_ALREADY_GONE, pidguard_refusal::PIDGUARD_REFUSAL_NONE));
+                return Ok(());
+            }
+            Err(e) if e.kind() == ErrorKind::Refused => {
+                set_last_error(e.message(), e.errno());
+                result_out.write(not_sent(pidguard_outcome::PIDGUARD_OUTCOME_REFUSED, pidguard_refusal::of(e.refusal())));
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let opts = TerminateOptions { schedule, group: true, reap: false };
+        let r = pg::terminate(vec![h], &opts).into_iter().next().ok_or_else(|| pg::Error::new(ErrorKind::Io, "terminate returned no report"))?;
+        let (exited_after, refusal) = match &r.outcome {
+            pg::Outcome::Exited { after } => (after.number(), None),
+            pg::Outcome::Refused(x) => {
+                set_last_error(&format!("pid {pid}: refused to signal ({x})"), None);
+                (0, Some(*x))
+            }
+            pg::Outcome::Error(msg) => {
+                set_last_error(msg, None);
+                (0, None)
+            }
+            _ => (0, None),
+        };
+        result_out.write(pidguard_terminate_result {
+            outcome: pidguard_outcome::of(&r.outcome),
+            refusal: pidguard_refusal::of(refusal),
+            exited_after,
+            exit_code: r.exit.code().unwrap_or(-1),
+            signals_sent: r.signals.len() as u32,
+            group: r.group,
+            pinned: r.pin_mode == pg::PinMode::Pidfd,
+            elapsed: r.elapsed.as_secs_f64(),
+        });
+        Ok(())
+    })
+}
+
+/// For the C test suite only: panics inside the boundary, so that the tests can see
+/// PIDGUARD_EPANIC come back instead of an unwind. Not part of the API.
+/// cbindgen:ignore
+#[doc(hidden)]
+#[no_mangle]
+pub extern "C" fn pidguard_internal_test_panic() -> c_int {
+    ffi!("pidguard_internal_test_panic", {
+        let v: Vec<i32> = Vec::new();
+        let i = v.len() + 3;
+        Err(pg::Error::invalid(format!("unreachable {}", v[i])))
+    })
+}

@@ -1,0 +1,29 @@
+//! The C ABI of pidguard: `libpidguard.so.0`, `libpidguard.a` and `include/pidguard.h`.
+//!
+//! This crate only converts: C arguments to core arguments, one call into `pidguard-core`, the
+//! result to out-parameters and the error to a negative `PIDGUARD_E*` status. Every decision
+//! lives in core.
+//!
+//! Rules every exported function follows (see `boundary.rs`):
+//! - its body runs inside [`boundary::run`] (through the `ffi!` macro), which catches panics
+//!   (`PIDGUARD_EPANIC`) and turns a core error into `-kind.code()` plus the thread's last error
+//!   message;
+//! - every pointer goes through [`boundary::non_null`];
+//! - all pointers are checked before anything happens, and outputs are written only on success.
+//!
+//! The header is generated from the doc comments of this crate by cbindgen (`build.rs`), so
+//! they are written for C programmers.
+#![deny(missing_docs)]
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+#[macro_use]
+mod boundary;
+mod api;
+mod report;
+mod status;
+mod types;
+
+pub use api::*;
+pub use report::*;
+pub use status::*;
+pub use types::*;

@@ -1,0 +1,171 @@
+//! Status codes, `pidguard_strerror` and the per-thread last error.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CString};
+use std::sync::OnceLock;
+
+use pidguard_core::ErrorKind;
+
+use crate::boundary::run_value;
+
+/// The status every pidguard function returns: 0, or the negation of a stable error-kind code.
+///
+/// The values come from one table in pidguard's core (`ErrorKind`), shared with the Python and
+/// Node bindings: `PIDGUARD_E<KIND>` is `-code` of that kind (Python `pidguard.<Kind>Error`,
+/// Node `code 'PIDGUARD_<KIND>'`). Codes are never renumbered; new kinds are appended, so treat
+/// any other negative value as an error too. Functions return `int`; this enum names the
+/// values. A verdict (`PIDGUARD_VERDICT_GONE`) or an outcome (`PIDGUARD_OUTCOME_UNKILLABLE`) is
+/// a result, never a status: a status < 0 means "pidguard could not answer".
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(non_camel_case_types, dead_code)]
+pub enum pidguard_status {
+    /// Success.
+    PIDGUARD_OK = 0,
+    /// An argument is NULL where a value is required, or out of its documented range: a pid
+    /// outside 1..pid_max, a non-finite time, a malformed schedule or start token, a string that
+    /// must be UTF-8 and is not, an index past the end.
+    PIDGUARD_EINVALID_ARGUMENT = -1,
+    /// A file or directory that must exist does not (ENOENT).
+    PIDGUARD_ENOT_FOUND = -2,
+    /// A file that must not exist does (EEXIST).
+    PIDGUARD_EALREADY_EXISTS = -3,
+    /// A file's content is not what its format allows.
+    PIDGUARD_EMALFORMED = -4,
+    /// A file was refused before its content was trusted: a symlink, FIFO, directory, hard
+    /// link, insecure mode or owner, or too large.
+    PIDGUARD_EUNTRUSTED = -5,
+    /// No process has this pid, or it has exited (ESRCH).
+    PIDGUARD_ENO_SUCH_PROCESS = -6,
+    /// The kernel refused the operation (EPERM, EACCES).
+    PIDGUARD_EPERMISSION_DENIED = -7,
+    /// A wait ran past its deadline (ETIMEDOUT).
+    PIDGUARD_ETIMED_OUT = -8,
+    /// A guard pidfile is held by a live process.
+    PIDGUARD_EHELD = -9,
+    /// A guard pidfile no longer holds the record that was to be replaced.
+    PIDGUARD_ESUPERSEDED = -10,
+    /// The kernel or file system lacks a needed feature (ENOSYS, EOPNOTSUPP).
+    PIDGUARD_EUNSUPPORTED = -11,
+    /// Signalling was refused by a safety rule or the policy.
+    PIDGUARD_EREFUSED = -12,
+    /// Any other operating-system error; pidguard_last_error_errno() says which.
+    PIDGUARD_EIO = -13,
+    /// A panic was caught at the C boundary: a bug in pidguard (please report it). Nothing
+    /// unwound into the caller.
+    PIDGUARD_EPANIC = -14,
+}
+
+/// The C status of an error kind: `-kind.code()`. Mechanical, so a kind appended to core's table
+/// gets its status without any change here (the header parity test asks for its name).
+pub(crate) fn status_of(kind: ErrorKind) -> c_int {
+    -kind.code()
+}
+
+/// The text of every status: "success", then each kind's slug with spaces, in code order.
+fn texts() -> &'static [(c_int, CString)] {
+    static TEXTS: OnceLock<Vec<(c_int, CString)>> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        let mut v = vec![(0, c"success".to_owned())];
+        for k in ErrorKind::ALL {
+            let text = k.slug().replace('-', " ");
+            v.push((status_of(*k), CString::new(text).unwrap_or_default()));
+        }
+        v
+    })
+}
+
+/// A short English name of `status` ("no such process"), for messages and logs.
+///
+/// - `status`: 0 or a value returned by a pidguard function.
+///
+/// Returns a NUL-terminated string in static storage: never NULL, never to be freed, valid for
+/// the life of the process. An unknown value gives "unknown pidguard status". Thread-safe.
+#[no_mangle]
+pub extern "C" fn pidguard_strerror(status: c_int) -> *const c_char {
+    static UNKNOWN: &std::ffi::CStr = c"unknown pidguard status";
+    run_value(UNKNOWN.as_ptr(), || {
+        texts().iter().find(|(s, _)| *s == status).map(|(_, t)| t.as_ptr()).unwrap_or(UNKNOWN.as_ptr())
+    })
+}
+
+struct LastError {
+    message: Vec<u8>,
+    errno: c_int,
+}
+
+thread_local! {
+    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: Vec::new(), errno: 0 }) };
+}
+
+/// Record the calling thread's last error. NUL bytes are replaced so that C sees one string.
+pub(crate) fn set_last_error(message: &str, errno: Option<i32>) {
+    let bytes: Vec<u8> = message.bytes().map(|b| if b == 0 { b'?' } else { b }).collect();
+    // try_with: during thread teardown the slot may be gone; losing the message beats aborting.
+    let _ = LAST.try_with(|l| {
+        if let Ok(mut l) = l.try_borrow_mut() {
+            l.message = bytes;
+            l.errno = errno.unwrap_or(0);
+        }
+    });
+}
+
+/// Copy the message of the calling thread's most recent failure into `buf`, like `snprintf`.
+///
+/// - `buf`: where to write; may be NULL when `buf_len` is 0 (to ask for the length).
+/// - `buf_len`: size of `buf` in bytes, including room for the terminating NUL.
+///
+/// Returns the full length of the message in bytes, not counting the NUL, whatever `buf_len`
+/// is: when the result is >= `buf_len`, the copy was truncated (at a UTF-8 character boundary,
+/// always NUL-terminated when `buf_len` > 0). Returns 0 and writes "" when no pidguard call on
+/// this thread has failed yet. `pidguard_last_error_message(NULL, 0)` returns the length only,
+/// so a buffer of that length + 1 holds the whole message.
+///
+/// The message is kept per thread: a failure on another thread never changes it. Like errno,
+/// it is set by each call that returns a negative status (and by `pidguard_terminate` for the
+/// REFUSED and ERROR outcomes) and is left unchanged by calls that succeed.
+#[no_mangle]
+pub extern "C" fn pidguard_last_error_message(buf: *mut c_char, buf_len: usize) -> usize {
+    run_value(0, || {
+        LAST.try_with(|l| {
+            let l = l.borrow();
+            let msg = &l.message;
+            if !buf.is_null() && buf_len > 0 {
+                let mut n = msg.len().min(buf_len - 1);
+                // Never cut a UTF-8 sequence in half.
+                while n > 0 && n < msg.len() && (msg[n] & 0xC0) == 0x80 {
+                    n -= 1;
+                }
+                // SAFETY: the caller gives `buf_len` writable bytes at `buf`; n + 1 <= buf_len.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(msg.as_ptr(), buf as *mut u8, n);
+                    *buf.add(n) = 0;
+                }
+            }
+            msg.len()
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// The errno of the calling thread's most recent failure, when it came from a system call or
+/// its kind has a natural one (ENOENT for PIDGUARD_ENOT_FOUND); 0 when there is none or no
+/// call has failed on this thread. Same lifetime rules as pidguard_last_error_message().
+#[no_mangle]
+pub extern "C" fn pidguard_last_error_errno() -> c_int {
+    run_value(0, || LAST.try_with(|l| l.borrow().errno).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_a_distinct_text() {
+        let mut seen = std::collections::HashSet::new();
+        for (s, t) in texts() {
+            assert!(seen.insert(t.clone()), "duplicate text for {s}");
+        }
+        assert_eq!(texts().len(), ErrorKind::ALL.len() + 1);
+    }
+}

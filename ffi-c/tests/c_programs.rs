@@ -1,0 +1,246 @@
+//! Builds the C programs of `tests/c/` (and the README's C example) against the freshly built
+//! `libpidguard.so` with `cc -std=c11 -Wall -Wextra -Werror -pedantic`, compiles the header as
+//! C++ with `g++`, runs every program, then runs it again under
+//! `valgrind --error-exitcode=1 --leak-check=full` when valgrind is installed (required when
+//! `CI` is set).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Newest modification time of the files the library is built from.
+fn newest_input() -> std::time::SystemTime {
+    fn walk(p: &Path, newest: &mut std::time::SystemTime) {
+        if let Ok(m) = std::fs::metadata(p) {
+            if m.is_dir() {
+                for e in std::fs::read_dir(p).unwrap().flatten() {
+                    walk(&e.path(), newest);
+                }
+            } else if let Ok(t) = m.modified() {
+                *newest = (*newest).max(t);
+            }
+        }
+    }
+    let mut newest = std::time::UNIX_EPOCH;
+    for p in ["ffi-c/src", "ffi-c/build.rs", "ffi-c/Cargo.toml", "ffi-c/cbindgen.toml", "core/src", "core/Cargo.toml", "Cargo.lock"] {
+        walk(&repo().join(p), &mut newest);
+    }
+    newest
+}
+
+/// The directory holding a `libpidguard.so` and `libpidguard.a` built from the current sources.
+///
+/// `cargo test` does not build a cdylib-only library target, so the one in `target/<profile>/`
+/// is used only when it is newer than every source (as after `cargo build`, which
+/// scripts/test.sh runs first). Otherwise it is built here, into a target directory of its own:
+/// the outer cargo holds the lock of the main one while tests run.
+fn lib_build_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let profile_dir = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().to_path_buf();
+        let so = profile_dir.join("libpidguard.so");
+        let fresh = |so: &Path| {
+            std::fs::metadata(so).and_then(|m| m.modified()).is_ok_and(|t| t >= newest_input())
+                && so.with_extension("a").exists()
+        };
+        if fresh(&so) {
+            return profile_dir;
+        }
+        let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-lib-target");
+        eprintln!("{} is missing or stale: building the library into {}", so.display(), target.display());
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let out = Command::new(cargo)
+            .args(["build", "-q", "-p", "pidguard-ffi-c", "--target-dir"])
+            .arg(&target)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show("cargo build -p pidguard-ffi-c", &out));
+        let dir = target.join("debug");
+        assert!(fresh(&dir.join("libpidguard.so")), "the library built in {} is not fresh", dir.display());
+        dir
+    })
+}
+
+/// Where the library to test lives (see [`lib_build_dir`]).
+fn deps_dir() -> PathBuf {
+    lib_build_dir().clone()
+}
+
+struct Env {
+    root: PathBuf,
+    lib: PathBuf,
+}
+
+/// A private copy of the library as `lib/libpidguard.so.0` (its soname) with the
+/// `libpidguard.so` link the linker looks for, so programs load exactly this build.
+fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c-tests-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let lib = root.join("lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        let so = deps_dir().join("libpidguard.so");
+        assert!(so.exists(), "{} not built", so.display());
+        std::fs::copy(&so, lib.join("libpidguard.so.0")).unwrap();
+        std::os::unix::fs::symlink("libpidguard.so.0", lib.join("libpidguard.so")).unwrap();
+        Env { root, lib }
+    })
+}
+
+fn show(what: &str, out: &Output) -> String {
+    // valgrind 3.19 does not know pidfd_open and says so at every call: drop that noise.
+    let noise = |l: &&str| {
+        l.starts_with("--") && (l.contains("unhandled amd64-linux syscall") || l.contains("write your own handler") || l.contains("README_MISSING_SYSCALL") || l.contains("consider this a bug") || l.contains("bug_reports.html"))
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    let err: Vec<&str> = err.lines().filter(|l| !noise(l)).collect();
+    format!("{what}: {}\n--- stdout\n{}--- stderr\n{}\n", out.status, String::from_utf8_lossy(&out.stdout), err.join("\n"))
+}
+
+fn compile(compiler: &str, std: &str, src: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let e = env();
+    let bin = e.root.join(name);
+    let mut cmd = Command::new(compiler);
+    cmd.args([std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-pthread"])
+        .arg("-I")
+        .arg(repo().join("include"))
+        .arg("-I")
+        .arg(repo().join("tests/c"))
+        .arg("-o")
+        .arg(&bin)
+        .arg(src)
+        .arg(format!("-L{}", e.lib.display()))
+        .arg(format!("-Wl,-rpath,{}", e.lib.display()))
+        .args(extra)
+        .arg("-lpidguard")
+        .arg("-lm");
+    let out = cmd.output().unwrap_or_else(|err| panic!("cannot run {compiler}: {err}"));
+    assert!(out.status.success(), "{}", show(&format!("{compiler} {}", src.display()), &out));
+    bin
+}
+
+fn valgrind() -> bool {
+    let found = Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "valgrind is required in CI (scripts/setup-c.sh installs it)");
+        eprintln!("skipped: valgrind is not installed");
+    }
+    found
+}
+
+/// Run `bin WORKDIR` natively, then under valgrind; returns the native stdout.
+fn run(bin: &Path, name: &str) -> String {
+    let e = env();
+    let mut native = String::new();
+    for under_valgrind in [false, true] {
+        if under_valgrind && !valgrind() {
+            break;
+        }
+        let work = e.root.join(format!("work-{name}-{}", if under_valgrind { "valgrind" } else { "native" }));
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).unwrap();
+        let mut cmd = if under_valgrind {
+            let mut c = Command::new("valgrind");
+            c.args(["--error-exitcode=1", "--leak-check=full", "--errors-for-leak-kinds=definite,possible", "--quiet"]).arg(bin);
+            c
+        } else {
+            Command::new(bin)
+        };
+        let out = cmd.arg(&work).current_dir(&work).env("RUST_BACKTRACE", "0").output().unwrap();
+        let what = format!("{} {}", if under_valgrind { "valgrind" } else { "run" }, bin.display());
+        assert!(out.status.success(), "{}", show(&what, &out));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        eprintln!("{what}: {}", stdout.lines().last().unwrap_or(""));
+        if !under_valgrind {
+            native = stdout;
+        }
+    }
+    native
+}
+
+#[test]
+fn seed_functions_on_real_processes() {
+    let bin = compile("cc", "-std=c11", &repo().join("tests/c/seed.c"), "seed", &[]);
+    assert!(run(&bin, "seed").contains("checks passed"));
+}
+
+#[test]
+fn every_status_null_arguments_and_truncated_buffers() {
+    let bin = compile("cc", "-std=c11", &repo().join("tests/c/status.c"), "status", &[]);
+    assert!(run(&bin, "status").contains("checks passed"));
+}
+
+#[test]
+fn two_threads_keep_their_own_last_error() {
+    let bin = compile("cc", "-std=c11", &repo().join("tests/c/threads.c"), "threads", &[]);
+    assert!(run(&bin, "threads").contains("checks passed"));
+}
+
+#[test]
+fn header_compiles_as_cpp() {
+    let bin = compile("g++", "-std=c++11", &repo().join("tests/c/header.cpp"), "header_cpp", &[]);
+    assert!(run(&bin, "header_cpp").contains("checks passed"));
+}
+
+/// The first ```c block of the README's `## C` section.
+fn readme_example() -> String {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = &readme[readme.find("\n## C\n").expect("README has a `## C` section")..];
+    let start = section.find("```c\n").expect("a ```c block in `## C`") + 5;
+    let len = section[start..].find("```").unwrap();
+    section[start..start + len].to_string()
+}
+
+#[test]
+fn readme_c_example_runs() {
+    let src = env().root.join("readme_example.c");
+    std::fs::write(&src, readme_example()).unwrap();
+    let bin = compile("cc", "-std=c11", &src, "readme_example", &[]);
+    let out = run(&bin, "readme_example");
+    assert!(out.contains("worker.pid valid: yes"), "{out}");
+    assert!(out.contains("stopped"), "{out}");
+}
+
+#[test]
+fn shared_library_has_its_soname() {
+    let out = Command::new("readelf").arg("-d").arg(deps_dir().join("libpidguard.so")).output();
+    let Ok(out) = out else {
+        eprintln!("skipped: readelf is not installed");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Library soname: [libpidguard.so.0]"), "{text}");
+    // And programs record that name, so they load libpidguard.so.0.
+    let bin = compile("cc", "-std=c11", &repo().join("tests/c/threads.c"), "threads_soname", &[]);
+    let out = Command::new("readelf").arg("-d").arg(&bin).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Shared library: [libpidguard.so.0]"));
+}
+
+#[test]
+fn static_library_links() {
+    let e = env();
+    let src = e.root.join("readme_example_static.c");
+    std::fs::write(&src, readme_example()).unwrap();
+    let bin = e.root.join("readme_example_static");
+    let out = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
+        .arg(repo().join("include"))
+        .arg("-o")
+        .arg(&bin)
+        .arg(&src)
+        .arg(deps_dir().join("libpidguard.a"))
+        .args(["-lpthread", "-ldl", "-lm", "-lgcc_s", "-lrt", "-lutil"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show("cc (static)", &out));
+    let work = e.root.join("work-static");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = Command::new(&bin).current_dir(&work).output().unwrap();
+    assert!(out.status.success(), "{}", show("static example", &out));
+}

@@ -1,0 +1,33 @@
+'use strict';
+// require('pidguard'): the native addon, plus the seed's snake_case names as aliases of the same
+// functions (validate_pid_file === validatePidFile). The addon is `pidguard.node`, copied from
+// cargo's build (scripts/test-node.sh does it: target/debug/libpidguard_node.so).
+const path = require('path');
+
+let native;
+try {
+  native = require(path.join(__dirname, 'pidguard.node'));
+} catch (e) {
+  if (e && e.code === 'MODULE_NOT_FOUND') {
+    e.message = `pidguard: ${path.join(__dirname, 'pidguard.node')} is missing. Build it with ` +
+      '`cargo build -p pidguard-node` and copy target/debug/libpidguard_node.so there ' +
+      '(scripts/test-node.sh does both).\n' + e.message;
+  }
+  throw e;
+}
+
+/** `writePidFileWithMtime` → `write_pid_file_with_mtime`. */
+function snakeCase(name) {
+  return name.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+}
+
+const api = {};
+for (const [name, value] of Object.entries(native)) {
+  api[name] = value;
+}
+for (const [name, value] of Object.entries(native)) {
+  const alias = snakeCase(name);
+  if (typeof value === 'function' && alias !== name) api[alias] = value;
+}
+
+module.exports = Object.freeze(api);

@@ -1,0 +1,133 @@
+//! Argument checks and the one converter from `pidguard::Error` to a JavaScript `Error`.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use napi::bindgen_prelude::*;
+use napi::{Env, JsValue, Status, ValueType};
+
+/// A path as JavaScript gives it: a string, or a `Buffer` of raw bytes (any byte but NUL).
+pub type PathArg = Either<String, Buffer>;
+
+pub fn path(p: &PathArg) -> PathBuf {
+    match p {
+        Either::A(s) => PathBuf::from(s),
+        Either::B(b) => PathBuf::from(OsStr::from_bytes(b)),
+    }
+}
+
+/// `PIDGUARD_` + the kind's slug in upper snake case (`no-such-process` → `PIDGUARD_NO_SUCH_PROCESS`).
+pub fn code_of(kind: pidguard::ErrorKind) -> String {
+    format!("PIDGUARD_{}", kind.slug().to_ascii_uppercase().replace('-', "_"))
+}
+
+/// The one converter: a JavaScript `Error` whose `message` is core's (it names the path or pid),
+/// with `code` (`PIDGUARD_<KIND>`), `kind` (the slug), and `errno`, `path`, `pid`, `refusal`
+/// where the error carries them. The returned `napi::Error` holds the object itself, so a throw
+/// or a Promise rejection hands exactly this object to JavaScript.
+pub fn js_error(env: &Env, e: &pidguard::Error) -> napi::Error {
+    let build = || -> Result<napi::Error> {
+        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
+        obj.set("code", code_of(e.kind()))?;
+        obj.set("kind", e.kind().slug())?;
+        if let Some(errno) = e.errno() {
+            obj.set("errno", errno)?;
+        }
+        if let Some(p) = e.path() {
+            obj.set("path", p.to_string_lossy().into_owned())?;
+        }
+        if let Some(pid) = e.pid() {
+            obj.set("pid", pid)?;
+        }
+        if let Some(r) = e.refusal() {
+            obj.set("refusal", r.as_str())?;
+        }
+        Ok(napi::Error::from_unknown_without_coercion(obj.to_unknown()))
+    };
+    build().unwrap_or_else(|x| x)
+}
+
+/// Throw a `TypeError`, or a `RangeError` for `ERR_OUT_OF_RANGE`, with Node's own `code`
+/// (`ERR_INVALID_ARG_TYPE`, `ERR_INVALID_ARG_VALUE`, `ERR_OUT_OF_RANGE`), and return the error
+/// that tells napi an exception is already pending.
+fn arg_error(env: &Env, code: &str, msg: String) -> napi::Error {
+    let thrown = if code == "ERR_OUT_OF_RANGE" {
+        env.throw_range_error(&msg, Some(code))
+    } else {
+        env.throw_type_error(&msg, Some(code))
+    };
+    match thrown {
+        Ok(()) => napi::Error::new(Status::PendingException, msg),
+        Err(e) => e,
+    }
+}
+
+fn type_name(t: ValueType) -> &'static str {
+    match t {
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "boolean",
+        ValueType::Number => "number",
+        ValueType::String => "string",
+        ValueType::Symbol => "symbol",
+        ValueType::Object => "object",
+        ValueType::Function => "function",
+        ValueType::BigInt => "bigint",
+        _ => "unknown",
+    }
+}
+
+/// A JavaScript number, checked without coercion: anything else (a string such as
+/// `"123; rm -rf /"`, a BigInt, an object with `valueOf`) is a `TypeError`.
+pub fn number(env: &Env, v: &Unknown, name: &str) -> Result<f64> {
+    let t = v.get_type()?;
+    if t != ValueType::Number {
+        return Err(arg_error(env, "ERR_INVALID_ARG_TYPE", format!("The \"{name}\" argument must be of type number. Received type {}", type_name(t))));
+    }
+    f64::from_unknown(*v)
+}
+
+/// A pid: an integer number in `1..=2^31-1`, checked before anything else happens. A non-number
+/// is a `TypeError`; a fraction, NaN, infinity, zero, a negative number or one above `2^31-1` is
+/// a `RangeError`. (napi's own i32 conversion would truncate 3.7 to 3 and wrap 2^32+1 to 1.)
+/// Whether the pid is below `pid_max` or protected is core's decision.
+pub fn pid(env: &Env, v: &Unknown, name: &str) -> Result<i32> {
+    let n = number(env, v, name)?;
+    if n.fract() != 0.0 || !(1.0..=i32::MAX as f64).contains(&n) {
+        return Err(arg_error(
+            env,
+            "ERR_OUT_OF_RANGE",
+            format!("The value of \"{name}\" is out of range. It must be an integer in 1..={}. Received {n}", i32::MAX),
+        ));
+    }
+    Ok(n as i32)
+}
+
+/// A start token string, parsed by core (`PIDGUARD_INVALID_ARGUMENT` when malformed).
+pub fn token(env: &Env, s: &str) -> Result<pidguard::StartToken> {
+    s.parse().map_err(|e| js_error(env, &e))
+}
+
+/// A schedule string in start-stop-daemon's `--retry` syntax, parsed by core.
+pub fn schedule(env: &Env, s: &str) -> Result<pidguard::Schedule> {
+    s.parse().map_err(|e| js_error(env, &e))
+}
+
+/// `'strict'` or `'lenient'`; anything else is a `TypeError` (`ERR_INVALID_ARG_VALUE`).
+pub fn policy(env: &Env, s: &str) -> Result<pidguard::Policy> {
+    match s {
+        "strict" => Ok(pidguard::Policy::Strict),
+        "lenient" => Ok(pidguard::Policy::Lenient),
+        _ => Err(arg_error(env, "ERR_INVALID_ARG_VALUE", format!("The \"policy\" option must be 'strict' or 'lenient'. Received {s:?}"))),
+    }
+}
+
+/// Seconds since the epoch as `f64` (negative before 1970).
+pub fn epoch_secs(t: SystemTime) -> f64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_secs_f64(),
+        Err(e) => -e.duration().as_secs_f64(),
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Build the C library and install it under PREFIX (default /usr/local):
+#   PREFIX/lib/libpidguard.so.VERSION, libpidguard.so.0 -> it, libpidguard.so -> libpidguard.so.0,
+#   PREFIX/lib/libpidguard.a, PREFIX/include/pidguard.h, PREFIX/lib/pkgconfig/pidguard.pc
+# usage: scripts/install-c.sh [PREFIX] [--release]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix="${1:-/usr/local}"
+profile=debug
+flag=()
+if [ "${2:-}" = "--release" ]; then profile=release; flag=(--release); fi
+prefix="$(mkdir -p "$prefix" && cd "$prefix" && pwd)"
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
+cargo build -q -p pidguard-ffi-c "${flag[@]}"
+install -d "$prefix/lib/pkgconfig" "$prefix/include"
+install -m 0755 "target/$profile/libpidguard.so" "$prefix/lib/libpidguard.so.$version"
+ln -sfn "libpidguard.so.$version" "$prefix/lib/libpidguard.so.0"
+ln -sfn "libpidguard.so.0" "$prefix/lib/libpidguard.so"
+install -m 0644 "target/$profile/libpidguard.a" "$prefix/lib/libpidguard.a"
+install -m 0644 include/pidguard.h "$prefix/include/pidguard.h"
+sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" ffi-c/pidguard.pc.in > "$prefix/lib/pkgconfig/pidguard.pc"
+echo "installed libpidguard $version under $prefix"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The C library as a user gets it: install into a temporary prefix with scripts/install-c.sh,
+# compile the README's example with pkg-config (shared and static), run both; then the C test
+# programs (tests/c/, natively and under valgrind) and the header checks through cargo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-c.sh
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+bash scripts/install-c.sh "$tmp/prefix" >/dev/null
+export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
+# The README's first ```c block after "## C".
+awk '/^## C$/{c=1} c&&/^```c$/{p=1;next} p&&/^```$/{exit} p' README.md > "$tmp/example.c"
+passed=0
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -pedantic "$tmp/example.c" $(pkg-config --cflags --libs pidguard) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir pidguard)" -o "$tmp/example"
+(cd "$tmp" && ./example) && passed=$((passed + 1))
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -pedantic "$tmp/example.c" $(pkg-config --cflags pidguard) \
+  "$tmp/prefix/lib/libpidguard.a" $(pkg-config --libs-only-l --static pidguard | sed 's/-lpidguard//') -o "$tmp/example-static"
+(cd "$tmp" && ./example-static) && passed=$((passed + 1))
+echo "installed-library examples: $passed passed"
+if ! out="$(cargo test -q -p pidguard-ffi-c --test c_programs --test header 2>&1)"; then
+  echo "$out"
+  exit 1
+fi
+echo "$out" | grep -E "^test result"
+echo "C tests: all passed"

@@ -1,0 +1,20 @@
+// The header compiles as C++ (g++ -std=c++11 -Wall -Wextra -Werror -pedantic) and links: the
+// declarations are inside extern "C" and the enums have a fixed int32_t underlying type.
+#include "pidguard.h"
+
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+
+static_assert(sizeof(pidguard_verdict) == sizeof(int32_t), "enums are int32_t-sized");
+static_assert(std::is_standard_layout<pidguard_terminate_result>::value, "plain struct");
+
+int main() {
+    if (std::strcmp(pidguard_strerror(PIDGUARD_EPANIC), "panic") != 0) return 1;
+    pidguard_verdict v = PIDGUARD_VERDICT_NONE;
+    pidguard_reason r = PIDGUARD_REASON_NONE;
+    if (pidguard_judge(0, nullptr, &v, &r) != PIDGUARD_EINVALID_ARGUMENT) return 2;
+    if (v != PIDGUARD_VERDICT_NONE) return 3;
+    std::printf("header.cpp: pidguard %s, 3 checks passed\n", pidguard_version());
+    return 0;
+}

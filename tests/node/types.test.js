@@ -1,0 +1,55 @@
+'use strict';
+// index.d.ts type-checks real usage with the TypeScript compiler (strict), through the package's
+// `exports` ("types" condition), for both CommonJS and ESM importers. scripts/setup-node.sh
+// installs typescript and @types/node under target/node-tools.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('fs');
+const path = require('path');
+const { execFileSync } = require('child_process');
+const { ROOT, tempDir } = require('./helpers');
+
+const TOOLS = path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'node-tools', 'node_modules');
+const TSC = path.join(TOOLS, '.bin', 'tsc');
+
+const USAGE = `
+import { validatePidFile, validate_pid_file, checkPidFile, terminate, cleanupBackgroundHooks,
+  cleanupBackgroundHooksSync, lookup, startToken, judge, errorKinds, writePidFileWithMtime, writeCmdFile,
+  type TerminateReport, type HookReport, type ProcessInfo } from 'pidguard';
+
+const a: boolean = validatePidFile('/tmp/x.pid', { cmdFile: '/tmp/x.sh', tolerance: 5 });
+const b: boolean = validate_pid_file(Buffer.from('/tmp/x.pid'), '/tmp/x.sh', 5.0);
+const c: 'match' | 'mismatch' | 'unverifiable' | 'gone' | undefined = checkPidFile('/tmp/x.pid').verdict;
+const d: Promise<TerminateReport> = terminate(5, { token: 'linux1:…', policy: 'lenient', schedule: 'TERM/2/KILL/1' });
+const e: Promise<HookReport[]> = cleanupBackgroundHooks('/tmp', { indexPath: '/tmp/i.jsonl', isTty: true });
+const f: HookReport[] = cleanupBackgroundHooksSync(Buffer.from('/tmp'));
+const g: ProcessInfo = lookup(1);
+const h: string = startToken(1);
+const i: string = judge(1, h).verdict;
+const j: string[] = errorKinds().map((k) => k.code);
+writePidFileWithMtime('/tmp/x.pid', 5, Date.now() / 1000);
+writeCmdFile('/tmp/x.sh', ['sleep', '1']);
+// @ts-expect-error a pid is a number, never a string
+lookup('123; rm -rf /');
+// @ts-expect-error the policy is 'strict' or 'lenient'
+terminate(5, { policy: 'yolo' });
+// @ts-expect-error options are named cmdFile and tolerance
+validatePidFile('/tmp/x.pid', { cmd_file: '/tmp/x.sh' });
+export { a, b, c, d, e, f, g, i, j };
+`;
+
+test('index.d.ts type-checks real usage (tsc --strict), from CommonJS and from ESM', () => {
+  assert.ok(fs.existsSync(TSC), `no TypeScript compiler at ${TSC}: run scripts/setup-node.sh`);
+  const dir = tempDir('tsc');
+  fs.mkdirSync(path.join(dir, 'node_modules'));
+  fs.symlinkSync(path.join(ROOT, 'node'), path.join(dir, 'node_modules', 'pidguard'));
+  fs.writeFileSync(path.join(dir, 'use.cts'), USAGE);
+  fs.writeFileSync(path.join(dir, 'use.mts'), USAGE);
+  const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
+    '--types', 'node', '--typeRoots', path.join(TOOLS, '@types'), 'use.cts', 'use.mts'];
+  try {
+    execFileSync(TSC, args, { cwd: dir, encoding: 'utf8' });
+  } catch (err) {
+    assert.fail(`tsc failed:\n${err.stdout}${err.stderr}`);
+  }
+});
