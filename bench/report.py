@@ -98,6 +98,19 @@ def main():
               f"{fmt_us(b['median_us'])} (IQR {b['q1_us']:.1f}–{b['q3_us']:.1f}) | {ratio:.2f}× "
               f"(per round {r['ratio_median_per_round']:.2f}×) | {verdict(ratio >= 5)} |\n")
 
+    nd = load_jsonl(os.path.join(out, "node.jsonl"))
+    if nd:
+        w("\n### validate_pid_file on a live process, from Node (hrtime batches, alternating rounds)\n\n")
+        r0 = nd[0]
+        w(f"Node {r0['node']}; {r0['rounds']} rounds of {r0['batch']} calls per side; per call. The plain-JS peer reads\n")
+        w("`btime` once at load (a cheaper peer than psutil, which reads it on every call).\n\n")
+        w("| pidfile | pidguard addon | plain JS | plain JS / pidguard |\n|---|---|---|---|\n")
+        for r in nd:
+            a, b = r["pidguard"], r["plain_js"]
+            w(f"| {r['case'].replace('_', ' ')} | {fmt_us(a['median_us'])} (IQR {a['q1_us']:.1f}–{a['q3_us']:.1f}) | "
+              f"{fmt_us(b['median_us'])} (IQR {b['q1_us']:.1f}–{b['q3_us']:.1f}) | {r['ratio_of_medians']:.2f}× "
+              f"(per round {r['ratio_median_per_round']:.2f}×) |\n")
+
     # --- hooks ---
     for label, fname in (("disk (`target/`)", "scenarios-hooks-disk.jsonl"), ("tmpfs (`/dev/shm`)", "scenarios-hooks-tmpfs.jsonl")):
         rows = load_jsonl(os.path.join(out, fname))

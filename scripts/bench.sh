@@ -62,6 +62,14 @@ log "python: pidguard vs the psutil way"
 # shellcheck disable=SC2086
 run python3 bench/python/bench_validate.py $PY target | tee "$OUT/python.jsonl" >&2
 
+if [ -f node/Cargo.toml ] && command -v node >/dev/null; then
+  log "node: pidguard addon vs plain JS"
+  cargo build --release -p pidguard-node
+  cp target/release/libpidguard_node.so "$OUT/pidguard.node"
+  # shellcheck disable=SC2086
+  run node bench/node/bench_validate.js "$OUT/pidguard.node" $PY target | tee "$OUT/node.jsonl" >&2
+fi
+
 log "exit detection"
 run $S exit $EXIT_RUNS | tee "$OUT/scenarios-exit.jsonl" >&2
 
