@@ -183,7 +183,7 @@ struct Pending {
 
 /// Remove a pidfile only if it still is the file that was judged (same inode, size and
 /// mtime), so that a record rewritten meanwhile by a new spawn survives (BUGS A1).
-fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
+pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
     let Ok(m) = fs::symlink_metadata(path) else { return false };
     let mtime = m.mtime() as f64 + m.mtime_nsec() as f64 * 1e-9;
     if !m.is_file() || check.mtime != Some(mtime) {
@@ -337,7 +337,7 @@ pub fn cleanup_background_hooks(
 
 /// Pin a hook the check found valid (or a zombie leader), and re-check it against the pinned
 /// process. `Ok(None)`: it turned out not to be the hook after all (stale).
-fn pin_hook(check: &PidFileCheck, am_root: bool) -> std::result::Result<Option<ProcessRef>, Refusal> {
+pub(crate) fn pin_hook(check: &PidFileCheck, am_root: bool) -> std::result::Result<Option<ProcessRef>, Refusal> {
     let pid = check.pid.ok_or(Refusal::NonPositivePid)?;
     let h = match ProcessRef::pin(pid, check.token.as_ref()) {
         Ok(h) => h,
