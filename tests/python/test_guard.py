@@ -453,11 +453,12 @@ def test_acquire_and_release_on_exit(tmp_path):
 
 def test_release_on_exception_inside_the_with_block(tmp_path):
     p = tmp_path / "g.json"
+    g = guard.acquire(p, session="s1")  # kept referenced: the exit, not garbage collection, releases
     with pytest.raises(RuntimeError, match="boom"):
-        with guard.acquire(p, session="s1") as me:
+        with g as me:
             assert guard.read(p) == me
             raise RuntimeError("boom")
-    assert not p.exists()
+    assert not p.exists() and not g.active
 
 
 def test_release_removes_only_our_own_record(tmp_path):
