@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use pidguard::{
-    check_pid_file, cleanup_background_hooks, pin_pidfile, terminate, CleanupOptions, HookOutcome, Outcome,
-    PidfileTarget, Policy, Schedule, TerminateOptions,
+    check_pid_file, cleanup_background_hooks, terminate, CleanupOptions, HookOutcome, Outcome, Policy, Schedule,
+    TerminateOptions,
 };
 use serde_json::json;
 
@@ -62,9 +62,6 @@ enum Cmd {
         /// The `.sh` command file to check the live argv against (default: beside the pidfile).
         #[arg(long)]
         cmd_file: Option<PathBuf>,
-        /// Remove the pidfile once the process is gone (or the record is stale).
-        #[arg(long)]
-        remove_pidfile: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -163,7 +160,7 @@ fn guard_status(pidfile: &std::path::Path, json: bool) -> ExitCode {
 }
 
 /// `stop` of a guard pidfile: the record's token decides under the chosen policy.
-fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, remove: bool, json: bool) -> ExitCode {
+fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, json: bool) -> ExitCode {
     let v = match pidguard::guard::check(pidfile) {
         Ok(v) => v,
         Err(e) => {
@@ -185,22 +182,22 @@ fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, rem
             Ok(h) => {
                 let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
                 let st = match r.outcome {
-                    Outcome::AlreadyGone | Outcome::Exited { .. } => exit::DONE,
+                    Outcome::Exited { .. } => exit::DONE,
+                    Outcome::AlreadyGone => exit::NOTHING,
                     Outcome::Refused(_) => exit::REFUSED,
                     Outcome::Unkillable | Outcome::Error(_) => exit::UNKILLABLE,
                 };
                 (st, r.outcome.to_string(), r.signals.iter().map(|s| s.name()).collect())
             }
-            Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => (exit::NOTHING, "already gone".to_string(), vec![]),
+            Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => (exit::NOTHING, "already-gone".to_string(), vec![]),
             Err(e) => (exit::REFUSED, e.to_string(), vec![]),
         }
     };
-    let stale_or_done = status == exit::DONE || v.is_stale();
-    if remove && stale_or_done {
-        let _ = pidguard::guard::remove(pidfile, &entry);
-    }
+    // Like an abx-dl record, a stale or stopped guard record is removed — by content, so a
+    // record rewritten meanwhile by a new holder survives.
+    let removed = (status == exit::DONE || status == exit::NOTHING) && pidguard::guard::remove(pidfile, &entry).unwrap_or(false);
     if json {
-        println!("{}", json!({"pidfile": pidfile, "format": "guard", "pid": entry.pid, "outcome": outcome, "signals": signals, "exit": status}));
+        println!("{}", json!({"pidfile": pidfile, "format": "guard", "pid": entry.pid, "outcome": outcome, "signals": signals, "pid_file_removed": removed, "exit": status}));
     } else {
         println!("{}: pid {} — {} [{}]", pidfile.display(), entry.pid, outcome, signals.join(" "));
     }
@@ -248,43 +245,49 @@ fn main() -> ExitCode {
             }
             ExitCode::from(if c.valid { exit::DONE } else { exit::NOTHING })
         }
-        Cmd::Stop { pidfile, retry, lenient, cmd_file, remove_pidfile, json } => {
+        Cmd::Stop { pidfile, retry, lenient, cmd_file, json } => {
             let schedule: Schedule = match retry.parse() {
                 Ok(s) => s,
                 Err(e) => return bad_input(e),
             };
             let policy = if lenient { Policy::Lenient } else { Policy::Strict };
             if is_guard_file(&pidfile) {
-                return guard_stop(&pidfile, schedule, policy, remove_pidfile, json);
+                return guard_stop(&pidfile, schedule, policy, json);
             }
-            let cmd = cmd_file.or_else(|| default_cmd_file(&pidfile));
-            let c = check_pid_file(&pidfile, cmd.as_deref(), pidguard::DEFAULT_TOLERANCE);
-            let (status, outcome, signals) = match pin_pidfile(&c, policy) {
-                PidfileTarget::Pinned(h) => {
-                    let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
-                    let status = match r.outcome {
-                        Outcome::AlreadyGone | Outcome::Exited { .. } => exit::DONE,
-                        Outcome::Unkillable => exit::UNKILLABLE,
-                        Outcome::Refused(_) => exit::REFUSED,
-                        Outcome::Error(_) => exit::UNKILLABLE,
-                    };
-                    (status, r.outcome.to_string(), r.signals.iter().map(|s| s.name()).collect::<Vec<_>>())
-                }
-                PidfileTarget::Stale(reason) => (exit::NOTHING, format!("stale ({reason}): nothing sent"), vec![]),
-                PidfileTarget::Foreign => (exit::NOTHING, "foreign record: left alone".to_string(), vec![]),
-                PidfileTarget::Refused(r) => (exit::REFUSED, format!("refused ({r})"), vec![]),
+            let opts = pidguard::StopOptions {
+                schedule,
+                policy,
+                cmd_file: cmd_file.or_else(|| default_cmd_file(&pidfile)),
+                ..Default::default()
             };
-            if remove_pidfile && (status == exit::DONE || (status == exit::NOTHING && !c.is_foreign())) {
-                let _ = std::fs::remove_file(&pidfile);
+            let r = match pidguard::stop_pid_file(&pidfile, &opts) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("pidguard: {e}");
+                    return ExitCode::from(error_status(&e));
+                }
+            };
+            if let Some(w) = &r.warning {
+                eprintln!("pidguard: warning: {w}");
             }
+            let signals: Vec<String> = r.signals().iter().map(|s| s.name()).collect();
+            let status = r.outcome.exit_code() as u8;
             if json {
                 println!(
                     "{}",
-                    json!({"pidfile": pidfile, "pid": c.pid, "check": c.reason.as_str(), "outcome": outcome,
-                           "signals": signals, "exit": status})
+                    json!({"pidfile": pidfile, "format": "abx-dl", "pid": r.check.pid, "check": r.check.reason.as_str(),
+                           "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "signals": signals,
+                           "exit_code": r.exit().code(), "pid_file_removed": r.pid_file_removed, "exit": status})
                 );
             } else {
-                println!("{}: pid {} — {} [{}]", pidfile.display(), c.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()), outcome, signals.join(" "));
+                println!(
+                    "{}: pid {} — {} [{}]{}",
+                    pidfile.display(),
+                    r.check.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+                    r.outcome,
+                    signals.join(" "),
+                    if r.pid_file_removed { " (pidfile removed)" } else { "" }
+                );
             }
             ExitCode::from(status)
         }

@@ -818,3 +818,25 @@ fn create_without_o_tmpfile_falls_back_to_a_named_temporary() {
     drop(g);
     assert_eq!(listing(&d.path().join("sub")), BTreeSet::from(["g.json".to_string()]), "no temporaries left");
 }
+
+#[test]
+fn a_forked_childs_copy_of_a_guard_removes_nothing() {
+    let dir = std::env::temp_dir().join(format!("pidguard-guard-fork-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.join("g.json");
+    let me = pidguard::guard::Entry::current().unwrap();
+    let held = pidguard::guard::acquire(&path, &me, &pidguard::guard::AcquireOptions::default()).unwrap();
+    // SAFETY: the child only drops the guard (file system calls) and exits with _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        drop(held);
+        unsafe { libc::_exit(0) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(held.is_held(), "the child's copy removed the parent's record");
+    assert!(held.release().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}

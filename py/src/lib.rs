@@ -7,6 +7,8 @@
 //! builtin twins such as `ProcessLookupError`) is defined in Python, once.
 #![deny(unsafe_code)]
 
+mod guard;
+
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -30,15 +32,20 @@ fn to_py_err(py: Python<'_>, e: pidguard::Error) -> PyErr {
     static FACTORY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let make = || -> PyResult<PyErr> {
         let f = FACTORY.import(py, "pidguard.errors", "_from_native")?;
-        let exc = f.call1((
-            e.kind().code(),
-            e.kind().slug(),
-            e.errno(),
-            e.message(),
-            e.path().map(Path::to_path_buf),
-            e.pid(),
-            e.refusal().map(|r| r.as_str()),
-        ))?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("holder", guard::holder_object(py, &e)?)?;
+        let exc = f.call(
+            (
+                e.kind().code(),
+                e.kind().slug(),
+                e.errno(),
+                e.message(),
+                e.path().map(Path::to_path_buf),
+                e.pid(),
+                e.refusal().map(|r| r.as_str()),
+            ),
+            Some(&kwargs),
+        )?;
         Ok(PyErr::from_value(exc))
     };
     make().unwrap_or_else(|err| err)
@@ -784,6 +791,7 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(start_token, m)?)?;
     m.add_function(wrap_pyfunction!(terminate, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;
+    guard::register(m)?;
     Ok(())
 }
 

@@ -63,10 +63,21 @@ grep -q '"signals":\["TERM","CONT","KILL"\]' "$T/out.json" && ok "signals TERM, 
 b=$(spawn_group bash -c "sleep 300 & sleep 300 & wait")
 wait_members "$b" 3 || bad "bystander did not fill"
 printf '%s' "$b" > "$T/stale.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale.pid"
-"$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop on a stale record sends nothing" 1 $?
+"$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop refuses a token-less record whose mtime is off" 3 $?
 [ "$(count_members "$b")" = 3 ] && ok "A1/A4: bystander group intact" || bad "bystander group damaged"
-"$PG" stop "$T/stale.pid" --lenient >/dev/null; expect_status "lenient still refuses a skewed record" 1 $?
-[ "$(count_members "$b")" = 3 ] && ok "bystander still intact after --lenient" || bad "bystander damaged by --lenient"
+# A record with a token that differs: proven stale, removed, nothing sent.
+printf '%s' "$b" > "$T/stale2.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale2.pid"
+if command -v setfattr >/dev/null; then
+  setfattr -n user.pidguard.token -v "$(echo "$("$PG" token "$b")" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; print}')" "$T/stale2.pid"
+  "$PG" stop "$T/stale2.pid" >/dev/null; expect_status "A1: stop on a record whose token differs" 1 $?
+  [ ! -e "$T/stale2.pid" ] && ok "A1: the stale record was removed" || bad "stale record kept"
+  [ "$(count_members "$b")" = 3 ] && ok "A1: bystander intact after a token mismatch" || bad "bystander damaged"
+fi
+# --lenient acts on a token-less record with a skewed mtime (a record from before tokens, named by the user).
+l=$(spawn_group sleep 300)
+printf '%s' "$l" > "$T/l.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/l.pid"
+"$PG" stop "$T/l.pid" --lenient 2> "$T/lerr" >/dev/null; expect_status "lenient stops a token-less record with a skewed mtime" 0 $?
+grep -q warning "$T/lerr" && ok "lenient prints a warning" || bad "no warning under --lenient"
 
 # --- stop: bad schedule is bad input, nothing sent ---
 write_pidfile "$T/b.pid" "$b"
@@ -78,8 +89,8 @@ chmod 0666 "$T/b.pid"
 "$PG" stop "$T/b.pid" >/dev/null; expect_status "F1: world-writable pidfile refused" 3 $?
 [ "$(count_members "$b")" = 3 ] && ok "nothing sent on a world-writable pidfile" || bad "signal sent on world-writable pidfile"
 chmod 0644 "$T/b.pid"
-"$PG" stop "$T/b.pid" --remove-pidfile >/dev/null; expect_status "stop the bystander we started, through pidguard" 0 $?
-[ ! -e "$T/b.pid" ] && ok "--remove-pidfile removed it" || bad "pidfile left"
+"$PG" stop "$T/b.pid" >/dev/null; expect_status "stop the bystander we started, through pidguard" 0 $?
+[ ! -e "$T/b.pid" ] && ok "the stopped record's pidfile was removed" || bad "pidfile left"
 
 # --- stop: a pidfile naming pid 1 that matches it is refused (init) ---
 write_pidfile "$T/one.pid" 1
@@ -98,11 +109,12 @@ printf '{"pid":%s,"start_token":"%s","session":"s1"}\n' "$gp" "$tok" > "$T/run/g
 stale_tok=$(echo "$tok" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; print}')
 printf '{"pid":%s,"start_token":"%s"}\n' "$gp" "$stale_tok" > "$T/run/s.json"; chmod 600 "$T/run/s.json"
 "$PG" stop "$T/run/s.json" >/dev/null; expect_status "guard stop of a record whose start ticks differ" 1 $?
+[ ! -e "$T/run/s.json" ] && ok "stale guard record removed by content" || bad "stale guard record kept"
 [ "$(count_members "$gp")" = 2 ] && ok "holder untouched by a mismatched guard record" || bad "holder damaged"
 chmod 644 "$T/run/g.json"
 "$PG" stop "$T/run/g.json" >/dev/null 2>&1; expect_status "guard record readable by others is refused" 3 $?
 chmod 600 "$T/run/g.json"
-"$PG" stop "$T/run/g.json" --remove-pidfile --json > "$T/gout.json"; expect_status "guard stop of the live holder" 0 $?
+"$PG" stop "$T/run/g.json" --json > "$T/gout.json"; expect_status "guard stop of the live holder" 0 $?
 [ "$(count_members "$gp")" = 0 ] && ok "guard holder's group stopped" || bad "guard holder survived"
 [ ! -e "$T/run/g.json" ] && ok "guard record removed by content" || bad "guard record left"
 

@@ -1,8 +1,10 @@
-"""The README's Python example runs as written and prints what its comments say."""
+"""The README's Python examples run as written and print what their comments say."""
 
 import re
 import subprocess
 import sys
+
+import pytest
 
 from conftest import REPO
 
@@ -13,13 +15,22 @@ def python_blocks():
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_readme_example_runs():
+EXPECTED = [
+    # the abx-dl functions and terminate
+    ["valid", "exited TERM 143", "exited ['TERM', 'CONT']", "NoSuchProcessError 3"],
+    # pidguard.guard
+    ["True ['session', 'secret_sha256']", "match True", "False"],
+]
+
+
+@pytest.mark.parametrize("index", range(len(EXPECTED)))
+def test_readme_example_runs(index):
     blocks = python_blocks()
-    assert len(blocks) == 1
-    code = blocks[0]
+    assert len(blocks) == len(EXPECTED)
+    code = blocks[index]
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    expected = ["valid", "exited TERM 143", "exited ['TERM', 'CONT']", "NoSuchProcessError 3"]
+    expected = EXPECTED[index]
     assert r.stdout.splitlines() == expected, r.stdout
     for line in expected:  # the README's comments say the same
         assert f"# {line}" in code

@@ -34,10 +34,12 @@ def test_users_code_type_checks_and_wrong_types_do_not(tmp_path):
         "pidguard.lookup('1')\n"
         "pidguard.validate_pid_file(5)\n"
         "pidguard.terminate(1, policy='loose')\n"
+        "pidguard.guard.acquire('p', session=5)\n"
+        "pidguard.guard.create('p', {'pid': 1})\n"
     )  # (a str argv is a Sequence[str] to a type checker: refused at run time instead)
     r = run("mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull, str(bad))
     assert r.returncode == 1
-    assert r.stdout.count("error:") == 3, r.stdout
+    assert r.stdout.count("error:") == 5, r.stdout
 
 
 def test_all_is_complete_and_importable():

@@ -2,7 +2,7 @@
 import os
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import pidguard
 
@@ -32,3 +32,31 @@ def use(out: Path) -> List[pidguard.HookReport]:
         raise
     print(ok, reason, ct, exe, code)
     return reports
+
+
+def use_guard(out: Path) -> Optional[pidguard.guard.Entry]:
+    from pidguard import guard
+
+    me: guard.Entry = guard.Entry.current(session="s1", secret=guard.token_sha256(b"x"))
+    other = guard.Entry(1, "token", {"a": "1"})
+    other2 = guard.Entry(1, "token", [("a", "1")])
+    data: bytes = guard.encode(me)
+    assert guard.decode(data) == me and other == other2
+    guard.create(out / "g.json", me)
+    removed: bool = guard.remove(out / "g.json", me)
+    guard.replace(str(out / "g.json"), me, other)
+    v: guard.Verdict = guard.check(out / "g.json")
+    identity: Optional[str] = v.identity
+    fields: Dict[str, str] = guard.read(b"/tmp/g.json").fields
+    try:
+        with guard.acquire(out / "h.json", takeover=True, session="s1") as entry:
+            print(entry.pid, removed, identity, fields, v.authorizes("lenient"))
+        g: guard.Guard = guard.acquire(out / "h.json", me)
+        released: bool = g.release()
+    except pidguard.HeldError as e:
+        holder: Optional[guard.Entry] = e.entry
+        verdict: Optional[guard.Verdict] = e.verdict
+        print(holder, verdict)
+        return None
+    print(released)
+    return v.entry

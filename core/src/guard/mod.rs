@@ -211,6 +211,9 @@ pub fn acquire(path: &Path, entry: &Entry, options: &AcquireOptions) -> Result<G
 /// A held guard pidfile: our record is at [`path`](Guard::path). Dropping the guard removes
 /// the record if — and only if — the file still holds exactly our bytes (someone who took over
 /// keeps theirs). Errors on drop are ignored; call [`release`](Guard::release) to see them.
+///
+/// Only the process that acquired the guard releases it: a copy inherited by a `fork(2)` child
+/// (Python's `os.fork`, a pre-exec hook) removes nothing when it is dropped or released there.
 #[derive(Debug)]
 pub struct Guard {
     path: PathBuf,
@@ -218,11 +221,12 @@ pub struct Guard {
     bytes: Vec<u8>,
     replaced: Option<Verdict>,
     armed: bool,
+    owner_pid: u32,
 }
 
 impl Guard {
     fn new(path: &Path, entry: &Entry, bytes: Vec<u8>, replaced: Option<Verdict>) -> Guard {
-        Guard { path: path.to_path_buf(), entry: entry.clone(), bytes, replaced, armed: true }
+        Guard { path: path.to_path_buf(), entry: entry.clone(), bytes, replaced, armed: true, owner_pid: std::process::id() }
     }
 
     /// The pidfile's path.
@@ -248,9 +252,13 @@ impl Guard {
     }
 
     /// Remove our record now. `Ok(true)` when it was removed, `Ok(false)` when the file no
-    /// longer held it (nothing changed). Errors: `PermissionDenied` or `Io` from the file system.
+    /// longer held it, or when called in a forked child of the acquiring process (nothing
+    /// changed). Errors: `PermissionDenied` or `Io` from the file system.
     pub fn release(mut self) -> Result<bool> {
         self.armed = false;
+        if self.owner_pid != std::process::id() {
+            return Ok(false);
+        }
         file::remove_bytes(&self.path, &self.bytes)
     }
 
@@ -264,7 +272,8 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        if self.armed {
+        // A fork child's copy is not the holder: the record is its parent's.
+        if self.armed && self.owner_pid == std::process::id() {
             if let Err(e) = file::remove_bytes(&self.path, &self.bytes) {
                 log::warn!("{}: could not release the guard: {e}", self.path.display());
             }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::identity::{Policy, ProcessRef, Reason, Verdict};
+use crate::identity::{ProcessRef, Reason, Verdict};
 use crate::pidfile::cmd::read_cmd_file;
 use crate::pidfile::mtime::{check_pid_file, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
@@ -189,7 +189,7 @@ struct Pending {
 
 /// Remove a pidfile only if it still is the file that was judged (same inode, size and
 /// mtime), so that a record rewritten meanwhile by a new spawn survives (BUGS A1).
-fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
+pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
     let Ok(m) = fs::symlink_metadata(path) else { return false };
     let mtime = m.mtime() as f64 + m.mtime_nsec() as f64 * 1e-9;
     if !m.is_file() || check.mtime != Some(mtime) {
@@ -265,7 +265,7 @@ pub fn cleanup_background_hooks(
         match check.reason {
             CheckReason::Foreign => report.outcome = HookOutcome::Foreign,
             CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
-            CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(&check, Policy::Strict) {
+            CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(&check) {
                 PidfileTarget::Pinned(h) => {
                     handle_index = Some(handles.len());
                     handles.push(h);

@@ -51,8 +51,11 @@ pub enum Delivery {
 ///   reaches live members of the group it led, because the zombie pins the group number;
 ///   `wait` returns at once; `exit_status` is known only to its parent.
 /// - **reaped**: every signal returns `AlreadyGone`; nothing reaches a successor of the number.
-/// - **unpinned** (no pidfd on this system): as above, but each signal re-reads the start ticks
-///   of `/proc/<pid>/stat` first and sends nothing if they changed; `wait` polls every 10 ms.
+/// - **unpinned** (no pidfd on this system): the handle holds `/proc/<pid>` open instead; each
+///   signal re-reads the start ticks through that directory right before `kill(2)` and sends
+///   nothing once the process is reaped (the directory then answers `ESRCH`, even if the number
+///   was reused within the same clock tick). Only the instant between that read and the
+///   `kill(2)` remains open. `wait` polls every 10 ms; the exit status is `Unknown`.
 #[derive(Debug)]
 pub struct ProcessRef {
     pid: i32,
@@ -63,6 +66,9 @@ pub struct ProcessRef {
     zombie_at_open: bool,
     judgement: Judgement,
     unpinned_because: Option<i32>,
+    /// Unpinned only: the open `/proc/<pid>` directory, which stops answering once this process
+    /// is reaped, so a successor of the number is never mistaken for it.
+    procfd: Option<OwnedFd>,
     info: Option<ProcessInfo>,
 }
 
@@ -73,6 +79,10 @@ impl ProcessRef {
     /// `pid_max`, 1, our own pid, our parent unless `Match`) or a verdict the policy does not
     /// accept (`Mismatch`; `Unverifiable` under `Strict`); `NoSuchProcess` when the process is
     /// gone or a zombie; `Io` for unexpected system errors.
+    ///
+    /// `Lenient` relaxes only the absence of a recorded token: when `expected` is given, only
+    /// `Match` is accepted under either policy (an unpinned handle cannot read the pidfs inode,
+    /// so a same-tick reuse would otherwise pass as `Unverifiable`).
     pub fn open(pid: i32, expected: Option<&StartToken>, policy: Policy) -> Result<ProcessRef> {
         if let Some(r) = expected {
             if let Some(j) = judge_record(r) {
@@ -83,7 +93,9 @@ impl ProcessRef {
         match h.judgement.verdict {
             Verdict::Gone => Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid}: gone ({})", h.judgement.reason)).with_pid(pid)),
             Verdict::Mismatch => Err(refusal_error(pid, Refusal::Mismatch)),
-            v if !policy.authorizes(v) => Err(refusal_error(pid, Refusal::Unverifiable)),
+            v if !policy.authorizes(v) || (expected.is_some() && v != Verdict::Match) => {
+                Err(refusal_error(pid, Refusal::Unverifiable))
+            }
             v => {
                 if h.pid == sys::getppid() && v != Verdict::Match {
                     return Err(refusal_error(pid, Refusal::Parent));
@@ -119,6 +131,7 @@ impl ProcessRef {
             judgement,
             unpinned_because: snap.unpinned_because,
             pidfd: snap.pidfd,
+            procfd: snap.procfd,
             info: Some(info),
         }
     }
@@ -167,9 +180,34 @@ impl ProcessRef {
         self.pidfd.as_ref().map(|f| f.as_fd())
     }
 
-    /// For an unpinned handle: is the number still held by our process (alive or zombie)?
+    /// For an unpinned handle: is our process still there (alive or zombie, so the number and
+    /// the group it leads are still its own)? Read through the open `/proc/<pid>`, which fails
+    /// once our process is reaped, whatever holds the number then.
     fn unpinned_still_ours(&self) -> bool {
-        matches!(procfs::read_stat(self.pid), Ok(st) if st.start_ticks == self.token.start_ticks)
+        let Some(dir) = &self.procfd else { return false };
+        matches!(procfs::read_stat_at(dir.as_fd()), Ok(st) if st.start_ticks == self.token.start_ticks)
+    }
+
+    /// Whether the process group this handle's process led is provably still that group *now*,
+    /// so that any process seen with that pgid before this call belongs to it.
+    ///
+    /// True while the leader is not reaped (alive or zombie: the kernel keeps its number
+    /// allocated, so no other group can have it). After the leader is reaped, only a pinned
+    /// handle on Linux ≥ 6.9 can tell: a null signal with `PIDFD_SIGNAL_PROCESS_GROUP` reaches
+    /// the remaining members of this very group and fails with `ESRCH` when none is left
+    /// (members keep the number allocated, so it cannot have passed to a new group meanwhile).
+    pub(crate) fn group_still_ours(&self) -> bool {
+        let alive = |r: std::io::Result<()>| match r {
+            Ok(()) => true,
+            Err(e) => e.raw_os_error() == Some(libc::EPERM),
+        };
+        match &self.pidfd {
+            Some(fd) => {
+                alive(sys::pidfd_send_signal(fd.as_fd(), 0, 0))
+                    || (self.leads_group() && alive(sys::pidfd_send_signal(fd.as_fd(), 0, PIDFD_SIGNAL_PROCESS_GROUP)))
+            }
+            None => self.unpinned_still_ours(),
+        }
     }
 
     /// Send `sig` to the process alone.
@@ -229,51 +267,54 @@ impl ProcessRef {
         }
     }
 
-    /// Linux 5.3–6.8: signal each member through its own pidfd. The leader's pidfd proves the
-    /// group number is still ours (a pid number stays allocated while it names a live group or
-    /// an unreaped leader), then each member is pinned and its pgid re-read before it is sent
-    /// anything. Rescans until no new member appears.
+    /// Linux 5.3–6.8: signal each member through its own pidfd. Each member is pinned, its pgid
+    /// re-read, and the pinned process checked to be the one read; only then is the group
+    /// number proven still ours ([`Self::group_still_ours`]: the leader is not reaped), so every
+    /// member read before that proof is in our group. Rescans until no new member appears. Once
+    /// the leader is reaped nothing more is sent: its members can no longer be proven ours.
     fn signal_members(&self, sig: Signal) -> Result<Delivery> {
         let leader = self.pidfd.as_ref().expect("members mode needs a pinned leader");
         let mut done: Vec<i32> = Vec::new();
         let mut sent_any = false;
         for _round in 0..16 {
-            match sys::pidfd_send_signal(leader.as_fd(), 0, 0) {
-                Ok(()) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
-                // Leader reaped: no proof the number still names our group.
-                Err(_) => break,
-            }
             let members = procfs::group_members(self.pid).map_err(|e| Error::io_pid(self.pid, "scan /proc", &e))?;
-            let mut new = false;
+            let mut batch: Vec<OwnedFd> = Vec::new();
+            let mut leader_in_batch = false;
             for (m, _) in members {
                 if done.contains(&m) || refuse_pid(m as i64).is_some() {
                     continue;
                 }
-                new = true;
                 done.push(m);
-                let fd = if m == self.pid {
-                    None
-                } else {
-                    match sys::pidfd_open(m) {
-                        Ok(fd) => Some(fd),
-                        Err(_) => continue,
-                    }
-                };
-                let fd_ref = fd.as_ref().map(|f| f.as_fd()).unwrap_or(leader.as_fd());
-                // Re-read after pinning: the member must still be in our group.
-                if m != self.pid && !matches!(procfs::read_stat(m), Ok(st) if st.pgrp == self.pid) {
+                if m == self.pid {
+                    leader_in_batch = true;
                     continue;
                 }
-                if m != self.pid && sys::pidfd_send_signal(fd_ref, 0, 0).is_err() {
+                let Ok(fd) = sys::pidfd_open(m) else { continue };
+                // Re-read after pinning: the member must still be in our group, and the pinned
+                // process must still exist, so the stat read was its own.
+                if !matches!(procfs::read_stat(m), Ok(st) if st.pgrp == self.pid) {
                     continue;
                 }
-                if sys::pidfd_send_signal(fd_ref, sig.number(), 0).is_ok() {
-                    sent_any = true;
+                match sys::pidfd_send_signal(fd.as_fd(), 0, 0) {
+                    Ok(()) => batch.push(fd),
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) => batch.push(fd),
+                    Err(_) => {}
                 }
             }
-            if !new {
+            if batch.is_empty() && !leader_in_batch {
                 break;
+            }
+            // The proof comes after every read above.
+            if !self.group_still_ours() {
+                break;
+            }
+            if leader_in_batch && sys::pidfd_send_signal(leader.as_fd(), sig.number(), 0).is_ok() {
+                sent_any = true;
+            }
+            for fd in &batch {
+                if sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0).is_ok() {
+                    sent_any = true;
+                }
             }
         }
         Ok(if sent_any { Delivery::Sent(Some(GroupMode::PidfdMembers)) } else { Delivery::AlreadyGone })
@@ -283,10 +324,15 @@ impl ProcessRef {
     pub fn has_exited(&self) -> bool {
         match &self.pidfd {
             Some(fd) => matches!(sys::poll_readable(&[fd.as_fd()], Some(Duration::ZERO)).as_deref(), Ok([true])),
-            None => match procfs::read_stat(self.pid) {
-                Ok(st) => st.start_ticks != self.token.start_ticks || matches!(st.state, b'Z' | b'X'),
-                Err(_) => true,
-            },
+            None => {
+                let Some(dir) = &self.procfd else { return true };
+                match procfs::read_stat_at(dir.as_fd()) {
+                    Ok(st) => st.start_ticks != self.token.start_ticks || matches!(st.state, b'Z' | b'X'),
+                    // Reaped. Any other error (EACCES, …) is not proof of death: EPERM-like
+                    // answers never mean "dead".
+                    Err(e) => matches!(e.raw_os_error(), Some(libc::ESRCH) | Some(libc::ENOENT)),
+                }
+            }
         }
     }
 

@@ -60,6 +60,9 @@ pub(crate) struct Snapshot {
     pub pidfs_ino: Option<u64>,
     /// The errno that kept us from having a pidfd (`ENOSYS`, `EPERM`), if any.
     pub unpinned_because: Option<i32>,
+    /// Without a pidfd: the open `/proc/<pid>` directory the stat was read through. Reads through
+    /// it fail once this process is reaped, whoever has the number then.
+    pub procfd: Option<OwnedFd>,
 }
 
 impl Snapshot {
@@ -97,13 +100,25 @@ pub(crate) fn snapshot(pid: i32) -> Result<Snapshot> {
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) => (None, e.raw_os_error()),
             Err(e) => return Err(Error::io_pid(pid, "pidfd_open", &e)),
         };
+        let Some(fd) = pidfd else {
+            // No pidfd: pin by an open /proc/<pid> instead, and read the stat through it, so the
+            // stat and every later check describe this process and never a successor.
+            let dir = match procfs::open_proc_dir(pid) {
+                Ok(d) => d,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) => return Err(gone(pid)),
+                Err(e) => return Err(Error::io_pid(pid, "open /proc/<pid>", &e)),
+            };
+            let stat = match procfs::read_stat_at(dir.as_fd()) {
+                Ok(s) => s,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) => return Err(gone(pid)),
+                Err(e) => return Err(Error::io_pid(pid, "read /proc/<pid>/stat", &e)),
+            };
+            return Ok(Snapshot { pid, stat, pidfd: None, pidfs_ino: None, unpinned_because, procfd: Some(dir) });
+        };
         let stat = match procfs::read_stat(pid) {
             Ok(s) => s,
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) => return Err(gone(pid)),
             Err(e) => return Err(Error::io_pid(pid, "read /proc/<pid>/stat", &e)),
-        };
-        let Some(fd) = pidfd else {
-            return Ok(Snapshot { pid, stat, pidfd: None, pidfs_ino: None, unpinned_because });
         };
         match sys::pidfd_send_signal(fd.as_fd(), 0, 0) {
             // EPERM: it exists and is someone else's; still ours to describe.
@@ -114,7 +129,7 @@ pub(crate) fn snapshot(pid: i32) -> Result<Snapshot> {
             Err(e) => return Err(Error::io_pid(pid, "pidfd_send_signal(0)", &e)),
         }
         let pidfs_ino = sys::pidfs_ino(fd.as_fd());
-        return Ok(Snapshot { pid, stat, pidfd: Some(fd), pidfs_ino, unpinned_because: None });
+        return Ok(Snapshot { pid, stat, pidfd: Some(fd), pidfs_ino, unpinned_because: None, procfd: None });
     }
     Err(gone(pid))
 }

@@ -53,7 +53,8 @@ pub enum Reason {
     PidfsInodeDiffers,
     /// The record carries no token (`Unverifiable`).
     NoRecordedToken,
-    /// The live process's token could not be read (`Unverifiable`).
+    /// The live process's token could not be read, or was read without the pidfs inode that
+    /// the record has (no pidfd here), so a same-tick reuse cannot be ruled out (`Unverifiable`).
     LiveTokenUnreadable,
     /// The record was written in another PID namespace (`Unverifiable`, foreign).
     ForeignPidNamespace,
@@ -132,6 +133,11 @@ pub fn judge_record(recorded: &StartToken) -> Option<Judgement> {
 }
 
 /// Compare a recorded token with a live one read in the same machine, boot and namespace.
+///
+/// `Match` needs equal start ticks and, where the record has a pidfs inode, the same live
+/// pidfs inode: a recorded inode that the live token lacks (read without a pidfd) gives
+/// `Unverifiable` (`LiveTokenUnreadable`), since only the inode tells a same-tick reuse apart.
+/// A record without an inode (older kernels) matches on start ticks.
 pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
     if recorded.machine_id != live.machine_id {
         return Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine);
@@ -147,6 +153,10 @@ pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
     }
     match (recorded.pidfs_ino, live.pidfs_ino) {
         (Some(a), Some(b)) if a != b => Judgement::new(Verdict::Mismatch, Reason::PidfsInodeDiffers),
+        // The record was made on this boot with a pidfs inode, so this kernel has pidfs: a live
+        // token without one was read without a pidfd (seccomp, EPERM). Equal start ticks alone
+        // cannot rule out a reuse within the same clock tick, so this is not a Match.
+        (Some(_), None) => Judgement::new(Verdict::Unverifiable, Reason::LiveTokenUnreadable),
         _ => Judgement::new(Verdict::Match, Reason::TokenEqual),
     }
 }
@@ -220,6 +230,8 @@ mod tests {
         assert_eq!(compare_tokens(&tok(5, Some(1)), &tok(5, Some(2))).verdict, Verdict::Mismatch);
         assert_eq!(compare_tokens(&tok(5, Some(1)), &tok(5, Some(1))).verdict, Verdict::Match);
         assert_eq!(compare_tokens(&tok(5, None), &tok(5, Some(1))).verdict, Verdict::Match);
+        assert_eq!(compare_tokens(&tok(5, None), &tok(5, None)).verdict, Verdict::Match);
+        assert_eq!(compare_tokens(&tok(5, Some(1)), &tok(5, None)).reason, Reason::LiveTokenUnreadable);
         assert_eq!(compare_tokens(&tok(5, None), &tok(6, None)).reason, Reason::StartTicksDiffer);
     }
 

@@ -2,7 +2,7 @@
 
 use super::mtime::{CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::error::ErrorKind;
-use crate::identity::{compare_tokens, create_time, Policy, ProcessRef, Verdict};
+use crate::identity::{compare_tokens, create_time, ProcessRef, Verdict};
 use crate::signal::Refusal;
 use crate::sys;
 
@@ -22,21 +22,20 @@ pub enum PidfileTarget {
 /// Pin the process a checked pidfile names and re-check the same rules against the pinned
 /// process (SPEC §5 step 3).
 ///
-/// - `Strict`: the file must be valid ([`PidFileCheck::valid`]): a matching token, or — for a
-///   token-less file — the seed's evidence (mtime within tolerance of the create time and a
-///   matching command file). A zombie leader whose identity matches is pinned too: its process
-///   group may still hold live children, and the zombie pins the group number.
-/// - `Lenient`: also a file whose token cannot be checked against the live process
-///   (`Unverifiable`), with a warning. Proven mismatches, skewed mtimes and command mismatches
-///   are refused under both.
+/// The file must be valid ([`PidFileCheck::valid`]): a matching token, or — for a token-less
+/// file — the seed's evidence (mtime within tolerance of the create time and a matching command
+/// file). A zombie leader whose identity matches is pinned too: its process group may still
+/// hold live children, and the zombie pins the group number. (A caller applying the lenient
+/// policy to a token-less record, as [`crate::stop_pid_file`] does, marks the check valid
+/// first.) Anything else is `Stale`, `Foreign` or `Refused`:
+///
 /// - Running as root, a pidfile that another user could have written (another owner, or
 ///   group-writable) authorises nothing short of a token `Match`; a world-writable pidfile
 ///   authorises nothing (SPEC §3.3, CVE-2018-16888). The caller's parent is never signalled
 ///   without a token `Match` (BUGS H2).
-pub fn pin_pidfile(check: &PidFileCheck, policy: Policy) -> PidfileTarget {
+pub fn pin_pidfile(check: &PidFileCheck) -> PidfileTarget {
     match check.reason {
         CheckReason::Valid | CheckReason::Zombie => {}
-        CheckReason::Unverifiable if policy == Policy::Lenient => {}
         CheckReason::Foreign => return PidfileTarget::Foreign,
         r => return PidfileTarget::Stale(r),
     }
@@ -49,7 +48,7 @@ pub fn pin_pidfile(check: &PidFileCheck, policy: Policy) -> PidfileTarget {
     // Re-check against the pinned process: the token, or for a token-less file the start time.
     let matched_token = check.token.as_ref().is_some_and(|t| compare_tokens(t, h.token()).verdict == Verdict::Match);
     let same = if check.token.is_some() {
-        matched_token || (check.reason == CheckReason::Unverifiable && policy == Policy::Lenient)
+        matched_token
     } else if check.reason == CheckReason::Zombie {
         // A zombie leader's identity: its start time against the pidfile's mtime.
         let ct = create_time(h.token().start_ticks).ok();
@@ -74,9 +73,6 @@ pub fn pin_pidfile(check: &PidFileCheck, policy: Policy) -> PidfileTarget {
     }
     if pid == sys::getppid() && !matched_token {
         return PidfileTarget::Refused(Refusal::Parent);
-    }
-    if check.reason == CheckReason::Unverifiable {
-        log::warn!("pid {pid}: identity unverifiable; signalling under the lenient policy");
     }
     PidfileTarget::Pinned(h)
 }

@@ -2,11 +2,13 @@
 
 mod guard;
 mod schedule;
+mod stop;
 mod terminate;
 
 pub use guard::Refusal;
 pub(crate) use guard::{refuse_group, refuse_pid};
 pub use schedule::{Schedule, Step};
+pub use stop::{stop_pid_file, StopOptions, StopOutcome, StopReport};
 pub use terminate::{terminate, ExitStatus, Outcome, TerminateOptions, TerminateReport};
 
 use std::fmt;

@@ -137,7 +137,11 @@ impl fmt::Display for Schedule {
                 f.write_str("/")?;
             }
             match s {
-                Step::Signal(sig) => f.write_str(&sig.name())?,
+                // A signal without a name (real-time) is written `-N`: a bare number is a wait.
+                Step::Signal(sig) => match sig.name() {
+                    n if n.bytes().all(|b| b.is_ascii_digit()) => write!(f, "-{n}")?,
+                    n => f.write_str(&n)?,
+                },
                 Step::Wait(d) => write!(f, "{}", d.as_secs_f64())?,
                 Step::Forever => f.write_str("forever")?,
             }
@@ -161,6 +165,10 @@ mod tests {
         assert_eq!(s.steps()[0], Step::Signal(Signal::TERM));
         assert_eq!(s.steps()[1], Step::Wait(Duration::from_millis(500)));
         assert_eq!(s.max_duration(), None);
+        // A real-time signal is shown with its `-`, or it would read back as a wait.
+        let s: Schedule = "HUP/-40/1".parse().unwrap();
+        assert_eq!(s.to_string(), "HUP/-40/1");
+        assert_eq!(s.to_string().parse::<Schedule>().unwrap(), s);
     }
 
     #[test]

@@ -164,11 +164,15 @@ impl Run {
         self.outcome.is_some()
     }
 
-    /// Bring the member list up to date with a scan; pin new members.
+    /// Bring the member list up to date with a scan; pin new members. A process seen with our
+    /// pgid counts as a member only if the group number is proven still ours *after* it was
+    /// read ([`ProcessRef::group_still_ours`]): once the leader is reaped, the number may name
+    /// a stranger's new group, whose members are never ours to wait for (or to signal).
     fn refresh(&mut self, scan: &HashMap<i32, Vec<i32>>) {
         let pid = self.h.pid();
         let live: Vec<i32> = scan.get(&pid).map(|v| v.iter().copied().filter(|&m| m != pid).collect()).unwrap_or_default();
         self.members.retain(|m| live.contains(&m.pid) && !m.exited);
+        let mut new = Vec::new();
         for m in live {
             if self.members.iter().any(|x| x.pid == m) {
                 continue;
@@ -177,8 +181,15 @@ impl Run {
             // Pinned, then re-read: it must still be a live member of our group.
             let still = matches!(procfs::read_stat(m), Ok(st) if st.pgrp == pid && !matches!(st.state, b'Z' | b'X'));
             if still {
-                self.members.push(Member { pid: m, fd, exited: false });
+                new.push(Member { pid: m, fd, exited: false });
             }
+        }
+        if self.h.group_still_ours() {
+            self.members.extend(new);
+        } else {
+            // Members pinned earlier, while the group was proven ours, are still ours; numbers
+            // read without a pidfd can no longer be told apart from a stranger's.
+            self.members.retain(|m| m.fd.is_some());
         }
     }
 
@@ -227,16 +238,18 @@ impl Run {
                 Step::Signal(sig) => {
                     self.step += 1;
                     match self.deliver(sig) {
-                        Ok(_) => {
+                        Ok(Delivery::Sent(_)) => {
                             self.signals.push(sig);
                             self.last = Some(sig);
                             if sig == Signal::TERM {
                                 // A stopped process cannot act on SIGTERM until continued.
-                                if self.deliver(Signal::CONT).is_ok() {
+                                if let Ok(Delivery::Sent(_)) = self.deliver(Signal::CONT) {
                                     self.signals.push(Signal::CONT);
                                 }
                             }
                         }
+                        // Nothing was sent: the target (or every provable member) is gone.
+                        Ok(Delivery::AlreadyGone) => {}
                         Err(e) if e.kind() == ErrorKind::Refused => {
                             self.finish(Outcome::Refused(e.refusal().unwrap_or(Refusal::OwnGroup)), t0);
                             return;
@@ -336,6 +349,9 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
         let mut timeout = active.iter().filter_map(|&i| runs[i].deadline).min().map(|d| d.saturating_duration_since(now));
         if unpinned {
             timeout = Some(timeout.map_or(Duration::from_millis(10), |t| t.min(Duration::from_millis(10))));
+        } else if fds.is_empty() {
+            // Nothing to wait on but a deadline: never block forever on an empty set.
+            timeout = Some(timeout.map_or(Duration::from_millis(50), |t| t.min(Duration::from_millis(50))));
         }
         let ready = sys::poll_readable(&fds, timeout).unwrap_or_else(|_| vec![false; fds.len()]);
         drop(fds);

@@ -17,6 +17,8 @@ use std::path::Path;
 use std::time::Duration;
 
 pub(crate) use fault::Call;
+/// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
+pub use procfs::{parse_stat, Stat};
 
 /// `PIDFD_SIGNAL_PROCESS_GROUP` from `<linux/pidfd.h>` (Linux ≥ 6.9).
 pub(crate) const PIDFD_SIGNAL_PROCESS_GROUP: u32 = 4;
@@ -283,6 +285,24 @@ pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd
     }
     // SAFETY: freshly opened descriptor.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Read a small file relative to an open directory (`openat(2)`, `O_NOFOLLOW`), e.g. `stat`
+/// under an open `/proc/<pid>`: once that process is reaped this fails with `ESRCH`, even if the
+/// number now belongs to another process.
+pub(crate) fn read_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let c = CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte"))?;
+    // SAFETY: `dir` is a valid descriptor and `c` a valid NUL-terminated name.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: freshly opened descriptor.
+    let mut f = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let mut buf = Vec::with_capacity(512);
+    f.read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 /// `fchmod(2)`.

@@ -61,6 +61,21 @@ pub fn read_stat(pid: i32) -> io::Result<Stat> {
     parse_stat(&buf).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unparsable /proc/<pid>/stat"))
 }
 
+/// Open the directory `/proc/<pid>`. The descriptor stays tied to that very process: reads
+/// through it ([`read_stat_at`]) fail with `ESRCH` once the process is reaped, even after the
+/// number is reused. This pins a process on kernels (or under seccomp profiles) without
+/// `pidfd_open`.
+pub fn open_proc_dir(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
+    super::open_raw(std::path::Path::new(&format!("/proc/{pid}")), libc::O_RDONLY | libc::O_DIRECTORY, 0)
+}
+
+/// Read and parse `stat` under an open `/proc/<pid>` directory. `ESRCH`/`ENOENT`: that process
+/// is reaped.
+pub fn read_stat_at(dir: std::os::fd::BorrowedFd<'_>) -> io::Result<Stat> {
+    let buf = super::read_at(dir, "stat")?;
+    parse_stat(&buf).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unparsable /proc/<pid>/stat"))
+}
+
 /// `/proc/<pid>/cmdline` split at NUL bytes. Empty for kernel threads and most zombies.
 pub fn read_cmdline(pid: i32) -> io::Result<Vec<Vec<u8>>> {
     let mut buf = Vec::with_capacity(256);

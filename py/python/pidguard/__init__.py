@@ -13,7 +13,8 @@ replace them::
                              pattern="on_*.pid", tolerance=5.0, finalize=None) -> list[HookReport]
 
 plus :func:`write_cmd_file`, :func:`check_pid_file`, :func:`lookup`, :func:`start_token` and
-:func:`terminate`. Paths may be ``str``, ``bytes`` or ``os.PathLike``; times are float seconds.
+:func:`terminate`, and the guard-pidfile API in :mod:`pidguard.guard` (one JSON record per
+file; ``with pidguard.guard.acquire(path, **fields) as entry:`` for a single instance). Paths may be ``str``, ``bytes`` or ``os.PathLike``; times are float seconds.
 Every error is a :class:`PidguardError` (an ``OSError``); see :mod:`pidguard.errors`. Calls that
 wait (``terminate``, ``cleanup_background_hooks``) release the GIL.
 """
@@ -62,6 +63,7 @@ from .errors import (
     BadPidError,
     BadTokenError,
 )
+from . import guard
 
 __all__ = [
     "__version__",
@@ -78,6 +80,8 @@ __all__ = [
     "lookup",
     "start_token",
     "terminate",
+    # guard pidfiles (pidguard.guard)
+    "guard",
     # result types
     "HookReport",
     "PidFileCheck",

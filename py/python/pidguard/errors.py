@@ -4,8 +4,10 @@ Every error pidguard raises is a :class:`PidguardError`, itself an :class:`OSErr
 subclass per error kind of the core library (``pidguard::ErrorKind``). Each class carries the
 kind's stable ``kind`` slug and ``code`` (the C status is ``-code``); each instance has
 ``errno`` (where the failure has one, else None), ``strerror`` (the message), ``filename``
-and ``path`` (the path it is about, or None), ``pid`` (the pid it is about, or None) and, for
-:class:`RefusedError`, ``refusal`` (why signalling was refused, e.g. ``"own-group"``).
+and ``path`` (the path it is about, or None), ``pid`` (the pid it is about, or None), for
+:class:`RefusedError` ``refusal`` (why signalling was refused, e.g. ``"own-group"``) and, for
+:class:`HeldError`, ``entry`` and ``verdict`` (who holds the guard pidfile, and why it was not
+taken over).
 
 Where a kind has a natural builtin twin the class also derives from it, so the usual
 ``except`` clauses work::
@@ -131,10 +133,20 @@ class TimedOutError(PidguardError, TimeoutError):
 
 
 class HeldError(PidguardError, FileExistsError):
-    """A guard pidfile is held by a process that is alive and not proven stale."""
+    """A guard pidfile is held by a process that is not proven stale (its identity is
+    ``'match'`` or ``'unverifiable'``): raised by :func:`pidguard.guard.acquire`.
+
+    ``entry`` is the holder's :class:`pidguard.guard.Entry` and ``verdict`` the
+    :class:`pidguard.guard.Verdict` that kept it from being taken over (``verdict.identity``,
+    ``verdict.reason``); ``pid`` is the holder's pid. ``errno`` is ``EEXIST``.
+    """
 
     kind = "held"
     code = 9
+    #: The holder's record.
+    entry: Optional[_pidguard.Entry] = None
+    #: The verdict on the holder.
+    verdict: Optional[_pidguard.Verdict] = None
 
 
 class SupersededError(PidguardError):
@@ -276,8 +288,10 @@ def _from_native(
     path: Optional[object],
     pid: Optional[int],
     refusal: Optional[str],
+    holder: Optional[_pidguard.Verdict] = None,
 ) -> PidguardError:
-    """Build the exception for a core error (called by the native module)."""
+    """Build the exception for a core error (called by the native module). ``holder`` is the
+    verdict on the holder of a guard pidfile, for :class:`HeldError`."""
     cls = BY_CODE.get(code, PidguardError)
     exc = cls(errno, message) if errno is not None else cls(message)
     if path is not None:
@@ -285,6 +299,9 @@ def _from_native(
         exc.filename = str(path)
     exc.pid = pid
     exc.refusal = refusal
+    if holder is not None and isinstance(exc, HeldError):
+        exc.verdict = holder
+        exc.entry = holder.entry
     if cls is PidguardError:
         exc.kind, exc.code = slug, code
     return exc

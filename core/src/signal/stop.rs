@@ -1,0 +1,228 @@
+//! Stopping the process a pidfile names (`pidguard stop`, start-stop-daemon's `--stop`).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
+use crate::error::{Error, ErrorKind, Result};
+use crate::hooks::cleanup::remove_if_unchanged;
+use crate::identity::Policy;
+use crate::pidfile::mtime::{check_pid_file, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::target::{pin_pidfile, PidfileTarget};
+
+/// Options of [`stop_pid_file`].
+#[derive(Clone, Debug)]
+pub struct StopOptions {
+    /// The escalation schedule (default `TERM/2/KILL/1`).
+    pub schedule: Schedule,
+    /// `Strict` (default): act only on a proven identity (a matching token, or for a token-less
+    /// file the mtime and command rules of [`check_pid_file`]). `Lenient`: also act on a
+    /// token-less file whose mtime is off (`mtime-skew`), with a warning; a recorded token that
+    /// cannot be confirmed is still refused.
+    pub policy: Policy,
+    /// The hook's `.sh` command file to check the live argv against, if any.
+    pub cmd_file: Option<PathBuf>,
+    /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5.0).
+    pub tolerance: f64,
+    /// Signal the process group the target leads (default true).
+    pub group: bool,
+}
+
+impl Default for StopOptions {
+    fn default() -> Self {
+        StopOptions {
+            schedule: Schedule::default(),
+            policy: Policy::Strict,
+            cmd_file: None,
+            tolerance: DEFAULT_TOLERANCE,
+            group: true,
+        }
+    }
+}
+
+/// What [`stop_pid_file`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopOutcome {
+    /// The record names no process of its own any more (missing file, gone, zombie without a
+    /// live group, proven reuse): nothing was signalled; the pidfile was removed if it was
+    /// still the file that was judged.
+    Stale(CheckReason),
+    /// The process (and its group) exited before anything was sent.
+    AlreadyGone,
+    /// It (and its group) exited after this signal.
+    Exited(Signal),
+    /// Still alive after the whole schedule; the pidfile is kept.
+    Unkillable,
+    /// Not signalled: a safety rule, the root trust rule (SPEC §3.3) or the policy refused it;
+    /// the pidfile is kept.
+    Refused(Refusal),
+    /// Another machine's or PID namespace's record: left alone, pidfile kept.
+    Foreign,
+    /// Signalling failed (for example `EPERM`); the pidfile is kept.
+    Error(String),
+}
+
+impl StopOutcome {
+    /// A stable kebab-case slug.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            StopOutcome::Stale(_) => "stale",
+            StopOutcome::AlreadyGone => "already-gone",
+            StopOutcome::Exited(_) => "exited",
+            StopOutcome::Unkillable => "unkillable",
+            StopOutcome::Refused(_) => "refused",
+            StopOutcome::Foreign => "foreign",
+            StopOutcome::Error(_) => "error",
+        }
+    }
+
+    /// The exit status of `pidguard stop` (SPEC §7): 0 stopped, 1 nothing to do (stale or
+    /// already gone), 2 unkillable or a signalling error, 3 refused (including foreign).
+    /// (4, bad input, is for the errors of [`stop_pid_file`].)
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            StopOutcome::Exited(_) => 0,
+            StopOutcome::Stale(_) | StopOutcome::AlreadyGone => 1,
+            StopOutcome::Unkillable | StopOutcome::Error(_) => 2,
+            StopOutcome::Refused(_) | StopOutcome::Foreign => 3,
+        }
+    }
+}
+
+impl fmt::Display for StopOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopOutcome::Stale(r) => write!(f, "stale ({r})"),
+            StopOutcome::Exited(s) => write!(f, "exited after {s}"),
+            StopOutcome::Refused(r) => write!(f, "refused ({r})"),
+            StopOutcome::Error(e) => write!(f, "error: {e}"),
+            o => f.write_str(o.as_str()),
+        }
+    }
+}
+
+/// The report of [`stop_pid_file`].
+#[derive(Clone, Debug)]
+pub struct StopReport {
+    /// The pidfile.
+    pub pid_file: PathBuf,
+    /// What [`check_pid_file`] said about it.
+    pub check: PidFileCheck,
+    /// What was done.
+    pub outcome: StopOutcome,
+    /// The termination report, when the process was pinned and the schedule ran.
+    pub terminate: Option<TerminateReport>,
+    /// Whether the pidfile was removed (only stale or stopped records, and only if the file
+    /// was still the one judged).
+    pub pid_file_removed: bool,
+    /// A warning, e.g. that the identity was taken on the lenient policy.
+    pub warning: Option<String>,
+}
+
+impl StopReport {
+    /// Every signal sent, in order.
+    pub fn signals(&self) -> &[Signal] {
+        self.terminate.as_ref().map(|t| t.signals.as_slice()).unwrap_or(&[])
+    }
+    /// The exit status (known only for the caller's own child).
+    pub fn exit(&self) -> ExitStatus {
+        self.terminate.as_ref().map(|t| t.exit).unwrap_or(ExitStatus::Unknown)
+    }
+}
+
+/// Stop the process an abx-dl pidfile names, with its process group, and nothing else.
+///
+/// 1. [`check_pid_file`] judges the file (with `opts.cmd_file`).
+/// 2. A missing file, a gone process, proven reuse (`Mismatch`) → [`StopOutcome::Stale`]:
+///    nothing is sent, the file is removed if unchanged (BUGS A1, A3). A foreign record is left
+///    alone. A zombie leader with a matching identity has its group (pinned by the zombie)
+///    terminated.
+/// 3. A record that is not proven (`mtime-skew` or `cmd-mismatch` under `Strict`, an
+///    unconfirmable token under either policy) → `Refused`, file kept.
+/// 4. Otherwise the process is pinned, re-checked against the pinned process, the root trust
+///    rule (SPEC §3.3: as root, a file another user could have written needs a token `Match`;
+///    a world-writable one is always refused) and the protected targets (own pid, own group,
+///    parent without a matching token, pid 1) apply, and the schedule runs.
+///
+/// Errors (nothing sent): `Malformed` for content that is not one pid or a bad token xattr;
+/// `Untrusted` for a symlink, FIFO or other non-regular file; `PermissionDenied`/`Io` when the
+/// file cannot be read.
+pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> {
+    let check = check_pid_file(pid_file, opts.cmd_file.as_deref(), opts.tolerance);
+    let mut report = StopReport {
+        pid_file: pid_file.to_path_buf(),
+        check: check.clone(),
+        outcome: StopOutcome::Stale(check.reason),
+        terminate: None,
+        pid_file_removed: false,
+        warning: None,
+    };
+    let mut acting = check.clone();
+    match check.reason {
+        CheckReason::Malformed => return Err(Error::at(ErrorKind::Malformed, pid_file, "content is not one pid in 1..=pid_max")),
+        CheckReason::BadToken => return Err(Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token")),
+        CheckReason::NotRegular => return Err(Error::at(ErrorKind::Untrusted, pid_file, "not a regular file")),
+        CheckReason::Unreadable => return Err(Error::at(ErrorKind::PermissionDenied, pid_file, "cannot be read")),
+        CheckReason::Missing => return Ok(report),
+        CheckReason::Foreign => {
+            report.outcome = StopOutcome::Foreign;
+            return Ok(report);
+        }
+        CheckReason::Gone | CheckReason::Mismatch => {
+            report.pid_file_removed = remove_if_unchanged(pid_file, &check);
+            return Ok(report);
+        }
+        CheckReason::Unverifiable => {
+            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
+            return Ok(report);
+        }
+        CheckReason::CmdMismatch => {
+            report.outcome = StopOutcome::Refused(Refusal::NotTheRecordedProcess);
+            return Ok(report);
+        }
+        CheckReason::MtimeSkew if opts.policy == Policy::Lenient => {
+            report.warning = Some(format!(
+                "{}: no start token and the mtime is more than {} s from the process start; stopping on the lenient policy",
+                pid_file.display(),
+                opts.tolerance
+            ));
+            acting.reason = CheckReason::Valid;
+        }
+        CheckReason::MtimeSkew => {
+            report.outcome = StopOutcome::Refused(Refusal::NotTheRecordedProcess);
+            return Ok(report);
+        }
+        CheckReason::Valid | CheckReason::Zombie => {}
+    }
+    let h = match pin_pidfile(&acting) {
+        PidfileTarget::Pinned(h) => h,
+        PidfileTarget::Stale(reason) => {
+            // Not the recorded process after all (it exited or the number moved on meanwhile).
+            report.outcome = StopOutcome::Stale(reason);
+            report.pid_file_removed = remove_if_unchanged(pid_file, &check);
+            return Ok(report);
+        }
+        PidfileTarget::Foreign => {
+            report.outcome = StopOutcome::Foreign;
+            return Ok(report);
+        }
+        PidfileTarget::Refused(r) => {
+            report.outcome = StopOutcome::Refused(r);
+            return Ok(report);
+        }
+    };
+    let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
+    let t = terminate(vec![h], &topts).pop().expect("one target, one report");
+    report.outcome = match &t.outcome {
+        Outcome::AlreadyGone => StopOutcome::AlreadyGone,
+        Outcome::Exited { after } => StopOutcome::Exited(*after),
+        Outcome::Unkillable => StopOutcome::Unkillable,
+        Outcome::Refused(r) => StopOutcome::Refused(*r),
+        Outcome::Error(e) => StopOutcome::Error(e.clone()),
+    };
+    if t.outcome.is_stopped() {
+        report.pid_file_removed = remove_if_unchanged(pid_file, &check);
+    }
+    report.terminate = Some(t);
+    Ok(report)
+}
