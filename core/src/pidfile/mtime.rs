@@ -136,7 +136,8 @@ pub struct PidFileCheck {
     pub token: Option<StartToken>,
     /// The file's mtime, seconds since the epoch.
     pub mtime: Option<f64>,
-    /// The live process's psutil-compatible create time, when read.
+    /// The live process's psutil-compatible create time, for a token-less record (the mtime
+    /// rule needs it); `None` when the token decided (its start ticks are exact).
     pub create_time: Option<f64>,
     /// Owner uid and mode of the file, when it could be opened.
     pub owner: Option<(u32, u32)>,
@@ -250,13 +251,17 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
             return out;
         }
     };
-    let j = judge_snapshot(token.as_ref(), &snap);
-    out.judgement = Some(j);
     out.live_start_ticks = Some(snap.stat.start_ticks);
-    out.create_time = create_time(snap.stat.start_ticks).ok();
+    if token.is_none() {
+        // Only the mtime rule needs the create time (and its read of /proc/stat).
+        out.create_time = create_time(snap.stat.start_ticks).ok();
+    }
+    let j = judge_snapshot(token.as_ref(), &snap);
+    let (pin, comm) = (snap.pidfd, Some(snap.stat.comm));
+    out.judgement = Some(j);
     match j.verdict {
         Verdict::Gone => {
-            out.reason = CheckReason::Zombie;
+            out.reason = if j.reason == Reason::NoSuchProcess { CheckReason::Gone } else { CheckReason::Zombie };
             return out;
         }
         Verdict::Mismatch => {
@@ -284,7 +289,18 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
         match read_cmd_file(cmd) {
             Ok(None) => {}
             Ok(Some((text, recorded))) => {
-                let live = live_command(pid, &snap.stat.comm);
+                let comm = comm.or_else(|| fs::read(format!("/proc/{pid}/comm")).ok().map(|mut c| {
+                    c.pop_if(|b| *b == b'\n');
+                    c
+                }));
+                let live = live_command(pid, comm.as_deref().unwrap_or_default());
+                // The argv was read by number: it is the pinned process's only if that process
+                // still holds the number now.
+                if pin.as_ref().is_some_and(|fd| exited(fd.as_fd())) {
+                    out.judgement = Some(Judgement { verdict: Verdict::Gone, reason: Reason::Zombie });
+                    out.reason = CheckReason::Zombie;
+                    return out;
+                }
                 if !live.as_ref().is_some_and(|l| command_matches(&text, &recorded, l)) {
                     out.reason = CheckReason::CmdMismatch;
                     return out;
@@ -299,6 +315,11 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
     out.valid = true;
     out.reason = CheckReason::Valid;
     out
+}
+
+/// Whether the process behind a pidfd has exited (a pidfd is readable once it has).
+fn exited(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    matches!(sys::poll_readable(&[fd], Some(std::time::Duration::ZERO)).as_deref(), Ok([true]))
 }
 
 fn live_command(pid: i32, comm: &[u8]) -> Option<LiveCommand> {

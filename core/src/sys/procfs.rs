@@ -157,9 +157,26 @@ pub fn boot_id() -> &'static str {
 }
 
 /// The inode of `/proc/self/ns/pid`: which PID namespace our pids mean something in.
-/// Not cached: `setns(2)` can change it (rarely), and it is one `stat`.
+///
+/// A process's PID namespace is fixed when it is created and never changes (pid_namespaces(7);
+/// `setns`/`unshare` only move its future children), so the value is cached — keyed by our pid,
+/// because a child forked after `unshare(CLONE_NEWPID)` inherits the cache but lives in the new
+/// namespace.
 pub fn pidns_ino() -> u64 {
-    fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).unwrap_or(0)
+    use std::sync::Mutex;
+    static CACHE: Mutex<Option<(u32, u64)>> = Mutex::new(None);
+    let me = std::process::id();
+    let mut c = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    match *c {
+        Some((pid, ino)) if pid == me => ino,
+        _ => {
+            let ino = fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).unwrap_or(0);
+            if ino != 0 {
+                *c = Some((me, ino));
+            }
+            ino
+        }
+    }
 }
 
 /// Every numeric entry of `/proc`: the pids visible in our `/proc` mount.
