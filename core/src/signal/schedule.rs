@@ -130,6 +130,8 @@ impl FromStr for Schedule {
     }
 }
 
+/// The `--retry` text of the schedule (`TERM/2/KILL/1`, `-34/1` for a real-time signal), which
+/// parses back to the same schedule when it is at most 1024 bytes long.
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, s) in self.steps.iter().enumerate() {
@@ -137,7 +139,11 @@ impl fmt::Display for Schedule {
                 f.write_str("/")?;
             }
             match s {
-                Step::Signal(sig) => f.write_str(&sig.name())?,
+                // A real-time signal has no name: `-34`, since a bare `34` would read back as a wait.
+                Step::Signal(sig) => match sig.name() {
+                    n if n.bytes().all(|b| b.is_ascii_digit()) => write!(f, "-{n}")?,
+                    n => f.write_str(&n)?,
+                },
                 Step::Wait(d) => write!(f, "{}", d.as_secs_f64())?,
                 Step::Forever => f.write_str("forever")?,
             }
@@ -161,6 +167,14 @@ mod tests {
         assert_eq!(s.steps()[0], Step::Signal(Signal::TERM));
         assert_eq!(s.steps()[1], Step::Wait(Duration::from_millis(500)));
         assert_eq!(s.max_duration(), None);
+    }
+
+    #[test]
+    fn real_time_signals_print_as_signals() {
+        // Found by the `schedule` fuzz target: `-42` printed as `42`, which reads back as a wait.
+        let s: Schedule = "-2/-42/1".parse().unwrap();
+        assert_eq!(s.to_string(), "INT/-42/1");
+        assert_eq!(s.to_string().parse::<Schedule>().unwrap(), s);
     }
 
     #[test]
