@@ -87,6 +87,7 @@ fn tokenish() -> impl Strategy<Value = String> {
         1 => Just("-".to_string()),
         1 => Just(String::new()),
         1 => Just("18446744073709551616".to_string()), // u64::MAX + 1
+        1 => "0{5,25}[1-9][0-9]{0,3}", // leading zeros: still decimal
         1 => "\\PC{0,3}",
         1 => "[\\x00-\\x20\\x7f]{1,2}",
     ];
@@ -149,6 +150,15 @@ proptest! {
             let short = s.strip_suffix(":-").unwrap();
             prop_assert_eq!(short.parse::<StartToken>().unwrap(), t);
         }
+    }
+
+    /// Numbers written with leading zeros (any count) are still decimal: same token.
+    #[test]
+    fn token_numbers_with_leading_zeros(t in start_token(), zeros in prop::collection::vec(0usize..30, 3)) {
+        let pad = |n: u64, z: usize| format!("{}{n}", "0".repeat(z));
+        let tail = t.pidfs_ino.map_or("-".to_string(), |i| pad(i, zeros[2]));
+        let s = format!("linux1:{}:{}:{}:{}:{tail}", t.machine_id, t.boot_id, pad(t.pidns_ino, zeros[0]), pad(t.start_ticks, zeros[1]));
+        prop_assert_eq!(s.parse::<StartToken>().unwrap(), t);
     }
 
     /// Arbitrary and near-token text: no panic, accepted exactly by the documented rule, and
