@@ -168,12 +168,15 @@ impl PidFileCheck {
 /// Parse pidfile content as the original's `int(text.strip())`, restricted: ASCII whitespace
 /// around one run of ASCII digits, value in `1..=pid_max`. Signs, underscores, several numbers
 /// and NUL bytes are refused.
+///
+/// Leading zeros are allowed, however many (`int("000000000007")` is 7); a value that
+/// overflows is refused like any other value above `pid_max`.
 pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
     let t = content.trim_ascii();
-    if t.is_empty() || t.len() > 10 || !t.iter().all(u8::is_ascii_digit) {
+    if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let v: i64 = std::str::from_utf8(t).ok()?.parse().ok()?;
+    let v = t.iter().try_fold(0i64, |v, &d| v.checked_mul(10)?.checked_add(i64::from(d - b'0')))?;
     (1..=procfs::pid_max() as i64).contains(&v).then_some(v as i32)
 }
 
@@ -214,6 +217,10 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
     let mut buf = Vec::with_capacity(16);
     if f.by_ref().take(MAX_CONTENT + 1).read_to_end(&mut buf).is_err() {
         out.reason = CheckReason::Unreadable;
+        return out;
+    }
+    // Longer content is malformed, not truncated (BUGS E3): a prefix of it could parse.
+    if buf.len() as u64 > MAX_CONTENT {
         return out;
     }
     let Some(pid) = parse_pid_content(&buf) else { return out };
@@ -343,6 +350,9 @@ mod tests {
     fn content_rules() {
         assert_eq!(parse_pid_content(b"123"), Some(123));
         assert_eq!(parse_pid_content(b" 123\n"), Some(123));
+        // More than ten digits, all but the last zeros: still 7, as Python's int() reads it.
+        assert_eq!(parse_pid_content(b"000000000007"), Some(7));
+        assert_eq!(parse_pid_content(b"99999999999999999999999"), None);
         for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2"] {
             assert_eq!(parse_pid_content(bad), None, "{bad:?}");
         }
