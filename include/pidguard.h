@@ -367,6 +367,11 @@ typedef int32_t pidguard_hook_outcome;
  * any other negative value as an error too. Functions return `int`; this enum names the
  * values. A verdict (`PIDGUARD_VERDICT_GONE`) or an outcome (`PIDGUARD_OUTCOME_UNKILLABLE`) is
  * a result, never a status: a status < 0 means "pidguard could not answer".
+ *
+ * Some statuses refine a broader one: PIDGUARD_ESYMLINK ... PIDGUARD_ETOO_LARGE say which rule
+ * refused a file (family PIDGUARD_EUNTRUSTED), PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID and
+ * PIDGUARD_EBAD_TOKEN which rule its content broke (family PIDGUARD_EMALFORMED).
+ * pidguard_status_family() maps a status to its family, for code that handles them alike.
  */
 enum pidguard_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -437,6 +442,49 @@ enum pidguard_status
      * unwound into the caller.
      */
     PIDGUARD_EPANIC = -14,
+    /**
+     * A symlink where a pidfile must be: never followed (ELOOP). Refines PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_ESYMLINK = -15,
+    /**
+     * A directory where a pidfile must be (EISDIR). Refines PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_EIS_DIRECTORY = -16,
+    /**
+     * A FIFO, socket or device node where a pidfile must be; refused without blocking.
+     * Refines PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_ENOT_REGULAR_FILE = -17,
+    /**
+     * A pidfile with more than one link: another name for it may be someone else's. Refines
+     * PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_EHARD_LINKED = -18,
+    /**
+     * A pidfile that group or others may read or write (mode not within 0600). Refines
+     * PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_EINSECURE_MODE = -19,
+    /**
+     * A pidfile larger than its format allows (4096 bytes for a guard pidfile). Refines
+     * PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_ETOO_LARGE = -20,
+    /**
+     * Guard pidfile content that is not one JSON object of string members (bad syntax, not
+     * UTF-8, a duplicate member, a non-string field). Refines PIDGUARD_EMALFORMED.
+     */
+    PIDGUARD_EINVALID_JSON = -21,
+    /**
+     * A guard record whose pid is missing, not an integer, not positive or above pid_max.
+     * Refines PIDGUARD_EMALFORMED.
+     */
+    PIDGUARD_EBAD_PID = -22,
+    /**
+     * A guard record whose start token is missing, not a string, empty, or (where it is
+     * judged) not a pidguard start token. Refines PIDGUARD_EMALFORMED.
+     */
+    PIDGUARD_EBAD_TOKEN = -23,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -990,6 +1038,15 @@ int pidguard_cleanup_report_pid_file_removed(const struct pidguard_cleanup_repor
 int pidguard_cleanup_report_succeeded(const struct pidguard_cleanup_report *report,
                                       size_t index,
                                       bool *succeeded_out);
+
+/**
+ * The broad status that `status` refines: PIDGUARD_EUNTRUSTED for PIDGUARD_ESYMLINK,
+ * PIDGUARD_EIS_DIRECTORY, PIDGUARD_ENOT_REGULAR_FILE, PIDGUARD_EHARD_LINKED,
+ * PIDGUARD_EINSECURE_MODE and PIDGUARD_ETOO_LARGE; PIDGUARD_EMALFORMED for
+ * PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID and PIDGUARD_EBAD_TOKEN; `status` itself for every
+ * other value (0, the other statuses, and values this library does not know). Thread-safe.
+ */
+int pidguard_status_family(int status);
 
 /**
  * A short English name of `status` ("no such process"), for messages and logs.
