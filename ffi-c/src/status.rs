@@ -4,7 +4,8 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::sync::OnceLock;
 
-use pidguard_core::ErrorKind;
+use pidguard_core::guard::Verdict as GuardVerdict;
+use pidguard_core::{Error, ErrorKind};
 
 use crate::boundary::run_value;
 
@@ -135,22 +136,41 @@ pub extern "C" fn pidguard_strerror(status: c_int) -> *const c_char {
 struct LastError {
     message: Vec<u8>,
     errno: c_int,
+    /// The holder named by a `Held` error, while that error is the thread's last one.
+    held: Option<GuardVerdict>,
 }
 
 thread_local! {
-    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: Vec::new(), errno: 0 }) };
+    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: Vec::new(), errno: 0, held: None }) };
 }
 
 /// Record the calling thread's last error. NUL bytes are replaced so that C sees one string.
+/// Forgets the holder of an earlier `Held` error.
 pub(crate) fn set_last_error(message: &str, errno: Option<i32>) {
+    set_last(message, errno, None);
+}
+
+/// Record a failed call's error as the calling thread's last one, with the holder of a `Held`
+/// error (pidguard_last_held()).
+pub(crate) fn set_last_failure(e: &Error) {
+    set_last(e.message(), e.errno(), e.holder().cloned());
+}
+
+fn set_last(message: &str, errno: Option<i32>, held: Option<GuardVerdict>) {
     let bytes: Vec<u8> = message.bytes().map(|b| if b == 0 { b'?' } else { b }).collect();
     // try_with: during thread teardown the slot may be gone; losing the message beats aborting.
     let _ = LAST.try_with(|l| {
         if let Ok(mut l) = l.try_borrow_mut() {
             l.message = bytes;
             l.errno = errno.unwrap_or(0);
+            l.held = held;
         }
     });
+}
+
+/// The holder carried by the calling thread's last error, if it was `Held`.
+pub(crate) fn last_held() -> Option<GuardVerdict> {
+    LAST.try_with(|l| l.try_borrow().ok().and_then(|l| l.held.clone())).ok().flatten()
 }
 
 /// Copy the message of the calling thread's most recent failure into `buf`, like `snprintf`.
