@@ -177,6 +177,12 @@ fn every_status_null_arguments_and_truncated_buffers() {
 }
 
 #[test]
+fn guard_pidfiles_on_real_files() {
+    let bin = compile("cc", "-std=c11", &repo().join("tests/c/guard.c"), "guard", &[]);
+    assert!(run(&bin, "guard").contains("checks passed"));
+}
+
+#[test]
 fn two_threads_keep_their_own_last_error() {
     let bin = compile("cc", "-std=c11", &repo().join("tests/c/threads.c"), "threads", &[]);
     assert!(run(&bin, "threads").contains("checks passed"));
