@@ -17,8 +17,8 @@
  *  - Times are seconds as double (since the Unix epoch for points in time).
  *  - No function ever unwinds a panic into C: a bug inside pidguard returns PIDGUARD_EPANIC.
  *  - Thread safety: every function may be called from any thread at the same time. Objects the
- *    caller owns (a pidguard_cleanup_report) may be read from several threads at once, but must
- *    not be read while they are being freed.
+ *    caller owns (a pidguard_cleanup_report, a pidguard_entry, a pidguard_guard) may be read from
+ *    several threads at once, but must not be read while they are being changed or freed.
  *  - Functions that stop processes block the calling thread until their schedule ends.
  *
  * SPDX-License-Identifier: MIT OR Apache-2.0
