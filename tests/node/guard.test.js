@@ -271,6 +271,34 @@ test('acquire against another live process: held; after it dies the stale record
   assert.equal(g.release(), true);
 });
 
+// A handle that is garbage-collected without release() keeps the record: a collection must
+// never free a single-instance name while the process still runs.
+const COLLECTED = `
+const p = require(${JSON.stringify(path.join(ROOT, 'node'))});
+(async () => {
+  await (async () => { await p.guard.acquire(process.argv[1], { role: 'collected' }); })();
+  for (let i = 0; i < 5; i++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 20)); }
+  const v = p.guard.check(process.argv[1]);
+  process.stdout.write(JSON.stringify({ found: v.found, verdict: v.verdict, pid: v.entry && v.entry.pid }));
+})();
+`;
+
+test('a collected handle does not release; the record is stale once its process has exited', async () => {
+  const dir = tempDir('guard-gc');
+  const file = path.join(dir, 'g.json');
+  const c = spawn(process.execPath, ['--expose-gc', '-e', COLLECTED, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  c.stdout.on('data', (d) => { out += d; });
+  const code = await new Promise((r) => c.on('close', r));
+  assert.equal(code, 0);
+  assert.deepEqual(JSON.parse(out), { found: true, verdict: 'match', pid: c.pid });
+  const v = guard.check(file);
+  assert.equal(v.verdict, 'gone');
+  const g = await guard.acquire(file);
+  assert.equal(g.replaced.entry.pid, c.pid);
+  assert.equal(g.release(), true);
+});
+
 test('acquire refuses a file it cannot trust (never taken over, even with takeover)', async () => {
   const dir = tempDir('guard-untrusted');
   const file = path.join(dir, 'g.json');
