@@ -161,6 +161,64 @@ export interface ProcessInfo {
   exe?: string
 }
 
+/** Options of `stopPidFile`; every default is core's. */
+export interface StopOptions {
+  /**
+   * Escalation schedule, start-stop-daemon `--retry` syntax (`'TERM/5/KILL/2'`, `'5'`,
+   * `'-9'`); default `'TERM/2/KILL/1'`.
+   */
+  schedule?: string
+  /** The same as `schedule`, under start-stop-daemon's name; give one or the other. */
+  retry?: string
+  /**
+   * Also act on a token-less pidfile whose mtime is off (`'mtime-skew'`), with a `warning`
+   * in the report. A recorded token that cannot be confirmed is refused either way.
+   * Default false (strict).
+   */
+  lenient?: boolean
+  /** The hook's `.sh` command file; the live argv must match its last line. */
+  cmdFile?: string | Buffer
+  /** Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0. */
+  tolerance?: number
+  /** Signal the process group the target leads (default true). */
+  group?: boolean
+}
+
+/** What `stopPidFile` did. */
+export interface StopReport {
+  /** The pidfile. */
+  pidFile: string
+  /**
+   * `'stale'` (nothing sent; file removed if unchanged), `'already-gone'`, `'exited'`,
+   * `'unkillable'` (file kept), `'refused'` (file kept), `'foreign'` (another machine's or
+   * PID namespace's record, left alone) or `'error'`.
+   */
+  outcome: string
+  /** For `'stale'`: why (`'missing'`, `'gone'`, `'mismatch'`, …). */
+  staleReason?: string
+  /** For `'exited'`: the signal after which it exited (`'TERM'`, `'KILL'`). */
+  after?: string
+  /** For `'refused'`: why (`'unverifiable'`, `'not-the-recorded-process'`, `'own-group'`, …). */
+  refusal?: string
+  /** For `'error'`: the message. */
+  error?: string
+  /** Every signal sent, in order, by name (empty when nothing was sent). */
+  signals: Array<string>
+  /**
+   * The exit status `pidguard stop` would give: 0 stopped, 1 nothing to do, 2 unkillable or
+   * error, 3 refused or foreign.
+   */
+  status: number
+  /** Whether the pidfile was removed. */
+  pidFileRemoved: boolean
+  /** A warning (for example that the lenient policy was used). */
+  warning?: string
+  /** What `checkPidFile` said about the file. */
+  check: PidFileCheck
+  /** The termination report, when the process was pinned and the schedule ran. */
+  terminate?: TerminateReport
+}
+
 /** Options of `terminate`. */
 export interface TerminateOptions {
   /**
@@ -280,6 +338,20 @@ export declare function lookup(pid: number): ProcessInfo
 export declare function startToken(pid: number): string
 
 /**
+ * Stop the process an abx-dl pidfile names, with its process group and nothing else, off the
+ * event loop (core's `stop_pid_file`, what `pidguard stop` does). A stale record (gone,
+ * proven reuse, missing) sends nothing and removes the file if unchanged; a record whose
+ * identity is not proven is refused; otherwise the process is pinned, re-checked, and the
+ * schedule runs.
+ * 
+ * Throws at once for option types, `schedule` and `retry` both given, or a malformed
+ * schedule (`PIDGUARD_INVALID_ARGUMENT`). Rejects (nothing sent) with `PIDGUARD_MALFORMED`
+ * (content is not one pid, or a bad token xattr), `PIDGUARD_UNTRUSTED` (not a regular file),
+ * `PIDGUARD_PERMISSION_DENIED` (unreadable).
+ */
+export declare function stopPidFile(pidFile: string | Buffer, options?: StopOptions | null): Promise<StopReport>
+
+/**
  * Stop the process `pid` (and the process group it leads) with an escalation schedule, off the
  * event loop. The process is pinned with a pidfd and its identity checked against `token` under
  * `policy` before any signal; signals go only through the pin, so none can reach a process that
@@ -337,7 +409,195 @@ export {
   cleanupBackgroundHooksSync as cleanup_background_hooks_sync,
   errorKinds as error_kinds,
   startToken as start_token,
+  stopPidFile as stop_pid_file,
   validatePidFile as validate_pid_file,
   writeCmdFile as write_cmd_file,
   writePidFileWithMtime as write_pid_file_with_mtime,
+}
+
+export declare namespace guard {
+  /** Options of `acquire`. */
+  export interface AcquireOptions {
+    /**
+     * Also replace a holder that is `'match'` or `'unverifiable'` (an operator who knows
+     * better). A record from another machine is never taken over. Default false.
+     */
+    takeover?: boolean
+  }
+
+  /**
+   * A guard record as this module returns it: the holder's pid and start token, and the
+   * caller's own string members in file order.
+   * 
+   * Key order caveat: JavaScript lists integer-like keys (`"7"`, `"42"`) before all others, so
+   * a file whose fields have such names after other names (written by another binding) comes
+   * back in a different order, and its `encode` is not the file's bytes; `remove` then returns
+   * `false`. Fields named like that are better avoided.
+   */
+  export interface Entry {
+    /** The holder's pid. */
+    pid: number
+    /** The holder's start token (`linux1:…`, see `startToken(pid)`). */
+    startToken: string
+    /** The caller's members (`{ session: 's1' }`), in wire order. */
+    fields: Record<string, string>
+  }
+
+  /** A guard record as this module accepts it: `fields` may be left out (no members). */
+  export interface EntryInit {
+    /** The holder's pid: an integer in `1..=2^31-1` (`TypeError`/`RangeError` otherwise). */
+    pid: number
+    /** The holder's start token; must be non-empty (`PIDGUARD_INVALID_ARGUMENT`). */
+    startToken: string
+    /**
+     * The caller's members, names non-empty, unique, neither `pid` nor `start_token`, values
+     * strings; written in the object's key order.
+     */
+    fields?: Record<string, string>
+  }
+
+  /**
+   * A held guard, as `acquire` resolves it. `release()` removes our record if — and only if —
+   * the file still holds exactly our bytes. Unlike the Rust guard, dropping the last reference
+   * does NOT release: a garbage collection must never free a single-instance name at a random
+   * moment. A record never released outlives the process and is then stale (`'gone'`), so the
+   * next `acquire` replaces it.
+   */
+  export class Guard {
+    /** The pidfile's path. */
+    get path(): string
+    /** Our record (this process's pid and start token, and the fields given to `acquire`). */
+    get entry(): guard.Entry
+    /**
+     * The stale (or, with `takeover`, live) holder whose record was replaced; `null` when the
+     * name was free.
+     */
+    get replaced(): guard.Verdict | null
+    /**
+     * Whether the file still holds exactly our record (false after `release()`, `keep()`, a
+     * takeover, or when someone removed it).
+     */
+    isHeld(): boolean
+    /**
+     * Remove our record now. `true` when removed; `false` when the file no longer held it or
+     * the guard was already released or kept. Throws `PIDGUARD_PERMISSION_DENIED`,
+     * `PIDGUARD_IO`, `PIDGUARD_TIMED_OUT` (the record is then still ours: call again).
+     */
+    release(): boolean
+    /**
+     * Stop managing the record without removing it (to hand it to a process that releases it
+     * itself), and return it. Later `release()` calls return `false`.
+     */
+    keep(): guard.Entry
+  }
+
+  /** The answer of `check`, and the `holder` of a `PIDGUARD_HELD` error. */
+  export interface Verdict {
+    /** Whether a file was found; `false` means there is no record at all. */
+    found: boolean
+    /** The record, when found. */
+    entry?: guard.Entry
+    /**
+     * The identity of the holder (SPEC §2.2), when found: `'gone'` or `'mismatch'` (stale:
+     * `acquire` replaces it), `'match'` or `'unverifiable'` (held).
+     */
+    verdict?: 'match' | 'mismatch' | 'unverifiable' | 'gone'
+    /**
+     * Why that verdict (`'token-equal'`, `'boot-id-differs'`, `'start-ticks-differ'`,
+     * `'foreign-pid-namespace'`, `'no-such-process'`, `'zombie'`, …).
+     */
+    reason?: string
+    /** The uid owning the file, when found. */
+    ownerUid?: number
+    /** Whether the record is proven stale (`'gone'` or `'mismatch'`). */
+    stale: boolean
+  }
+
+  /**
+   * Take the single-instance guard at `path` for this process (its pid and start token) with
+   * `fields`, off the event loop: create the file; else replace a holder proven `'gone'` or
+   * `'mismatch'`; a `'match'` or `'unverifiable'` holder is taken over only with
+   * `{ takeover: true }` (never a record from another machine).
+   * 
+   * Resolves to a `guard.Guard`; call `release()` when done (dropping it does not release).
+   * Rejects with `PIDGUARD_HELD` (errno `EEXIST`) whose `holder` is the holder's
+   * `guard.Verdict` (`entry`, `verdict`, `reason`); `PIDGUARD_INVALID_ARGUMENT` for fields that
+   * cannot be written; every refusal of `read` (an untrusted or malformed file is never taken
+   * over); `PIDGUARD_SUPERSEDED` when the file kept changing; file-system errors.
+   * 
+   * A record written in another container on a persistent volume (another PID namespace) is
+   * `'unverifiable'`, hence held: put guard pidfiles on `/run`, which a restart empties.
+   */
+  export function acquire(path: string | Buffer, fields?: Record<string, string> | null, options?: guard.AcquireOptions | null): Promise<guard.Guard>
+
+  /**
+   * Read `path` and judge its holder: `{ found: false }` when there is no file, else the record
+   * with the holder's identity verdict. Throws every refusal of `read` (a file that cannot be
+   * trusted or parsed is an error, not a "dead" verdict), `PIDGUARD_BAD_TOKEN` when the token is
+   * not a pidguard start token, `PIDGUARD_IO`.
+   */
+  export function check(path: string | Buffer): guard.Verdict
+
+  /**
+   * Create the guard pidfile `path` holding `entry`: it appears fully written or not at all,
+   * mode 0600 (parent directory made 0700 when missing), and of any number of racing creators
+   * exactly one wins. Never deletes or changes an existing file.
+   * 
+   * Throws `PIDGUARD_ALREADY_EXISTS` when `path` exists (a file, a directory, a symlink);
+   * `PIDGUARD_INVALID_ARGUMENT` for a record that cannot be written; `PIDGUARD_NOT_FOUND`,
+   * `PIDGUARD_PERMISSION_DENIED`, `PIDGUARD_IO` from the file system.
+   */
+  export function create(path: string | Buffer, entry: guard.EntryInit): void
+
+  /**
+   * Parse guard pidfile content (`string` or `Buffer`) into an entry, fields in file order.
+   * Throws `PIDGUARD_INVALID_JSON` (not one JSON object of strings), `PIDGUARD_BAD_PID`,
+   * `PIDGUARD_BAD_TOKEN` (all in the family `PIDGUARD_MALFORMED`).
+   */
+  export function decode(content: string | Buffer): guard.Entry
+
+  /**
+   * The exact text `create` writes for `entry`: one JSON object (`pid`, `start_token`, then the
+   * fields in order) and `"\n"`. Throws `PIDGUARD_INVALID_ARGUMENT` when the record could not be
+   * written (empty token, reserved or duplicate field name, more than 4096 bytes).
+   */
+  export function encode(entry: guard.EntryInit): string
+
+  /**
+   * Read the guard pidfile `path` without following a symlink or blocking on a FIFO.
+   * 
+   * Throws, each its own code: `PIDGUARD_NOT_FOUND`; `PIDGUARD_SYMLINK`, `PIDGUARD_IS_DIRECTORY`,
+   * `PIDGUARD_NOT_REGULAR_FILE`, `PIDGUARD_HARD_LINKED`, `PIDGUARD_INSECURE_MODE` (group or
+   * others have any permission), `PIDGUARD_TOO_LARGE` (> 4096 bytes) — family
+   * `PIDGUARD_UNTRUSTED`; `PIDGUARD_INVALID_JSON`, `PIDGUARD_BAD_PID`, `PIDGUARD_BAD_TOKEN` —
+   * family `PIDGUARD_MALFORMED`; `PIDGUARD_PERMISSION_DENIED`, `PIDGUARD_IO`. A refusal never
+   * means "the holder is dead".
+   */
+  export function read(path: string | Buffer): guard.Entry
+
+  /**
+   * Remove `path` only if its bytes are exactly `encode(entry)`, safely against a concurrent
+   * `replace`. `true` when removed; `false`, with nothing changed, when the file is missing or
+   * holds anything else. Throws `PIDGUARD_TIMED_OUT` (the directory lock stayed taken 10 s),
+   * `PIDGUARD_PERMISSION_DENIED`, `PIDGUARD_IO`.
+   */
+  export function remove(path: string | Buffer, entry: guard.EntryInit): boolean
+
+  /**
+   * Retire `old` by content, then create `next` in its place. Throws `PIDGUARD_SUPERSEDED` (and
+   * writes nothing) when the file no longer holds `old`; `PIDGUARD_ALREADY_EXISTS` when another
+   * creator won the freed name; `PIDGUARD_INVALID_ARGUMENT` for a `next` that cannot be written
+   * (checked first); file-system errors as `create` and `remove`. A file that vanished in
+   * between is not an error.
+   */
+  export function replace(path: string | Buffer, old: guard.EntryInit, next: guard.EntryInit): void
+
+  /**
+   * The lowercase hex SHA-256 of `secret` (a UTF-8 `string` or a `Buffer`): how a record names a
+   * secret without storing it.
+   */
+  export function tokenSha256(secret: string | Buffer): string
+
+  /** snake_case names (index.js adds them): the very same functions. */
+  export const token_sha256: typeof tokenSha256
 }

@@ -42,23 +42,36 @@ function indent(def) {
   return def.split('\n').map((l) => (l ? '  ' + l : l)).join('\n');
 }
 
-function generate(typedefText) {
-  const defs = typedefText.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-  // Stable order whatever order the macros expanded in.
-  defs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const out = [HEADER];
+/**
+ * The declarations of one module scope (the addon's top level, or one `#[napi(namespace)]`),
+ * each prefixed with `kw` (`export declare` at the top, `export` inside a namespace). Classes
+ * are a `struct` def (fields) plus any `impl` defs (methods), merged by name.
+ */
+function scope(defs, kw) {
+  const out = [];
   const values = [];
   const aliases = [];
+  const classes = new Map();
+  for (const d of defs) {
+    if (d.kind === 'struct') classes.set(d.name, { doc: d.js_doc || '', body: [d.def] });
+  }
+  for (const d of defs) {
+    if (d.kind !== 'impl') continue;
+    const c = classes.get(d.name);
+    if (!c) throw new Error(`gen-types: methods of ${d.name} without its class`);
+    // napi-derive indents method signatures (not getters) by one space.
+    c.body.push(d.def.replace(/^ (?=[A-Za-z_])/gm, ''));
+  }
   for (const d of defs) {
     const doc = d.js_doc || '';
     switch (d.kind) {
       case 'fn':
-        out.push(`${doc}export declare ${d.def}\n`);
+        out.push(`${doc}${kw} ${d.def}\n`);
         values.push(d.name);
         if (snakeCase(d.name) !== d.name) aliases.push([d.name, snakeCase(d.name)]);
         break;
       case 'const':
-        out.push(`${doc}export declare ${d.def.replace(/^export /, '')}\n`);
+        out.push(`${doc}${kw} ${d.def.replace(/^export /, '')}\n`);
         values.push(d.name);
         break;
       case 'interface':
@@ -67,16 +80,46 @@ function generate(typedefText) {
       case 'type':
         out.push(`${doc}export type ${d.name} = ${d.def}\n`);
         break;
+      case 'struct': {
+        const body = classes.get(d.name).body.filter((b) => b.trim()).join('\n');
+        out.push(`${doc}${kw} class ${d.name} {\n${indent(body)}\n}\n`);
+        values.push(d.name);
+        break;
+      }
+      case 'impl':
+        break;
       default:
         throw new Error(`gen-types: unsupported type-def kind ${JSON.stringify(d.kind)} (${d.name}); teach gen-types.js`);
     }
   }
-  if (aliases.length) {
+  return { out, values, aliases };
+}
+
+function generate(typedefText) {
+  const defs = typedefText.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  // Stable order whatever order the macros expanded in.
+  defs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+  const top = scope(defs.filter((d) => !d.js_mod), 'export declare');
+  const out = [HEADER, ...top.out];
+  const values = top.values.slice();
+  if (top.aliases.length) {
     out.push('/** The seed\'s snake_case names: the very same functions. */\n' +
-      'export {\n' + aliases.map(([c, s]) => `  ${c} as ${s},\n`).join('') + '}\n');
+      'export {\n' + top.aliases.map(([c, s]) => `  ${c} as ${s},\n`).join('') + '}\n');
+  }
+  // Namespaces (`require('pidguard').guard`): a nested object at runtime, a namespace in types.
+  const namespaces = [...new Set(defs.filter((d) => d.js_mod).map((d) => d.js_mod))].sort();
+  for (const ns of namespaces) {
+    const sc = scope(defs.filter((d) => d.js_mod === ns), 'export');
+    const body = sc.out.slice();
+    if (sc.aliases.length) {
+      body.push('/** snake_case names (index.js adds them): the very same functions. */\n' +
+        sc.aliases.map(([c, s]) => `export const ${s}: typeof ${c}\n`).join(''));
+    }
+    out.push(`export declare namespace ${ns} {\n${body.map(indent).join('\n')}}\n`);
+    values.push(ns);
   }
   const dts = out.join('\n');
-  const names = values.concat(aliases.map(([, s]) => s)).sort();
+  const names = values.concat(top.aliases.map(([, s]) => s)).sort();
   const mjs = HEADER +
     '// ESM entry: `import { lookup } from \'pidguard\'` or `import pidguard from \'pidguard\'`.\n' +
     "import { createRequire } from 'node:module';\n\n" +

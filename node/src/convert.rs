@@ -25,8 +25,11 @@ pub fn code_of(kind: pidguard::ErrorKind) -> String {
 
 /// The one converter: a JavaScript `Error` whose `message` is core's (it names the path or pid),
 /// with `code` (`PIDGUARD_<KIND>`), `kind` (the slug), and `errno`, `path`, `pid`, `refusal`
-/// where the error carries them. The returned `napi::Error` holds the object itself, so a throw
-/// or a Promise rejection hands exactly this object to JavaScript.
+/// where the error carries them; `family` (the code of the broader kind, e.g.
+/// `PIDGUARD_UNTRUSTED` for `PIDGUARD_SYMLINK`) when the kind refines another; `holder` (a
+/// `guard.Verdict`: the holder's entry, verdict and reason) for `PIDGUARD_HELD`. The returned
+/// `napi::Error` holds the object itself, so a throw or a Promise rejection hands exactly this
+/// object to JavaScript.
 pub fn js_error(env: &Env, e: &pidguard::Error) -> napi::Error {
     let build = || -> Result<napi::Error> {
         let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
@@ -43,6 +46,12 @@ pub fn js_error(env: &Env, e: &pidguard::Error) -> napi::Error {
         }
         if let Some(r) = e.refusal() {
             obj.set("refusal", r.as_str())?;
+        }
+        if e.kind().family() != e.kind() {
+            obj.set("family", code_of(e.kind().family()))?;
+        }
+        if let Some(h) = e.holder() {
+            obj.set("holder", crate::guard::verdict(h.clone()))?;
         }
         Ok(napi::Error::from_unknown_without_coercion(obj.to_unknown()))
     };
@@ -94,7 +103,12 @@ pub fn number(env: &Env, v: &Unknown, name: &str) -> Result<f64> {
 /// a `RangeError`. (napi's own i32 conversion would truncate 3.7 to 3 and wrap 2^32+1 to 1.)
 /// Whether the pid is below `pid_max` or protected is core's decision.
 pub fn pid(env: &Env, v: &Unknown, name: &str) -> Result<i32> {
-    let n = number(env, v, name)?;
+    pid_number(env, number(env, v, name)?, name)
+}
+
+/// The range check of [`pid`] for a value napi already converted to a number (an object
+/// member declared `number`).
+pub fn pid_number(env: &Env, n: f64, name: &str) -> Result<i32> {
     if n.fract() != 0.0 || !(1.0..=i32::MAX as f64).contains(&n) {
         return Err(arg_error(
             env,
@@ -113,6 +127,11 @@ pub fn token(env: &Env, s: &str) -> Result<pidguard::StartToken> {
 /// A schedule string in start-stop-daemon's `--retry` syntax, parsed by core.
 pub fn schedule(env: &Env, s: &str) -> Result<pidguard::Schedule> {
     s.parse().map_err(|e| js_error(env, &e))
+}
+
+/// A `TypeError` with code `ERR_INVALID_ARG_VALUE` (conflicting or unknown option values).
+pub fn invalid_value(env: &Env, msg: &str) -> napi::Error {
+    arg_error(env, "ERR_INVALID_ARG_VALUE", msg.to_string())
 }
 
 /// `'strict'` or `'lenient'`; anything else is a `TypeError` (`ERR_INVALID_ARG_VALUE`).

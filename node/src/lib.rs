@@ -17,6 +17,7 @@
 #![deny(unsafe_code)]
 
 mod convert;
+pub mod guard;
 
 use napi::bindgen_prelude::*;
 use napi::{Env, Task};
@@ -144,7 +145,10 @@ pub struct PidFileCheck {
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
 pub fn check_pid_file(pid_file: PathArg, options: Option<Either<PathArg, PidFileOptions>>, tolerance: Option<f64>) -> PidFileCheck {
     let (cmd, tol) = pidfile_args(options, tolerance);
-    let c = pidguard::check_pid_file(&path(&pid_file), cmd.as_deref(), tol);
+    pid_file_check(pidguard::check_pid_file(&path(&pid_file), cmd.as_deref(), tol))
+}
+
+fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
     PidFileCheck {
         valid: c.valid,
         reason: c.reason.as_str().to_string(),
@@ -569,4 +573,142 @@ pub fn cleanup_background_hooks(env: Env, output_dir: PathArg, options: Option<C
 pub fn cleanup_background_hooks_sync(env: Env, output_dir: PathArg, options: Option<CleanupOptions>) -> Result<Vec<HookReport>> {
     let opts = cleanup_options(&env, options)?;
     cleanup_result(&env, pidguard::cleanup_background_hooks(&path(&output_dir), &opts, None))
+}
+
+/// Options of `stopPidFile`; every default is core's.
+#[napi(object)]
+pub struct StopOptions {
+    /// Escalation schedule, start-stop-daemon `--retry` syntax (`'TERM/5/KILL/2'`, `'5'`,
+    /// `'-9'`); default `'TERM/2/KILL/1'`.
+    pub schedule: Option<String>,
+    /// The same as `schedule`, under start-stop-daemon's name; give one or the other.
+    pub retry: Option<String>,
+    /// Also act on a token-less pidfile whose mtime is off (`'mtime-skew'`), with a `warning`
+    /// in the report. A recorded token that cannot be confirmed is refused either way.
+    /// Default false (strict).
+    pub lenient: Option<bool>,
+    /// The hook's `.sh` command file; the live argv must match its last line.
+    #[napi(ts_type = "string | Buffer")]
+    pub cmd_file: Option<PathArg>,
+    /// Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0.
+    pub tolerance: Option<f64>,
+    /// Signal the process group the target leads (default true).
+    pub group: Option<bool>,
+}
+
+/// What `stopPidFile` did.
+#[napi(object)]
+pub struct StopReport {
+    /// The pidfile.
+    pub pid_file: String,
+    /// `'stale'` (nothing sent; file removed if unchanged), `'already-gone'`, `'exited'`,
+    /// `'unkillable'` (file kept), `'refused'` (file kept), `'foreign'` (another machine's or
+    /// PID namespace's record, left alone) or `'error'`.
+    pub outcome: String,
+    /// For `'stale'`: why (`'missing'`, `'gone'`, `'mismatch'`, …).
+    pub stale_reason: Option<String>,
+    /// For `'exited'`: the signal after which it exited (`'TERM'`, `'KILL'`).
+    pub after: Option<String>,
+    /// For `'refused'`: why (`'unverifiable'`, `'not-the-recorded-process'`, `'own-group'`, …).
+    pub refusal: Option<String>,
+    /// For `'error'`: the message.
+    pub error: Option<String>,
+    /// Every signal sent, in order, by name (empty when nothing was sent).
+    pub signals: Vec<String>,
+    /// The exit status `pidguard stop` would give: 0 stopped, 1 nothing to do, 2 unkillable or
+    /// error, 3 refused or foreign.
+    pub status: i32,
+    /// Whether the pidfile was removed.
+    pub pid_file_removed: bool,
+    /// A warning (for example that the lenient policy was used).
+    pub warning: Option<String>,
+    /// What `checkPidFile` said about the file.
+    pub check: PidFileCheck,
+    /// The termination report, when the process was pinned and the schedule ran.
+    pub terminate: Option<TerminateReport>,
+}
+
+fn stop_report(r: pidguard::StopReport) -> StopReport {
+    use pidguard::StopOutcome;
+    StopReport {
+        pid_file: r.pid_file.to_string_lossy().into_owned(),
+        outcome: r.outcome.as_str().to_string(),
+        stale_reason: match &r.outcome {
+            StopOutcome::Stale(x) => Some(x.as_str().to_string()),
+            _ => None,
+        },
+        after: match &r.outcome {
+            StopOutcome::Exited(s) => Some(s.name()),
+            _ => None,
+        },
+        refusal: match &r.outcome {
+            StopOutcome::Refused(x) => Some(x.as_str().to_string()),
+            _ => None,
+        },
+        error: match &r.outcome {
+            StopOutcome::Error(e) => Some(e.clone()),
+            _ => None,
+        },
+        signals: r.signals().iter().map(|s| s.name()).collect(),
+        status: r.outcome.exit_code(),
+        pid_file_removed: r.pid_file_removed,
+        warning: r.warning,
+        check: pid_file_check(r.check),
+        terminate: r.terminate.map(terminate_report),
+    }
+}
+
+/// The work of `stopPidFile`, run on libuv's thread pool.
+pub struct StopTask {
+    pid_file: std::path::PathBuf,
+    opts: pidguard::StopOptions,
+}
+
+impl Task for StopTask {
+    type Output = pidguard::Result<pidguard::StopReport>;
+    type JsValue = StopReport;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(pidguard::stop_pid_file(&self.pid_file, &self.opts))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        output.map(stop_report).map_err(|e| js_error(&env, &e))
+    }
+}
+
+/// Stop the process an abx-dl pidfile names, with its process group and nothing else, off the
+/// event loop (core's `stop_pid_file`, what `pidguard stop` does). A stale record (gone,
+/// proven reuse, missing) sends nothing and removes the file if unchanged; a record whose
+/// identity is not proven is refused; otherwise the process is pinned, re-checked, and the
+/// schedule runs.
+///
+/// Throws at once for option types, `schedule` and `retry` both given, or a malformed
+/// schedule (`PIDGUARD_INVALID_ARGUMENT`). Rejects (nothing sent) with `PIDGUARD_MALFORMED`
+/// (content is not one pid, or a bad token xattr), `PIDGUARD_UNTRUSTED` (not a regular file),
+/// `PIDGUARD_PERMISSION_DENIED` (unreadable).
+#[napi(ts_args_type = "pidFile: string | Buffer, options?: StopOptions | null", ts_return_type = "Promise<StopReport>")]
+pub fn stop_pid_file(env: Env, pid_file: PathArg, options: Option<StopOptions>) -> Result<AsyncTask<StopTask>> {
+    let mut opts = pidguard::StopOptions::default();
+    if let Some(o) = options {
+        let schedule = match (&o.schedule, &o.retry) {
+            (Some(_), Some(_)) => return Err(convert::invalid_value(&env, "give the schedule as \"schedule\" or \"retry\", not both")),
+            (Some(s), None) | (None, Some(s)) => Some(s),
+            (None, None) => None,
+        };
+        if let Some(s) = schedule {
+            opts.schedule = convert::schedule(&env, s)?;
+        }
+        if o.lenient == Some(true) {
+            opts.policy = pidguard::Policy::Lenient;
+        }
+        opts.cmd_file = o.cmd_file.as_ref().map(path);
+        if let Some(t) = o.tolerance {
+            opts.tolerance = t;
+        }
+        if let Some(g) = o.group {
+            opts.group = g;
+        }
+    }
+    Ok(AsyncTask::new(StopTask { pid_file: path(&pid_file), opts }))
 }

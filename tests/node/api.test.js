@@ -12,8 +12,10 @@ const gen = require(path.join(ROOT, 'node', 'scripts', 'gen-types.js'));
 test.after(killOurs);
 
 const CAMEL = ['writePidFileWithMtime', 'validatePidFile', 'checkPidFile', 'writeCmdFile', 'cleanupBackgroundHooks',
-  'cleanupBackgroundHooksSync', 'lookup', 'startToken', 'judge', 'terminate', 'errorKinds'];
-const SEED = ['write_pid_file_with_mtime', 'validate_pid_file', 'cleanup_background_hooks', 'write_cmd_file'];
+  'cleanupBackgroundHooksSync', 'lookup', 'startToken', 'judge', 'terminate', 'errorKinds', 'stopPidFile'];
+const SEED = ['write_pid_file_with_mtime', 'validate_pid_file', 'cleanup_background_hooks', 'write_cmd_file',
+  'stop_pid_file'];
+const GUARD = ['create', 'read', 'remove', 'replace', 'check', 'encode', 'decode', 'tokenSha256', 'acquire'];
 
 test('camelCase functions and the seed\'s snake_case names are the same functions', () => {
   for (const name of CAMEL) assert.equal(typeof pidguard[name], 'function', name);
@@ -24,7 +26,12 @@ test('camelCase functions and the seed\'s snake_case names are the same function
   assert.equal(pidguard.write_cmd_file, pidguard.writeCmdFile);
   assert.equal(pidguard.check_pid_file, pidguard.checkPidFile);
   assert.equal(pidguard.start_token, pidguard.startToken);
+  assert.equal(pidguard.stop_pid_file, pidguard.stopPidFile);
   assert.ok(Object.isFrozen(pidguard));
+  for (const name of GUARD) assert.equal(typeof pidguard.guard[name], 'function', `guard.${name}`);
+  assert.equal(pidguard.guard.token_sha256, pidguard.guard.tokenSha256);
+  assert.equal(typeof pidguard.guard.Guard, 'function');
+  assert.ok(Object.isFrozen(pidguard.guard));
 });
 
 test('VERSION matches package.json and the crate', () => {
@@ -54,7 +61,17 @@ test('index.d.ts and index.mjs are what the generator makes from the current cod
   const declared = new Set();
   for (const m of dts.matchAll(/^export declare (?:function|const) (\w+)/gm)) declared.add(m[1]);
   for (const m of dts.matchAll(/^ {2}(\w+) as (\w+),$/gm)) declared.add(m[2]);
+  for (const m of dts.matchAll(/^export declare namespace (\w+) \{$/gm)) declared.add(m[1]);
   assert.deepEqual([...declared].sort(), Object.keys(pidguard).sort());
+  // The same one level down: every member of a namespace object (guard) is declared in its
+  // namespace, and nothing else.
+  for (const m of dts.matchAll(/^export declare namespace (\w+) \{\n([\s\S]*?)^\}$/gm)) {
+    const inner = new Set();
+    for (const x of m[2].matchAll(/^ {2}export (?:function|const|class) (\w+)/gm)) inner.add(x[1]);
+    assert.equal(typeof pidguard[m[1]], 'object', m[1]);
+    assert.ok(Object.isFrozen(pidguard[m[1]]), `${m[1]} is frozen`);
+    assert.deepEqual([...inner].sort(), Object.keys(pidguard[m[1]]).sort(), `namespace ${m[1]}`);
+  }
 });
 
 test('error kinds: one list, derived from core/src/error.rs (parity)', () => {

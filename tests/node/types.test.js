@@ -15,7 +15,8 @@ const TSC = path.join(TOOLS, '.bin', 'tsc');
 const USAGE = `
 import { validatePidFile, validate_pid_file, checkPidFile, terminate, cleanupBackgroundHooks,
   cleanupBackgroundHooksSync, lookup, startToken, judge, errorKinds, writePidFileWithMtime, writeCmdFile,
-  type TerminateReport, type HookReport, type ProcessInfo } from 'pidguard';
+  stopPidFile, stop_pid_file, guard,
+  type TerminateReport, type HookReport, type ProcessInfo, type StopReport } from 'pidguard';
 
 const a: boolean = validatePidFile('/tmp/x.pid', { cmdFile: '/tmp/x.sh', tolerance: 5 });
 const b: boolean = validate_pid_file(Buffer.from('/tmp/x.pid'), '/tmp/x.sh', 5.0);
@@ -29,13 +30,34 @@ const i: string = judge(1, h).verdict;
 const j: string[] = errorKinds().map((k) => k.code);
 writePidFileWithMtime('/tmp/x.pid', 5, Date.now() / 1000);
 writeCmdFile('/tmp/x.sh', ['sleep', '1']);
+const k: Promise<StopReport> = stopPidFile('/tmp/x.pid', { retry: 'TERM/5/KILL/2', lenient: true, cmdFile: '/tmp/x.sh' });
+const l: typeof stopPidFile = stop_pid_file;
+const ent: guard.Entry = guard.read('/tmp/g.json');
+const sess: string | undefined = ent.fields['session'];
+guard.create('/tmp/g.json', { pid: 5, startToken: 'linux1:…', fields: { session: 's1' } });
+guard.replace(Buffer.from('/tmp/g.json'), ent, { pid: 6, startToken: 't' });
+const removed: boolean = guard.remove('/tmp/g.json', ent);
+const v: guard.Verdict = guard.check('/tmp/g.json');
+const vv: 'match' | 'mismatch' | 'unverifiable' | 'gone' | undefined = v.verdict;
+const text: string = guard.encode(guard.decode(Buffer.from('{}')));
+const sha: string = guard.token_sha256('secret') + guard.tokenSha256(Buffer.from('x'));
+async function useGuard(): Promise<boolean> {
+  const g: guard.Guard = await guard.acquire('/tmp/g.json', { session: 's1' }, { takeover: false });
+  const mine: guard.Entry = g.entry;
+  const was: guard.Verdict | null = g.replaced;
+  return g.isHeld() && g.release() && mine.pid > 0 && was === null;
+}
+// @ts-expect-error field values are strings
+guard.create('/tmp/g.json', { pid: 5, startToken: 't', fields: { n: 1 } });
+// @ts-expect-error takeover is a boolean
+guard.acquire('/tmp/g.json', {}, { takeover: 'yes' });
 // @ts-expect-error a pid is a number, never a string
 lookup('123; rm -rf /');
 // @ts-expect-error the policy is 'strict' or 'lenient'
 terminate(5, { policy: 'yolo' });
 // @ts-expect-error options are named cmdFile and tolerance
 validatePidFile('/tmp/x.pid', { cmd_file: '/tmp/x.sh' });
-export { a, b, c, d, e, f, g, i, j };
+export { a, b, c, d, e, f, g, i, j, k, l, sess, removed, vv, text, sha, useGuard };
 `;
 
 test('index.d.ts type-checks real usage (tsc --strict), from CommonJS and from ESM', () => {
