@@ -4,9 +4,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build -q -p pidguard-cli
 export PIDGUARD="$PWD/target/debug/pidguard"
-if unshare --pid --fork --mount-proc true 2>/dev/null; then
-  exec unshare --pid --fork --mount-proc bash tests/cli/cli_tests.sh
-else
-  echo "(no private PID namespace here: running the CLI tests in the current one)"
-  exec bash tests/cli/cli_tests.sh
-fi
+run() {
+  if unshare --pid --fork --mount-proc true 2>/dev/null; then
+    unshare --pid --fork --mount-proc bash "$1"
+  else
+    echo "(no private PID namespace here: running $1 in the current one)"
+    bash "$1"
+  fi
+}
+rc=0
+run tests/cli/cli_tests.sh || rc=1
+run tests/cli/attack_tests.sh || rc=1
+exit $rc

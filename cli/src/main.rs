@@ -117,7 +117,14 @@ fn is_guard_file(path: &std::path::Path) -> bool {
         return false;
     }
     let mut buf = [0u8; 64];
-    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut buf)).unwrap_or(0);
+    // Neither follow a symlink nor block on a FIFO swapped in since the lstat above.
+    use std::os::unix::fs::OpenOptionsExt;
+    let n = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .and_then(|mut f| if f.metadata()?.is_file() { f.read(&mut buf) } else { Ok(0) })
+        .unwrap_or(0);
     buf[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 

@@ -187,19 +187,67 @@ struct Pending {
     handle_index: Option<usize>,
 }
 
-/// Remove a pidfile only if it still is the file that was judged (same inode, size and
-/// mtime), so that a record rewritten meanwhile by a new spawn survives (BUGS A1).
+/// Remove a pidfile only if it still is the file that was judged: same content (the pid),
+/// same mtime and same token xattr, so that a record rewritten meanwhile by a new spawn
+/// survives (BUGS A1).
+///
+/// Safe against a writer that renames a new record into place at any moment: the file is
+/// compared, renamed aside to a private name, and compared again there — it must be the very
+/// inode compared first, still unchanged — before it is unlinked. If the name meanwhile held
+/// another file, that file is put back with `link(2)`, which never overwrites a record created
+/// at the name in between. (Unlinking by name after the compare would delete a record renamed
+/// into place in between.)
 pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
-    let Ok(m) = fs::symlink_metadata(path) else { return false };
+    let Some((dev, ino)) = unchanged_record(path, check) else { return false };
+    crate::sys::fault::point(crate::sys::fault::Point::BeforePidfileRemove);
+    let aside = aside_name(path);
+    if fs::rename(path, &aside).is_err() {
+        return false;
+    }
+    if unchanged_record(&aside, check) == Some((dev, ino)) {
+        return fs::remove_file(&aside).is_ok();
+    }
+    // Someone replaced the record between the compare and the rename: give theirs back.
+    if let Err(e) = crate::sys::link_no_replace(&aside, path) {
+        log::warn!("{}: could not put back a record caught by a concurrent remove: {e}", path.display());
+    }
+    let _ = fs::remove_file(&aside);
+    false
+}
+
+/// `(dev, inode)` of the regular file at `path` when it still holds what `check` judged: the
+/// same pid, mtime and token. Opened without following a symlink or blocking on a FIFO.
+fn unchanged_record(path: &Path, check: &PidFileCheck) -> Option<(u64, u64)> {
+    use std::io::Read;
+    use std::os::fd::AsFd;
+    let fd = crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0).ok()?;
+    let mut f = fs::File::from(fd);
+    let m = f.metadata().ok()?;
     let mtime = m.mtime() as f64 + m.mtime_nsec() as f64 * 1e-9;
     if !m.is_file() || check.mtime != Some(mtime) {
-        return false;
+        return None;
     }
-    let Ok(content) = fs::read(path) else { return false };
+    let mut content = Vec::new();
+    Read::by_ref(&mut f).take(4097).read_to_end(&mut content).ok()?;
     if crate::pidfile::mtime::parse_pid_content(&content) != check.pid {
-        return false;
+        return None;
     }
-    fs::remove_file(path).is_ok()
+    let token = match crate::sys::fgetxattr(f.as_fd(), crate::pidfile::mtime::TOKEN_XATTR) {
+        Ok(Some(raw)) => std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<crate::identity::StartToken>().ok()),
+        _ => None,
+    };
+    if token != check.token {
+        return None;
+    }
+    Some((m.dev(), m.ino()))
+}
+
+fn aside_name(path: &Path) -> PathBuf {
+    let mut rnd = [0u8; 12];
+    crate::pidfile::atomic::random_bytes(&mut rnd);
+    let hex: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.{hex}.pidguard-retired"))
 }
 
 /// Stop every background hook under `output_dir` that is provably still itself, and drop

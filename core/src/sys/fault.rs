@@ -62,3 +62,43 @@ pub(crate) fn check(call: Call) -> io::Result<()> {
         None => Ok(()),
     }
 }
+
+/// A place in pidguard where a test can run code of its own, to play a racing process at the
+/// worst moment deterministically instead of hoping to hit a window of microseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Point {
+    /// An abx-dl pidfile was judged stale (or its process stopped) and compared unchanged;
+    /// it is about to be taken away.
+    BeforePidfileRemove,
+}
+
+type PointHook = Box<dyn FnMut(Point)>;
+
+thread_local! {
+    static POINTS: RefCell<Option<PointHook>> = const { RefCell::new(None) };
+}
+
+/// Run `hook` (on this thread) every time pidguard reaches one of the [`Point`]s, until
+/// [`clear_point_hook`].
+pub fn set_point_hook(hook: impl FnMut(Point) + 'static) {
+    POINTS.with(|p| *p.borrow_mut() = Some(Box::new(hook)));
+}
+
+/// Remove the hook set by [`set_point_hook`].
+pub fn clear_point_hook() {
+    POINTS.with(|p| *p.borrow_mut() = None);
+}
+
+pub(crate) fn point(at: Point) {
+    // Taken out while it runs, so a hook that calls into pidguard does not re-enter itself.
+    let hook = POINTS.with(|p| p.borrow_mut().take());
+    if let Some(mut h) = hook {
+        h(at);
+        POINTS.with(|p| {
+            let mut slot = p.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(h);
+            }
+        });
+    }
+}

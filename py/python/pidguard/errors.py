@@ -73,6 +73,13 @@ class PidguardError(OSError):
     #: Why signalling was refused, for :class:`RefusedError` (``"mismatch"``, ``"init"``, …).
     refusal: Optional[str] = None
 
+    def __str__(self) -> str:
+        # OSError prints "[Errno None] None: 'path'" for an error without errno once
+        # ``filename`` is set, which drops the message; the message already names the path.
+        if self.errno is None and self.strerror is not None:
+            return str(self.strerror)
+        return super().__str__()
+
 
 class InvalidArgumentError(PidguardError, ValueError):
     """An argument is out of its documented range: a pid above pid_max, a malformed schedule
@@ -293,7 +300,8 @@ def _from_native(
     """Build the exception for a core error (called by the native module). ``holder`` is the
     verdict on the holder of a guard pidfile, for :class:`HeldError`."""
     cls = BY_CODE.get(code, PidguardError)
-    exc = cls(errno, message) if errno is not None else cls(message)
+    # Always (errno, message), so ``strerror`` is the message even without an errno.
+    exc = cls(errno, message)
     if path is not None:
         exc.path = str(path)
         exc.filename = str(path)
