@@ -48,8 +48,9 @@ test('a record from another boot is a mismatch, from another machine unverifiabl
 });
 
 test('a zombie is gone; once reaped, no such process (B2)', async () => {
-  // `true` is forked by bash, which then execs sleep: sleep never reaps it, so it stays a zombie.
-  const p = spawnGroup('true & echo $!; exec sleep 30', { stdio: ['ignore', 'pipe', 'ignore'] });
+  // A short sleep is forked by bash, which then execs a long sleep: the long sleep never reaps
+  // it, so it stays a zombie. (`true &` raced: bash could reap it before the exec.)
+  const p = spawnGroup('sleep 0.3 & echo $!; exec sleep 30', { stdio: ['ignore', 'pipe', 'ignore'] });
   const zpid = Number(await new Promise((r) => p.stdout.once('data', (d) => r(String(d).trim()))));
   assert.ok(await waitFor(() => { try { return fs.readFileSync(`/proc/${zpid}/stat`, 'latin1').includes(') Z'); } catch { return false; } }));
   assert.deepEqual(pidguard.judge(zpid), { verdict: 'gone', reason: 'zombie' });
