@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! vector_fixture serve --vectors DIR --caller PID     line protocol on stdin/stdout (below)
-//! vector_fixture drive --vectors DIR -- CMD [ARG…]    run CMD (the C runner) as the caller
+//! vector_fixture drive --vectors DIR [--lang c] -- CMD [ARG…]   run CMD (the C runner) as the caller
 //! ```
 //!
 //! `serve` protocol, one request per line, one JSON reply per line:
@@ -560,6 +560,7 @@ impl Fixture {
             "schedule": call["schedule"].as_str().unwrap_or("TERM/5/KILL/5"),
             "start_time": start_time,
             "umask": call["umask"],
+            "diverges": case["diverges"],
             "expect": expect,
         }))
     }
@@ -691,12 +692,11 @@ struct Driven {
     stdout: BufReader<ChildStdout>,
 }
 
-fn drive(vectors: &Path, cmd: &[String]) -> i32 {
+fn drive(vectors: &Path, lang: &str, cmd: &[String]) -> i32 {
     let mut child = Command::new(&cmd[0]).args(&cmd[1..]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("start the runner");
     let stdin = child.stdin.take().unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let mut d = Driven { child, stdin, stdout };
-    let lang = Path::new(&cmd[0]).file_name().unwrap().to_string_lossy().into_owned();
     let mut fx = Fixture::load(vectors, d.child.id() as i32);
     let names: Vec<String> = fx.cases.keys().cloned().collect();
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
@@ -707,7 +707,8 @@ fn drive(vectors: &Path, cmd: &[String]) -> i32 {
     };
     for name in &names {
         let s = fx.setup(name);
-        if let Some(reason) = s["skip"].as_str() {
+        let known = s["diverges"][lang].as_str().map(|k| format!("known divergence: {k}"));
+        if let Some(reason) = s["skip"].as_str().map(String::from).or(known) {
             fx.finish(name);
             skipped += 1;
             println!("skip {name}: {reason}");
@@ -763,10 +764,11 @@ fn main() {
         }
         Some("drive") => {
             let i = args.iter().position(|a| a == "--").expect("drive --vectors DIR -- CMD");
-            std::process::exit(drive(&vectors, &args[i + 1..]));
+            let lang = opt("--lang").unwrap_or_else(|| "c".into());
+            std::process::exit(drive(&vectors, &lang, &args[i + 1..]));
         }
         _ => {
-            eprintln!("usage: vector_fixture serve --vectors DIR [--caller PID] | drive --vectors DIR -- CMD [ARG…]");
+            eprintln!("usage: vector_fixture serve --vectors DIR [--caller PID] | drive --vectors DIR [--lang c] -- CMD [ARG…]");
             std::process::exit(2);
         }
     }
