@@ -17,8 +17,8 @@
  *  - Times are seconds as double (since the Unix epoch for points in time).
  *  - No function ever unwinds a panic into C: a bug inside pidguard returns PIDGUARD_EPANIC.
  *  - Thread safety: every function may be called from any thread at the same time. Objects the
- *    caller owns (a pidguard_cleanup_report) may be read from several threads at once, but must
- *    not be read while they are being freed.
+ *    caller owns (a pidguard_cleanup_report, a pidguard_entry, a pidguard_guard) may be read from
+ *    several threads at once, but must not be read while they are being changed or freed.
  *  - Functions that stop processes block the calling thread until their schedule ends.
  *
  * SPDX-License-Identifier: MIT OR Apache-2.0
@@ -35,6 +35,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/**
+ * pidguard_guard_acquire() flag: also take over a holder that is MATCH (alive, the very
+ * process) or UNVERIFIABLE, for an operator who knows better. A record from another machine
+ * is never taken over. The displaced holder keeps running; its own release later finds another
+ * record and removes nothing.
+ */
+#define PIDGUARD_ACQUIRE_TAKEOVER 1
 
 /**
  * Size of pidguard_process_info.name, including the NUL.
@@ -309,6 +317,54 @@ typedef int32_t pidguard_refusal;
 #endif // __cplusplus
 
 /**
+ * What pidguard_stop_pid_file() did.
+ */
+enum pidguard_stop_outcome
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The record names no process of its own any more (missing file, gone, proven reuse):
+     * nothing was signalled; the pidfile was removed if it was still the file judged (see
+     * `reason`).
+     */
+    PIDGUARD_STOP_STALE = 0,
+    /**
+     * The process (and its group) exited before anything was sent.
+     */
+    PIDGUARD_STOP_ALREADY_GONE = 1,
+    /**
+     * It (and its group) exited after a signal (see `exited_after`).
+     */
+    PIDGUARD_STOP_EXITED = 2,
+    /**
+     * Still alive after the whole schedule; the pidfile is kept.
+     */
+    PIDGUARD_STOP_UNKILLABLE = 3,
+    /**
+     * Not signalled: a safety rule, the root trust rule or the policy refused it (see
+     * `refusal`); the pidfile is kept.
+     */
+    PIDGUARD_STOP_REFUSED = 4,
+    /**
+     * Another machine's or PID namespace's record: left alone, pidfile kept.
+     */
+    PIDGUARD_STOP_FOREIGN = 5,
+    /**
+     * Signalling failed (see pidguard_last_error_message()); the pidfile is kept.
+     */
+    PIDGUARD_STOP_ERROR = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pidguard_stop_outcome pidguard_stop_outcome;
+#else
+typedef int32_t pidguard_stop_outcome;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * What pidguard_cleanup_background_hooks() did with one hook.
  */
 enum pidguard_hook_outcome
@@ -367,6 +423,11 @@ typedef int32_t pidguard_hook_outcome;
  * any other negative value as an error too. Functions return `int`; this enum names the
  * values. A verdict (`PIDGUARD_VERDICT_GONE`) or an outcome (`PIDGUARD_OUTCOME_UNKILLABLE`) is
  * a result, never a status: a status < 0 means "pidguard could not answer".
+ *
+ * Some statuses refine a broader one: PIDGUARD_ESYMLINK ... PIDGUARD_ETOO_LARGE say which rule
+ * refused a file (family PIDGUARD_EUNTRUSTED), PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID and
+ * PIDGUARD_EBAD_TOKEN which rule its content broke (family PIDGUARD_EMALFORMED).
+ * pidguard_status_family() maps a status to its family, for code that handles them alike.
  */
 enum pidguard_status
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -437,6 +498,49 @@ enum pidguard_status
      * unwound into the caller.
      */
     PIDGUARD_EPANIC = -14,
+    /**
+     * A symlink where a pidfile must be: never followed (ELOOP). Refines PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_ESYMLINK = -15,
+    /**
+     * A directory where a pidfile must be (EISDIR). Refines PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_EIS_DIRECTORY = -16,
+    /**
+     * A FIFO, socket or device node where a pidfile must be; refused without blocking.
+     * Refines PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_ENOT_REGULAR_FILE = -17,
+    /**
+     * A pidfile with more than one link: another name for it may be someone else's. Refines
+     * PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_EHARD_LINKED = -18,
+    /**
+     * A pidfile that group or others may read or write (mode not within 0600). Refines
+     * PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_EINSECURE_MODE = -19,
+    /**
+     * A pidfile larger than its format allows (4096 bytes for a guard pidfile). Refines
+     * PIDGUARD_EUNTRUSTED.
+     */
+    PIDGUARD_ETOO_LARGE = -20,
+    /**
+     * Guard pidfile content that is not one JSON object of string members (bad syntax, not
+     * UTF-8, a duplicate member, a non-string field). Refines PIDGUARD_EMALFORMED.
+     */
+    PIDGUARD_EINVALID_JSON = -21,
+    /**
+     * A guard record whose pid is missing, not an integer, not positive or above pid_max.
+     * Refines PIDGUARD_EMALFORMED.
+     */
+    PIDGUARD_EBAD_PID = -22,
+    /**
+     * A guard record whose start token is missing, not a string, empty, or (where it is
+     * judged) not a pidguard start token. Refines PIDGUARD_EMALFORMED.
+     */
+    PIDGUARD_EBAD_TOKEN = -23,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -480,6 +584,35 @@ typedef int32_t pidguard_policy;
  * several threads at once.
  */
 typedef struct pidguard_cleanup_report pidguard_cleanup_report;
+
+/**
+ * A guard pidfile record: the holder's pid, its start token and the caller's own string
+ * fields, in order (for example a session id, a socket path, pidguard_token_sha256() of a
+ * secret; never a secret itself: the file is a plain file on disk).
+ *
+ * Opaque. Made by pidguard_entry_new(), pidguard_entry_current(), pidguard_entry_clone(),
+ * pidguard_entry_decode(), pidguard_guard_read(), pidguard_guard_check() or
+ * pidguard_last_held(); the caller owns it and frees it with pidguard_entry_free(). Strings an
+ * accessor gives out point into the entry and stay valid until the entry is next changed (a
+ * pidguard_entry_set_* call) or freed. An entry may be read from several threads at once, but
+ * must not be read while it is being changed or freed.
+ *
+ * Every entry is valid by construction: pid > 0, a non-empty start token, field names
+ * non-empty, unique and neither "pid" nor "start_token", at most 4096 bytes encoded. A setter
+ * that would break a rule returns PIDGUARD_EINVALID_ARGUMENT and changes nothing.
+ */
+typedef struct pidguard_entry pidguard_entry;
+
+/**
+ * A held guard pidfile (pidguard_guard_acquire()): our record is in the file.
+ *
+ * Opaque; the caller owns it. pidguard_guard_release() removes our record (only if the file
+ * still holds exactly it) and frees the handle; pidguard_guard_free() does the same ignoring
+ * errors; pidguard_guard_keep() frees the handle and leaves the record. After fork(), the
+ * child's copy is not the holder: releasing or freeing it there removes nothing. A guard may be
+ * read from several threads at once, but must not be read while it is being released or freed.
+ */
+typedef struct pidguard_guard pidguard_guard;
 
 /**
  * The answer of pidguard_check_pid_file() about one abx-dl pidfile. A plain struct the caller
@@ -620,6 +753,107 @@ typedef struct pidguard_terminate_result {
      */
     double elapsed;
 } pidguard_terminate_result;
+
+/**
+ * What pidguard_stop_pid_file() did. A plain struct the caller allocates; nothing in it needs
+ * freeing.
+ */
+typedef struct pidguard_stop_result {
+    /**
+     * The outcome.
+     */
+    pidguard_stop_outcome outcome;
+    /**
+     * The exit status `pidguard stop` gives for this outcome: 0 stopped, 1 nothing to do
+     * (stale or already gone), 2 unkillable or a signalling error, 3 refused or foreign. (A
+     * negative status from pidguard_stop_pid_file() is the command's 4, bad input.)
+     */
+    int32_t exit_status;
+    /**
+     * What pidguard_check_pid_file() said about the file (why it was stale, for
+     * PIDGUARD_STOP_STALE).
+     */
+    pidguard_check_reason reason;
+    /**
+     * The identity verdict of the recorded process; PIDGUARD_VERDICT_NONE when not judged.
+     */
+    pidguard_verdict verdict;
+    /**
+     * The pid in the file; 0 when there was none.
+     */
+    int32_t pid;
+    /**
+     * Why it was refused, for PIDGUARD_STOP_REFUSED; else PIDGUARD_REFUSAL_NONE.
+     */
+    pidguard_refusal refusal;
+    /**
+     * For PIDGUARD_STOP_EXITED, the number of the last signal sent before it exited; else 0.
+     */
+    int32_t exited_after;
+    /**
+     * The exit code when the target is the caller's child (the code, or 128 + signal); -1 when
+     * unknown. The child is not reaped.
+     */
+    int32_t exit_code;
+    /**
+     * How many signals were sent.
+     */
+    uint32_t signals_sent;
+    /**
+     * Whether the process group was signalled (the target led its group).
+     */
+    bool group;
+    /**
+     * Whether signals went through a pidfd.
+     */
+    bool pinned;
+    /**
+     * Whether the pidfile was removed (only stale or stopped records, and only if the file was
+     * still the one judged).
+     */
+    bool pid_file_removed;
+    /**
+     * Whether the identity was taken on the lenient policy; the warning is then the thread's
+     * last error message.
+     */
+    bool warning;
+    /**
+     * Seconds the schedule ran (0 when nothing was sent).
+     */
+    double elapsed;
+} pidguard_stop_result;
+
+/**
+ * What pidguard_guard_check() (or pidguard_last_held(), pidguard_guard_replaced()) says about
+ * a guard pidfile's holder. A plain struct the caller allocates; nothing in it needs freeing
+ * (the holder's record comes through a separate `holder_out`).
+ */
+typedef struct pidguard_guard_verdict {
+    /**
+     * Whether there is a record. false: no file (every other member is "none").
+     */
+    bool found;
+    /**
+     * The identity verdict of the holder; PIDGUARD_VERDICT_NONE when not found.
+     */
+    pidguard_verdict verdict;
+    /**
+     * Why; PIDGUARD_REASON_NONE when not found.
+     */
+    pidguard_reason reason;
+    /**
+     * The holder's pid; 0 when not found.
+     */
+    int32_t pid;
+    /**
+     * The uid that owns the file; -1 when not found.
+     */
+    int64_t owner_uid;
+    /**
+     * Whether the record is proven stale (holder GONE or MISMATCH) and may be replaced.
+     */
+    bool stale;
+} pidguard_guard_verdict;
 
 #ifdef __cplusplus
 extern "C" {
@@ -797,6 +1031,394 @@ int pidguard_terminate(int32_t pid,
                        int32_t policy,
                        const char *schedule,
                        struct pidguard_terminate_result *result_out);
+
+/**
+ * Stop the process an abx-dl pidfile names, with its process group, and nothing else
+ * (`pidguard stop`).
+ *
+ * 1. The file is judged as by pidguard_check_pid_file() (with `cmd_file`).
+ * 2. A missing file, a gone process or proven reuse → PIDGUARD_STOP_STALE: nothing is sent,
+ *    the file is removed if unchanged. A record from another machine or PID namespace is left
+ *    alone (PIDGUARD_STOP_FOREIGN).
+ * 3. A record whose identity is not proven (mtime skew or another command under the strict
+ *    policy, a token that cannot be confirmed under either) → PIDGUARD_STOP_REFUSED, file kept.
+ * 4. Otherwise the process is pinned with a pidfd, re-checked (as root, a pidfile another user
+ *    could have written needs a token MATCH; a world-writable one is always refused; pid 1,
+ *    the caller, its group and its parent are never signalled), and the schedule runs. Once it
+ *    has exited, the file is removed if unchanged.
+ *
+ * Blocks until the outcome is known: at most the schedule's total wait.
+ *
+ * - `pid_file`: the abx-dl pidfile. Required.
+ * - `cmd_file`: the hook's `.sh` command file to check the live argv against, or NULL.
+ * - `policy`: PIDGUARD_POLICY_STRICT acts only on a proven identity (a matching token, or for a
+ *   token-less file the mtime and command rules); PIDGUARD_POLICY_LENIENT also on a token-less
+ *   file whose mtime is off, with a warning (`warning`, and the thread's last error message).
+ * - `schedule`: start-stop-daemon's --retry syntax, or NULL for "TERM/2/KILL/1".
+ * - `tolerance`: seconds allowed between mtime and process start for a token-less file (the
+ *   seed uses 5.0).
+ * - `result_out`: receives the outcome.
+ *
+ * Outcomes are results, not errors. For REFUSED and ERROR the explanation is also stored as
+ * the thread's last error message. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file`
+ * or `result_out`, an unknown policy or a malformed schedule (nothing sent);
+ * PIDGUARD_EMALFORMED for content that is not one pid or a bad token attribute;
+ * PIDGUARD_EUNTRUSTED for a symlink, FIFO or other non-regular file;
+ * PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO when the file cannot be read.
+ */
+int pidguard_stop_pid_file(const char *pid_file,
+                           const char *cmd_file,
+                           int32_t policy,
+                           const char *schedule,
+                           double tolerance,
+                           struct pidguard_stop_result *result_out);
+
+/**
+ * A new guard record for `pid` with `start_token` and no fields, into `entry_out`.
+ *
+ * - `pid`: the holder, > 0.
+ * - `start_token`: its start token (from pidguard_start_token()), UTF-8, non-empty. Required.
+ *   pidguard_guard_check() judges it; a string that is not a pidguard start token is written
+ *   and read back, but checking it fails with PIDGUARD_EBAD_TOKEN.
+ * - `entry_out`: receives a new entry, which the caller owns and frees with
+ *   pidguard_entry_free().
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument, pid <= 0, an empty or non-UTF-8
+ * token.
+ */
+int pidguard_entry_new(int32_t pid,
+                       const char *start_token,
+                       struct pidguard_entry **entry_out);
+
+/**
+ * A new guard record naming the calling process (its pid and live start token), with no
+ * fields, into `entry_out` (owned by the caller; free it with pidguard_entry_free()).
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `entry_out`; PIDGUARD_EIO when procfs cannot
+ * be read.
+ */
+int pidguard_entry_current(struct pidguard_entry **entry_out);
+
+/**
+ * A copy of `entry`, into `entry_out` (owned by the caller; free it with pidguard_entry_free()).
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_entry_clone(const struct pidguard_entry *entry,
+                         struct pidguard_entry **entry_out);
+
+/**
+ * Free an entry and every string its accessors gave out. NULL is allowed and does nothing.
+ * Freeing an entry twice, or using it afterwards, is undefined behaviour. Never free an entry
+ * borrowed from a guard (pidguard_guard_entry()).
+ */
+void pidguard_entry_free(struct pidguard_entry *entry);
+
+/**
+ * The holder's pid, into `pid_out`. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_entry_pid(const struct pidguard_entry *entry,
+                       int32_t *pid_out);
+
+/**
+ * The holder's start token, into `token_out`: a NUL-terminated string owned by the entry
+ * (valid until the entry is changed or freed). Returns 0; PIDGUARD_EINVALID_ARGUMENT for a
+ * NULL argument.
+ */
+int pidguard_entry_start_token(const struct pidguard_entry *entry,
+                               const char **token_out);
+
+/**
+ * Set the holder's pid (> 0). Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `entry` or
+ * pid <= 0 (the entry is unchanged). Not thread-safe with other uses of the same entry.
+ */
+int pidguard_entry_set_pid(struct pidguard_entry *entry,
+                           int32_t pid);
+
+/**
+ * Set the holder's start token (UTF-8, non-empty; copied). Returns 0;
+ * PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an empty or non-UTF-8 token (the entry is
+ * unchanged). Strings given out earlier by this entry's accessors become invalid. Not
+ * thread-safe with other uses of the same entry.
+ */
+int pidguard_entry_set_start_token(struct pidguard_entry *entry,
+                                   const char *start_token);
+
+/**
+ * Set field `name` to `value` (both UTF-8, copied): the value of an existing field is replaced
+ * in place, a new field is appended (fields keep their order in the file).
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument, a string that is not UTF-8, an
+ * empty name, the reserved names "pid" and "start_token", or a record that would encode to
+ * more than 4096 bytes (the entry is unchanged). Strings given out earlier by this entry's
+ * accessors become invalid. Not thread-safe with other uses of the same entry.
+ */
+int pidguard_entry_set_field(struct pidguard_entry *entry,
+                             const char *name,
+                             const char *value);
+
+/**
+ * The value of field `name`, into `value_out`: a string owned by the entry (valid until the
+ * entry is changed or freed), or NULL when the entry has no such field. Returns 0;
+ * PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_entry_field(const struct pidguard_entry *entry,
+                         const char *name,
+                         const char **value_out);
+
+/**
+ * The number of fields (not counting pid and start token), into `len_out`. Returns 0;
+ * PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_entry_fields_len(const struct pidguard_entry *entry,
+                              size_t *len_out);
+
+/**
+ * Field number `index` (0 to len - 1, in file order): its name into `name_out` and its value
+ * into `value_out`, strings owned by the entry (valid until it is changed or freed). Returns
+ * 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an index out of range.
+ */
+int pidguard_entry_field_at(const struct pidguard_entry *entry,
+                            size_t index,
+                            const char **name_out,
+                            const char **value_out);
+
+/**
+ * Copy the exact bytes a guard pidfile holds for `entry` into `buf`, like snprintf: one JSON
+ * object (`pid`, `start_token`, then the fields in order) and a newline. The JSON holds no NUL
+ * byte.
+ *
+ * - `buf`: where to write, NUL-terminated; may be NULL when `buf_len` is 0.
+ * - `buf_len`: size of `buf` in bytes, including the NUL.
+ * - `len_out`: receives the full length, not counting the NUL (at most 4096). When it is >=
+ *   `buf_len`, `buf` holds a truncated copy.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `entry` or `len_out`, or a NULL `buf` with
+ * `buf_len` > 0.
+ */
+int pidguard_entry_encode(const struct pidguard_entry *entry,
+                          char *buf,
+                          size_t buf_len,
+                          size_t *len_out);
+
+/**
+ * Parse guard pidfile content into a new entry, into `entry_out` (owned by the caller; free
+ * it with pidguard_entry_free()).
+ *
+ * - `content`: `content_len` bytes (no NUL needed); may be NULL when `content_len` is 0.
+ *
+ * The content must be one JSON object with a positive integer `pid`, a non-empty string
+ * `start_token` and only string members besides. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a
+ * NULL argument; PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID or PIDGUARD_EBAD_TOKEN (family
+ * PIDGUARD_EMALFORMED) for content that breaks the format.
+ */
+int pidguard_entry_decode(const uint8_t *content,
+                          size_t content_len,
+                          struct pidguard_entry **entry_out);
+
+/**
+ * The lowercase hex SHA-256 of a secret (64 characters), like snprintf: the form in which a
+ * guard record names a secret without storing it.
+ *
+ * - `secret`: `secret_len` bytes; may be NULL when `secret_len` is 0.
+ * - `buf`: where to write, NUL-terminated; may be NULL when `buf_len` is 0. 65 bytes hold it.
+ * - `len_out`: receives the full length, 64.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `len_out`, a NULL `secret` with
+ * `secret_len` > 0, or a NULL `buf` with `buf_len` > 0. Thread-safe.
+ */
+int pidguard_token_sha256(const uint8_t *secret,
+                          size_t secret_len,
+                          char *buf,
+                          size_t buf_len,
+                          size_t *len_out);
+
+/**
+ * Create the guard pidfile `path` holding `entry`, failing if anything is there.
+ *
+ * The file appears fully written or not at all, and of any number of racing creators exactly
+ * one succeeds (the content is written to an unnamed file, fsync'ed, then linked to `path`,
+ * which fails when the name is taken, by a file, directory or symlink alike: nothing there is
+ * followed or touched). Mode 0600 whatever the umask; a missing parent directory is created
+ * with mode 0700. Never deletes or changes an existing file.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an empty path;
+ * PIDGUARD_EALREADY_EXISTS when `path` exists; PIDGUARD_ENOT_FOUND,
+ * PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from the file system.
+ */
+int pidguard_guard_create(const char *path,
+                          const struct pidguard_entry *entry);
+
+/**
+ * Read and check the guard pidfile `path`, into a new entry `entry_out` (owned by the caller;
+ * free it with pidguard_entry_free()). The holder is not judged (see pidguard_guard_check()).
+ *
+ * The file is opened without following a symlink or blocking on a FIFO, and must be a regular
+ * file with one link, no permission bits for group or others, at most 4096 bytes, holding one
+ * record with a pid no larger than pid_max. A refusal never means "the holder is dead".
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument; PIDGUARD_ENOT_FOUND when there
+ * is no file; PIDGUARD_ESYMLINK, PIDGUARD_EIS_DIRECTORY, PIDGUARD_ENOT_REGULAR_FILE (FIFO,
+ * socket, device), PIDGUARD_EHARD_LINKED, PIDGUARD_EINSECURE_MODE, PIDGUARD_ETOO_LARGE
+ * (family PIDGUARD_EUNTRUSTED); PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID,
+ * PIDGUARD_EBAD_TOKEN (family PIDGUARD_EMALFORMED); PIDGUARD_EPERMISSION_DENIED or
+ * PIDGUARD_EIO from the file system.
+ */
+int pidguard_guard_read(const char *path,
+                        struct pidguard_entry **entry_out);
+
+/**
+ * Remove the guard pidfile `path` only if it holds exactly the bytes of `entry`
+ * (pidguard_entry_encode()); `removed_out` receives whether it was removed.
+ *
+ * Safe against a concurrent pidguard_guard_replace(): the file is compared, renamed aside,
+ * re-checked and only then unlinked (put back if it changed). A missing file, other content or
+ * something that is not a regular file is `false`, not an error, and nothing is changed.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument; PIDGUARD_ETIMED_OUT when another
+ * remover keeps the directory lock for 10 s; PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from
+ * the rename or unlink.
+ */
+int pidguard_guard_remove(const char *path,
+                          const struct pidguard_entry *entry,
+                          bool *removed_out);
+
+/**
+ * Retire `old_entry` from the guard pidfile `path` by content, then create `new_entry` there.
+ *
+ * If the file no longer holds exactly `old_entry` (someone replaced it first), nothing is
+ * written and PIDGUARD_ESUPERSEDED is returned: check the new holder. A file that vanished in
+ * between is not an error (`new_entry` is created). Of racing replacers exactly one succeeds.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument; PIDGUARD_ESUPERSEDED;
+ * PIDGUARD_EALREADY_EXISTS when another creator took the freed name first; the file-system
+ * statuses of pidguard_guard_create() and pidguard_guard_remove().
+ */
+int pidguard_guard_replace(const char *path,
+                           const struct pidguard_entry *old_entry,
+                           const struct pidguard_entry *new_entry);
+
+/**
+ * Read the guard pidfile `path` and judge its holder.
+ *
+ * - `verdict_out`: receives the verdict; `found` is false when there is no file. A record from
+ *   an earlier boot is MISMATCH; one from another machine or PID namespace UNVERIFIABLE (a
+ *   container's record on a persistent volume: put guard pidfiles on /run).
+ * - `holder_out`: may be NULL (not wanted); else receives a new entry with the record (owned by
+ *   the caller; free it with pidguard_entry_free()), or NULL when there is no file.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `path` or `verdict_out`; every refusal of
+ * pidguard_guard_read() (a file that cannot be trusted or parsed is an error, never "dead");
+ * PIDGUARD_EBAD_TOKEN when the token is not a pidguard start token; PIDGUARD_EIO when procfs
+ * fails oddly.
+ */
+int pidguard_guard_check(const char *path,
+                         struct pidguard_guard_verdict *verdict_out,
+                         struct pidguard_entry **holder_out);
+
+/**
+ * Take the single-instance guard pidfile `path` for `entry` (usually pidguard_entry_current()
+ * plus the caller's fields).
+ *
+ * 1. Create the file; if the name was free, it is ours.
+ * 2. Otherwise judge the holder: GONE or MISMATCH (proven stale) → replace it by content;
+ *    MATCH or UNVERIFIABLE → PIDGUARD_EHELD, unless `flags` has PIDGUARD_ACQUIRE_TAKEOVER.
+ * 3. A race lost in between goes back to 1.
+ *
+ * Of any number of racing callers, at most one holds the guard at a time, and a stale holder
+ * never blocks forever.
+ *
+ * - `flags`: 0 or PIDGUARD_ACQUIRE_TAKEOVER.
+ * - `guard_out`: receives a new guard handle, which the caller owns (see pidguard_guard).
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an unknown flag;
+ * PIDGUARD_EHELD when a live or unverifiable process holds it: pidguard_last_held() then gives
+ * the holder's record and verdict; every refusal of pidguard_guard_read() and
+ * PIDGUARD_EBAD_TOKEN for a file that is not a trustworthy record (never taken over);
+ * PIDGUARD_ESUPERSEDED when the file kept changing for 64 rounds; file-system statuses as in
+ * pidguard_guard_create().
+ */
+int pidguard_guard_acquire(const char *path,
+                           const struct pidguard_entry *entry,
+                           uint32_t flags,
+                           struct pidguard_guard **guard_out);
+
+/**
+ * Who holds the guard pidfile, when the calling thread's last failure was PIDGUARD_EHELD
+ * (from pidguard_guard_acquire()).
+ *
+ * - `verdict_out`: receives the holder's verdict (MATCH or UNVERIFIABLE, with the reason).
+ * - `holder_out`: may be NULL; else receives a new entry with the holder's record (owned by
+ *   the caller; free it with pidguard_entry_free()).
+ *
+ * Kept per thread with the last error message: it stays available through calls that succeed
+ * and is forgotten by the next failure. Returns 0; PIDGUARD_ENOT_FOUND when the thread's last
+ * failure was not PIDGUARD_EHELD (or nothing failed yet); PIDGUARD_EINVALID_ARGUMENT for a NULL
+ * `verdict_out` (like every failure, these replace the thread's last error).
+ */
+int pidguard_last_held(struct pidguard_guard_verdict *verdict_out,
+                       struct pidguard_entry **holder_out);
+
+/**
+ * Release a guard: remove our record if the file still holds exactly it, then free the handle.
+ *
+ * - `guard`: from pidguard_guard_acquire(). Freed in every case, also when an error is
+ *   returned: do not use it afterwards.
+ * - `removed_out`: may be NULL; else receives whether our record was removed (false when
+ *   someone took over or removed it, or when called in a forked child of the acquiring
+ *   process).
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `guard`; PIDGUARD_ETIMED_OUT,
+ * PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from the file system (the record may still be
+ * there).
+ */
+int pidguard_guard_release(struct pidguard_guard *guard,
+                           bool *removed_out);
+
+/**
+ * Free a guard handle without removing our record (for example when handing the guard to a
+ * process that will release it itself). Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL
+ * `guard`. Do not use the guard afterwards.
+ */
+int pidguard_guard_keep(struct pidguard_guard *guard);
+
+/**
+ * Free a guard handle, releasing the guard as pidguard_guard_release() does but ignoring
+ * errors (for cleanup paths). NULL is allowed and does nothing. Freeing twice, or using the
+ * guard afterwards, is undefined behaviour.
+ */
+void pidguard_guard_free(struct pidguard_guard *guard);
+
+/**
+ * Our record, into `entry_out`: borrowed from the guard (never free it), valid until the guard
+ * is released, kept or freed. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_guard_entry(const struct pidguard_guard *guard,
+                         const struct pidguard_entry **entry_out);
+
+/**
+ * The guard pidfile's path, into `path_out`: a string owned by the guard, valid until it is
+ * released, kept or freed. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_guard_path(const struct pidguard_guard *guard,
+                        const char **path_out);
+
+/**
+ * Whether the file still holds exactly our record, into `held_out` (false after a takeover,
+ * or when someone removed it). Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_guard_is_held(const struct pidguard_guard *guard,
+                           bool *held_out);
+
+/**
+ * The holder whose record pidguard_guard_acquire() replaced to take the guard (stale, or live
+ * with PIDGUARD_ACQUIRE_TAKEOVER): its verdict into `verdict_out` (`found` false when the name
+ * was free) and, when `holder_out` is not NULL, a new entry with its record that the caller
+ * frees with pidguard_entry_free() (NULL when the name was free). Returns 0;
+ * PIDGUARD_EINVALID_ARGUMENT for a NULL `guard` or `verdict_out`.
+ */
+int pidguard_guard_replaced(const struct pidguard_guard *guard,
+                            struct pidguard_guard_verdict *verdict_out,
+                            struct pidguard_entry **holder_out);
 
 /**
  * Stop every background hook under a directory that is provably still itself, and drop stale
@@ -990,6 +1612,15 @@ int pidguard_cleanup_report_pid_file_removed(const struct pidguard_cleanup_repor
 int pidguard_cleanup_report_succeeded(const struct pidguard_cleanup_report *report,
                                       size_t index,
                                       bool *succeeded_out);
+
+/**
+ * The broad status that `status` refines: PIDGUARD_EUNTRUSTED for PIDGUARD_ESYMLINK,
+ * PIDGUARD_EIS_DIRECTORY, PIDGUARD_ENOT_REGULAR_FILE, PIDGUARD_EHARD_LINKED,
+ * PIDGUARD_EINSECURE_MODE and PIDGUARD_ETOO_LARGE; PIDGUARD_EMALFORMED for
+ * PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID and PIDGUARD_EBAD_TOKEN; `status` itself for every
+ * other value (0, the other statuses, and values this library does not know). Thread-safe.
+ */
+int pidguard_status_family(int status);
 
 /**
  * A short English name of `status` ("no such process"), for messages and logs.

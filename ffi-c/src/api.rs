@@ -329,6 +329,94 @@ pub extern "C" fn pidguard_terminate(
     })
 }
 
+/// Stop the process an abx-dl pidfile names, with its process group, and nothing else
+/// (`pidguard stop`).
+///
+/// 1. The file is judged as by pidguard_check_pid_file() (with `cmd_file`).
+/// 2. A missing file, a gone process or proven reuse → PIDGUARD_STOP_STALE: nothing is sent,
+///    the file is removed if unchanged. A record from another machine or PID namespace is left
+///    alone (PIDGUARD_STOP_FOREIGN).
+/// 3. A record whose identity is not proven (mtime skew or another command under the strict
+///    policy, a token that cannot be confirmed under either) → PIDGUARD_STOP_REFUSED, file kept.
+/// 4. Otherwise the process is pinned with a pidfd, re-checked (as root, a pidfile another user
+///    could have written needs a token MATCH; a world-writable one is always refused; pid 1,
+///    the caller, its group and its parent are never signalled), and the schedule runs. Once it
+///    has exited, the file is removed if unchanged.
+///
+/// Blocks until the outcome is known: at most the schedule's total wait.
+///
+/// - `pid_file`: the abx-dl pidfile. Required.
+/// - `cmd_file`: the hook's `.sh` command file to check the live argv against, or NULL.
+/// - `policy`: PIDGUARD_POLICY_STRICT acts only on a proven identity (a matching token, or for a
+///   token-less file the mtime and command rules); PIDGUARD_POLICY_LENIENT also on a token-less
+///   file whose mtime is off, with a warning (`warning`, and the thread's last error message).
+/// - `schedule`: start-stop-daemon's --retry syntax, or NULL for "TERM/2/KILL/1".
+/// - `tolerance`: seconds allowed between mtime and process start for a token-less file (the
+///   seed uses 5.0).
+/// - `result_out`: receives the outcome.
+///
+/// Outcomes are results, not errors. For REFUSED and ERROR the explanation is also stored as
+/// the thread's last error message. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file`
+/// or `result_out`, an unknown policy or a malformed schedule (nothing sent);
+/// PIDGUARD_EMALFORMED for content that is not one pid or a bad token attribute;
+/// PIDGUARD_EUNTRUSTED for a symlink, FIFO or other non-regular file;
+/// PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO when the file cannot be read.
+#[no_mangle]
+pub extern "C" fn pidguard_stop_pid_file(
+    pid_file: *const c_char,
+    cmd_file: *const c_char,
+    policy: i32,
+    schedule: *const c_char,
+    tolerance: f64,
+    result_out: *mut pidguard_stop_result,
+) -> c_int {
+    ffi!("pidguard_stop_pid_file", {
+        let pid_file = path(pid_file, "pid_file")?;
+        let cmd_file = opt_path(cmd_file, "cmd_file")?;
+        let policy: Policy = pidguard_policy::parse(policy)?;
+        let schedule: Schedule = match opt_utf8(schedule, "schedule")? {
+            Some(s) => s.parse()?,
+            None => Schedule::default(),
+        };
+        let result_out = out(result_out, "result_out")?;
+        let opts = pg::StopOptions { schedule, policy, cmd_file: cmd_file.map(|p| p.to_path_buf()), tolerance, ..Default::default() };
+        let r = pg::stop_pid_file(pid_file, &opts)?;
+        let (exited_after, refusal) = match &r.outcome {
+            pg::StopOutcome::Exited(sig) => (sig.number(), None),
+            pg::StopOutcome::Refused(x) => {
+                set_last_error(&format!("{}: refused to signal ({x})", pid_file.display()), None);
+                (0, Some(*x))
+            }
+            pg::StopOutcome::Error(msg) => {
+                set_last_error(msg, None);
+                (0, None)
+            }
+            _ => (0, None),
+        };
+        if let Some(w) = &r.warning {
+            set_last_error(w, None);
+        }
+        let t = r.terminate.as_ref();
+        result_out.write(pidguard_stop_result {
+            outcome: pidguard_stop_outcome::of(&r.outcome),
+            exit_status: r.outcome.exit_code(),
+            reason: pidguard_check_reason::of(r.check.reason),
+            verdict: pidguard_verdict::of(r.check.judgement.map(|j| j.verdict)),
+            pid: r.check.pid.unwrap_or(0),
+            refusal: pidguard_refusal::of(refusal),
+            exited_after,
+            exit_code: r.exit().code().unwrap_or(-1),
+            signals_sent: r.signals().len() as u32,
+            group: t.is_some_and(|t| t.group),
+            pinned: t.is_some_and(|t| t.pin_mode == pg::PinMode::Pidfd),
+            pid_file_removed: r.pid_file_removed,
+            warning: r.warning.is_some(),
+            elapsed: t.map_or(0.0, |t| t.elapsed.as_secs_f64()),
+        });
+        Ok(())
+    })
+}
+
 /// For the C test suite only: panics inside the boundary, so that the tests can see
 /// PIDGUARD_EPANIC come back instead of an unwind. Not part of the API.
 /// cbindgen:ignore

@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 
 use pidguard_core::{Error, ErrorKind};
 
-use crate::status::{set_last_error, status_of};
+use crate::status::{set_last_error, set_last_failure, status_of};
 
 /// What an exported body returns before conversion to a status.
 pub(crate) type FfiResult<T = ()> = Result<T, Error>;
@@ -27,7 +27,7 @@ pub(crate) fn run(name: &'static str, f: impl FnOnce() -> FfiResult) -> c_int {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
-            set_last_error(e.message(), e.errno());
+            set_last_failure(&e);
             status_of(e.kind())
         }
         Err(payload) => {
@@ -132,4 +132,56 @@ impl<T> Out<T> {
 /// A required output parameter.
 pub(crate) fn out<T>(p: *mut T, what: &str) -> FfiResult<Out<T>> {
     non_null(p as *const T, what).map(Out)
+}
+
+/// A borrowed object argument the call may change.
+pub(crate) fn obj_mut<'a, T>(p: *mut T, what: &str) -> FfiResult<&'a mut T> {
+    let mut p = non_null(p as *const T, what)?;
+    // SAFETY: the C caller passes an object this library handed out, has not freed it, and
+    // does not use it from another thread during the call (documented).
+    Ok(unsafe { p.as_mut() })
+}
+
+/// A byte-string argument: `len` bytes at `p`; `p` may be NULL only when `len` is 0.
+pub(crate) fn bytes<'a>(p: *const u8, len: usize, what: &str) -> FfiResult<&'a [u8]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    let p = non_null(p, what)?;
+    // SAFETY: the caller gives `len` readable bytes at `p` (documented).
+    Ok(unsafe { std::slice::from_raw_parts(p.as_ptr(), len) })
+}
+
+/// An snprintf-like output buffer: `buf` may be NULL only when `buf_len` is 0. Checked before
+/// anything is done.
+pub(crate) struct TextOut {
+    buf: *mut c_char,
+    len: usize,
+}
+
+/// Check an snprintf-like buffer argument.
+pub(crate) fn text_out(buf: *mut c_char, buf_len: usize, what: &str) -> FfiResult<TextOut> {
+    if buf_len > 0 {
+        non_null(buf as *const c_char, what)?;
+    }
+    Ok(TextOut { buf, len: buf_len })
+}
+
+impl TextOut {
+    /// Copy `s` (ASCII or UTF-8 without NUL), truncated at a character boundary to fit with its
+    /// NUL; returns `s.len()`.
+    pub(crate) fn write(self, s: &str) -> usize {
+        if self.len > 0 {
+            let mut n = s.len().min(self.len - 1);
+            while n > 0 && !s.is_char_boundary(n) {
+                n -= 1;
+            }
+            // SAFETY: `buf` has `len` writable bytes (checked non-NULL); n + 1 <= len.
+            unsafe {
+                std::ptr::copy_nonoverlapping(s.as_ptr(), self.buf as *mut u8, n);
+                *self.buf.add(n) = 0;
+            }
+        }
+        s.len()
+    }
 }

@@ -19,11 +19,13 @@
 #[macro_use]
 mod boundary;
 mod api;
+mod guard;
 mod report;
 mod status;
 mod types;
 
 pub use api::*;
+pub use guard::*;
 pub use report::*;
 pub use status::*;
 pub use types::*;

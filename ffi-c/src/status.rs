@@ -4,7 +4,8 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::sync::OnceLock;
 
-use pidguard_core::ErrorKind;
+use pidguard_core::guard::Verdict as GuardVerdict;
+use pidguard_core::{Error, ErrorKind};
 
 use crate::boundary::run_value;
 
@@ -16,6 +17,11 @@ use crate::boundary::run_value;
 /// any other negative value as an error too. Functions return `int`; this enum names the
 /// values. A verdict (`PIDGUARD_VERDICT_GONE`) or an outcome (`PIDGUARD_OUTCOME_UNKILLABLE`) is
 /// a result, never a status: a status < 0 means "pidguard could not answer".
+///
+/// Some statuses refine a broader one: PIDGUARD_ESYMLINK ... PIDGUARD_ETOO_LARGE say which rule
+/// refused a file (family PIDGUARD_EUNTRUSTED), PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID and
+/// PIDGUARD_EBAD_TOKEN which rule its content broke (family PIDGUARD_EMALFORMED).
+/// pidguard_status_family() maps a status to its family, for code that handles them alike.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(non_camel_case_types, dead_code)]
@@ -54,12 +60,50 @@ pub enum pidguard_status {
     /// A panic was caught at the C boundary: a bug in pidguard (please report it). Nothing
     /// unwound into the caller.
     PIDGUARD_EPANIC = -14,
+    /// A symlink where a pidfile must be: never followed (ELOOP). Refines PIDGUARD_EUNTRUSTED.
+    PIDGUARD_ESYMLINK = -15,
+    /// A directory where a pidfile must be (EISDIR). Refines PIDGUARD_EUNTRUSTED.
+    PIDGUARD_EIS_DIRECTORY = -16,
+    /// A FIFO, socket or device node where a pidfile must be; refused without blocking.
+    /// Refines PIDGUARD_EUNTRUSTED.
+    PIDGUARD_ENOT_REGULAR_FILE = -17,
+    /// A pidfile with more than one link: another name for it may be someone else's. Refines
+    /// PIDGUARD_EUNTRUSTED.
+    PIDGUARD_EHARD_LINKED = -18,
+    /// A pidfile that group or others may read or write (mode not within 0600). Refines
+    /// PIDGUARD_EUNTRUSTED.
+    PIDGUARD_EINSECURE_MODE = -19,
+    /// A pidfile larger than its format allows (4096 bytes for a guard pidfile). Refines
+    /// PIDGUARD_EUNTRUSTED.
+    PIDGUARD_ETOO_LARGE = -20,
+    /// Guard pidfile content that is not one JSON object of string members (bad syntax, not
+    /// UTF-8, a duplicate member, a non-string field). Refines PIDGUARD_EMALFORMED.
+    PIDGUARD_EINVALID_JSON = -21,
+    /// A guard record whose pid is missing, not an integer, not positive or above pid_max.
+    /// Refines PIDGUARD_EMALFORMED.
+    PIDGUARD_EBAD_PID = -22,
+    /// A guard record whose start token is missing, not a string, empty, or (where it is
+    /// judged) not a pidguard start token. Refines PIDGUARD_EMALFORMED.
+    PIDGUARD_EBAD_TOKEN = -23,
 }
 
 /// The C status of an error kind: `-kind.code()`. Mechanical, so a kind appended to core's table
 /// gets its status without any change here (the header parity test asks for its name).
 pub(crate) fn status_of(kind: ErrorKind) -> c_int {
     -kind.code()
+}
+
+/// The broad status that `status` refines: PIDGUARD_EUNTRUSTED for PIDGUARD_ESYMLINK,
+/// PIDGUARD_EIS_DIRECTORY, PIDGUARD_ENOT_REGULAR_FILE, PIDGUARD_EHARD_LINKED,
+/// PIDGUARD_EINSECURE_MODE and PIDGUARD_ETOO_LARGE; PIDGUARD_EMALFORMED for
+/// PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID and PIDGUARD_EBAD_TOKEN; `status` itself for every
+/// other value (0, the other statuses, and values this library does not know). Thread-safe.
+#[no_mangle]
+pub extern "C" fn pidguard_status_family(status: c_int) -> c_int {
+    run_value(status, || match ErrorKind::from_code(-status) {
+        Some(k) if status < 0 => status_of(k.family()),
+        _ => status,
+    })
 }
 
 /// The text of every status: "success", then each kind's slug with spaces, in code order.
@@ -92,22 +136,41 @@ pub extern "C" fn pidguard_strerror(status: c_int) -> *const c_char {
 struct LastError {
     message: Vec<u8>,
     errno: c_int,
+    /// The holder named by a `Held` error, while that error is the thread's last one.
+    held: Option<GuardVerdict>,
 }
 
 thread_local! {
-    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: Vec::new(), errno: 0 }) };
+    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: Vec::new(), errno: 0, held: None }) };
 }
 
 /// Record the calling thread's last error. NUL bytes are replaced so that C sees one string.
+/// Forgets the holder of an earlier `Held` error.
 pub(crate) fn set_last_error(message: &str, errno: Option<i32>) {
+    set_last(message, errno, None);
+}
+
+/// Record a failed call's error as the calling thread's last one, with the holder of a `Held`
+/// error (pidguard_last_held()).
+pub(crate) fn set_last_failure(e: &Error) {
+    set_last(e.message(), e.errno(), e.holder().cloned());
+}
+
+fn set_last(message: &str, errno: Option<i32>, held: Option<GuardVerdict>) {
     let bytes: Vec<u8> = message.bytes().map(|b| if b == 0 { b'?' } else { b }).collect();
     // try_with: during thread teardown the slot may be gone; losing the message beats aborting.
     let _ = LAST.try_with(|l| {
         if let Ok(mut l) = l.try_borrow_mut() {
             l.message = bytes;
             l.errno = errno.unwrap_or(0);
+            l.held = held;
         }
     });
+}
+
+/// The holder carried by the calling thread's last error, if it was `Held`.
+pub(crate) fn last_held() -> Option<GuardVerdict> {
+    LAST.try_with(|l| l.try_borrow().ok().and_then(|l| l.held.clone())).ok().flatten()
 }
 
 /// Copy the message of the calling thread's most recent failure into `buf`, like `snprintf`.

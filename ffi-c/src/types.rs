@@ -7,7 +7,7 @@
 use std::ffi::c_char;
 
 use pidguard_core::hooks::HookOutcome;
-use pidguard_core::{CheckReason, Outcome, Policy, Reason, Refusal, Verdict};
+use pidguard_core::{CheckReason, Outcome, Policy, Reason, Refusal, StopOutcome, Verdict};
 
 use crate::boundary::FfiResult;
 
@@ -236,6 +236,43 @@ impl pidguard_outcome {
     }
 }
 
+/// What pidguard_stop_pid_file() did.
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum pidguard_stop_outcome {
+    /// The record names no process of its own any more (missing file, gone, proven reuse):
+    /// nothing was signalled; the pidfile was removed if it was still the file judged (see
+    /// `reason`).
+    PIDGUARD_STOP_STALE = 0,
+    /// The process (and its group) exited before anything was sent.
+    PIDGUARD_STOP_ALREADY_GONE = 1,
+    /// It (and its group) exited after a signal (see `exited_after`).
+    PIDGUARD_STOP_EXITED = 2,
+    /// Still alive after the whole schedule; the pidfile is kept.
+    PIDGUARD_STOP_UNKILLABLE = 3,
+    /// Not signalled: a safety rule, the root trust rule or the policy refused it (see
+    /// `refusal`); the pidfile is kept.
+    PIDGUARD_STOP_REFUSED = 4,
+    /// Another machine's or PID namespace's record: left alone, pidfile kept.
+    PIDGUARD_STOP_FOREIGN = 5,
+    /// Signalling failed (see pidguard_last_error_message()); the pidfile is kept.
+    PIDGUARD_STOP_ERROR = 6,
+}
+
+impl pidguard_stop_outcome {
+    pub(crate) fn of(o: &StopOutcome) -> Self {
+        match o {
+            StopOutcome::Stale(_) => Self::PIDGUARD_STOP_STALE,
+            StopOutcome::AlreadyGone => Self::PIDGUARD_STOP_ALREADY_GONE,
+            StopOutcome::Exited(_) => Self::PIDGUARD_STOP_EXITED,
+            StopOutcome::Unkillable => Self::PIDGUARD_STOP_UNKILLABLE,
+            StopOutcome::Refused(_) => Self::PIDGUARD_STOP_REFUSED,
+            StopOutcome::Foreign => Self::PIDGUARD_STOP_FOREIGN,
+            StopOutcome::Error(_) => Self::PIDGUARD_STOP_ERROR,
+        }
+    }
+}
+
 /// What pidguard_cleanup_background_hooks() did with one hook.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -373,4 +410,45 @@ pub(crate) fn fill_name(s: &str) -> [c_char; PIDGUARD_NAME_MAX] {
         *o = if c == 0 { b'?' as c_char } else { c as c_char };
     }
     out
+}
+
+/// What pidguard_stop_pid_file() did. A plain struct the caller allocates; nothing in it needs
+/// freeing.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct pidguard_stop_result {
+    /// The outcome.
+    pub outcome: pidguard_stop_outcome,
+    /// The exit status `pidguard stop` gives for this outcome: 0 stopped, 1 nothing to do
+    /// (stale or already gone), 2 unkillable or a signalling error, 3 refused or foreign. (A
+    /// negative status from pidguard_stop_pid_file() is the command's 4, bad input.)
+    pub exit_status: i32,
+    /// What pidguard_check_pid_file() said about the file (why it was stale, for
+    /// PIDGUARD_STOP_STALE).
+    pub reason: pidguard_check_reason,
+    /// The identity verdict of the recorded process; PIDGUARD_VERDICT_NONE when not judged.
+    pub verdict: pidguard_verdict,
+    /// The pid in the file; 0 when there was none.
+    pub pid: i32,
+    /// Why it was refused, for PIDGUARD_STOP_REFUSED; else PIDGUARD_REFUSAL_NONE.
+    pub refusal: pidguard_refusal,
+    /// For PIDGUARD_STOP_EXITED, the number of the last signal sent before it exited; else 0.
+    pub exited_after: i32,
+    /// The exit code when the target is the caller's child (the code, or 128 + signal); -1 when
+    /// unknown. The child is not reaped.
+    pub exit_code: i32,
+    /// How many signals were sent.
+    pub signals_sent: u32,
+    /// Whether the process group was signalled (the target led its group).
+    pub group: bool,
+    /// Whether signals went through a pidfd.
+    pub pinned: bool,
+    /// Whether the pidfile was removed (only stale or stopped records, and only if the file was
+    /// still the one judged).
+    pub pid_file_removed: bool,
+    /// Whether the identity was taken on the lenient policy; the warning is then the thread's
+    /// last error message.
+    pub warning: bool,
+    /// Seconds the schedule ran (0 when nothing was sent).
+    pub elapsed: f64,
 }

@@ -177,6 +177,12 @@ fn every_status_null_arguments_and_truncated_buffers() {
 }
 
 #[test]
+fn guard_pidfiles_on_real_files() {
+    let bin = compile("cc", "-std=c11", &repo().join("tests/c/guard.c"), "guard", &[]);
+    assert!(run(&bin, "guard").contains("checks passed"));
+}
+
+#[test]
 fn two_threads_keep_their_own_last_error() {
     let bin = compile("cc", "-std=c11", &repo().join("tests/c/threads.c"), "threads", &[]);
     assert!(run(&bin, "threads").contains("checks passed"));
@@ -190,11 +196,17 @@ fn header_compiles_as_cpp() {
 
 /// The first ```c block of the README's `## C` section.
 fn readme_example() -> String {
+    readme_c_block(0)
+}
+
+/// The `n`th (from 0) ```c block of the README's `## C` section.
+fn readme_c_block(n: usize) -> String {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let section = &readme[readme.find("\n## C\n").expect("README has a `## C` section")..];
-    let start = section.find("```c\n").expect("a ```c block in `## C`") + 5;
-    let len = section[start..].find("```").unwrap();
-    section[start..start + len].to_string()
+    let mut section = &readme[readme.find("\n## C\n").expect("README has a `## C` section") + 1..];
+    section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let mut blocks = section.split("```c\n").skip(1);
+    let block = blocks.nth(n).unwrap_or_else(|| panic!("no ```c block number {n} in `## C`"));
+    block[..block.find("```").unwrap()].to_string()
 }
 
 #[test]
@@ -205,6 +217,15 @@ fn readme_c_example_runs() {
     let out = run(&bin, "readme_example");
     assert!(out.contains("worker.pid valid: yes"), "{out}");
     assert!(out.contains("stopped"), "{out}");
+}
+
+#[test]
+fn readme_c_guard_example_runs() {
+    let src = env().root.join("readme_guard.c");
+    std::fs::write(&src, readme_c_block(1)).unwrap();
+    let bin = compile("cc", "-std=c11", &src, "readme_guard", &[]);
+    let out = run(&bin, "readme_guard");
+    assert!(out.contains("guard taken"), "{out}");
 }
 
 #[test]

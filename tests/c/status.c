@@ -18,6 +18,9 @@ static const int ALL_STATUSES[] = {
     PIDGUARD_ENO_SUCH_PROCESS, PIDGUARD_EPERMISSION_DENIED, PIDGUARD_ETIMED_OUT,
     PIDGUARD_EHELD,        PIDGUARD_ESUPERSEDED,       PIDGUARD_EUNSUPPORTED,
     PIDGUARD_EREFUSED,     PIDGUARD_EIO,               PIDGUARD_EPANIC,
+    PIDGUARD_ESYMLINK,     PIDGUARD_EIS_DIRECTORY,     PIDGUARD_ENOT_REGULAR_FILE,
+    PIDGUARD_EHARD_LINKED, PIDGUARD_EINSECURE_MODE,    PIDGUARD_ETOO_LARGE,
+    PIDGUARD_EINVALID_JSON, PIDGUARD_EBAD_PID,         PIDGUARD_EBAD_TOKEN,
 };
 #define N_STATUSES (sizeof ALL_STATUSES / sizeof ALL_STATUSES[0])
 
@@ -34,6 +37,13 @@ static void strerror_names_every_status(void) {
     }
     CHECK(strcmp(pidguard_strerror(PIDGUARD_ENO_SUCH_PROCESS), "no such process") == 0);
     CHECK(strcmp(pidguard_strerror(PIDGUARD_EPANIC), "panic") == 0);
+    CHECK(strcmp(pidguard_strerror(PIDGUARD_EINSECURE_MODE), "insecure mode") == 0);
+    /* Refined statuses map to their family; every other value to itself. */
+    for (int s = PIDGUARD_ESYMLINK; s >= PIDGUARD_ETOO_LARGE; s--) CHECK(pidguard_status_family(s) == PIDGUARD_EUNTRUSTED);
+    for (int s = PIDGUARD_EINVALID_JSON; s >= PIDGUARD_EBAD_TOKEN; s--) CHECK(pidguard_status_family(s) == PIDGUARD_EMALFORMED);
+    for (int s = PIDGUARD_OK; s >= PIDGUARD_EPANIC; s--) CHECK(pidguard_status_family(s) == s);
+    CHECK(pidguard_status_family(-1000) == -1000);
+    CHECK(pidguard_status_family(15) == 15);
 }
 
 static void null_arguments(const char *root) {

@@ -46,6 +46,33 @@ static void *quiet_thread(void *arg) {
     return NULL;
 }
 
+/* Another thread never sees this thread's held guard holder. */
+static void *held_thread(void *arg) {
+    (void)arg;
+    pidguard_guard_verdict v;
+    if (pidguard_last_held(&v, NULL) != PIDGUARD_ENOT_FOUND) return "held leaked";
+    return NULL;
+}
+
+static void held_is_per_thread(const char *dir) {
+    char path[700];
+    join_path(path, sizeof path, dir, "guard.json");
+    pidguard_entry *e = NULL;
+    CHECK_OK(pidguard_entry_current(&e));
+    pidguard_guard *g = NULL, *g2 = NULL;
+    CHECK_OK(pidguard_guard_acquire(path, e, 0, &g));
+    CHECK_STATUS(pidguard_guard_acquire(path, e, 0, &g2), PIDGUARD_EHELD);
+    pthread_t t;
+    void *r;
+    CHECK(pthread_create(&t, NULL, held_thread, NULL) == 0 && pthread_join(t, &r) == 0);
+    CHECK(r == NULL);
+    pidguard_guard_verdict v;
+    CHECK_OK(pidguard_last_held(&v, NULL));
+    CHECK(v.found && v.verdict == PIDGUARD_VERDICT_MATCH);
+    CHECK_OK(pidguard_guard_release(g, NULL));
+    pidguard_entry_free(e);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) { fprintf(stderr, "usage: threads WORKDIR\n"); return 2; }
     char path[700];
@@ -65,6 +92,7 @@ int main(int argc, char **argv) {
     /* The main thread never failed: it has no message either. */
     CHECK(pidguard_last_error_message(NULL, 0) == 0);
     pthread_barrier_destroy(&start);
+    held_is_per_thread(argv[1]);
     printf("threads: %d checks passed\n", checks_passed);
     return 0;
 }

@@ -72,9 +72,82 @@ pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
     Ok(Some((text, argv)))
 }
 
-/// Split one command line as `shlex.split` does; `None` when it is empty or unbalanced.
+/// Split one command line as Python's `shlex.split(line)` does (POSIX mode, no comments);
+/// `None` when it holds no word or Python would raise (an unclosed quote, a trailing `\\`).
+///
+/// The rules, from CPython's `shlex.read_token`:
+/// - words are separated by runs of space, tab, CR and LF; `#` is an ordinary character;
+/// - outside quotes, `\\` takes the next character literally (whatever it is);
+/// - inside `'…'` every character is literal;
+/// - inside `"…"`, `\\` escapes only `"` and `\\` (before anything else it is kept, so `"\\$"`
+///   is `\\$`, unlike a POSIX shell);
+/// - quotes join with adjacent text (`a'b'"c"` is `abc`), and `''` is an empty word.
+///
+/// [`join`] output splits back to the argv it joined, for any argv.
 pub fn parse_cmd_line(line: &str) -> Option<Vec<String>> {
-    shlex::split(line).filter(|v| !v.is_empty())
+    let words = shlex_split(line)?;
+    (!words.is_empty()).then_some(words)
+}
+
+/// Python's `shlex.split(s)`: `None` where Python raises `ValueError`.
+fn shlex_split(s: &str) -> Option<Vec<String>> {
+    #[derive(PartialEq)]
+    enum St {
+        Between,
+        Word,
+        Single,
+        Double,
+    }
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut st = St::Between;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match st {
+            St::Between | St::Word => match c {
+                ' ' | '\t' | '\r' | '\n' => {
+                    if st == St::Word {
+                        words.push(std::mem::take(&mut word));
+                    }
+                    st = St::Between;
+                }
+                // A quote starts (or continues) a word, even an empty one: `''` is a word.
+                '\'' => st = St::Single,
+                '"' => st = St::Double,
+                '\\' => {
+                    word.push(chars.next()?);
+                    st = St::Word;
+                }
+                _ => {
+                    word.push(c);
+                    st = St::Word;
+                }
+            },
+            St::Single => match c {
+                '\'' => st = St::Word,
+                _ => word.push(c),
+            },
+            St::Double => match c {
+                '"' => st = St::Word,
+                '\\' => {
+                    let n = chars.next()?;
+                    if n != '"' && n != '\\' {
+                        word.push('\\');
+                    }
+                    word.push(n);
+                }
+                _ => word.push(c),
+            },
+        }
+    }
+    match st {
+        St::Single | St::Double => None,
+        St::Word => {
+            words.push(word);
+            Some(words)
+        }
+        St::Between => Some(words),
+    }
 }
 
 /// `python3.11` → `python`, `node22` → `node`: strip a trailing version from a basename.
@@ -183,6 +256,32 @@ mod tests {
         assert_eq!(join(&["node", "/x/hook.js", "--url=https://e.com/?a=1&b"]), "node /x/hook.js '--url=https://e.com/?a=1&b'");
         let line = join(&["a b", "it's", "", "$HOME"]);
         assert_eq!(parse_cmd_line(&line).unwrap(), vec!["a b", "it's", "", "$HOME"]);
+    }
+
+    #[test]
+    fn splits_like_python() {
+        // Each expectation is what CPython 3.11's `shlex.split` returns (None: it raises).
+        let cases: &[(&str, Option<&[&str]>)] = &[
+            ("a #b", Some(&["a", "#b"])),
+            ("#x y", Some(&["#x", "y"])),
+            ("a\rb", Some(&["a", "b"])),
+            ("\"\\$x\"", Some(&["\\$x"])),
+            ("\"a\\b\"", Some(&["a\\b"])),
+            ("\"a\\\"b\\\\\"", Some(&["a\"b\\"])),
+            ("a\\ b", Some(&["a b"])),
+            ("x \"\" ''", Some(&["x", "", ""])),
+            ("a'b'\"c\"d", Some(&["abcd"])),
+            ("'\\'", Some(&["\\"])),
+            ("a\\", None),
+            ("'a", None),
+            ("\"a\\\"", None),
+            ("", None),
+            (" \t ", None),
+        ];
+        for (line, want) in cases {
+            let want = want.map(|w| w.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            assert_eq!(parse_cmd_line(line), want, "{line:?}");
+        }
     }
 
     fn live(argv: &[&str], name: &str) -> LiveCommand {

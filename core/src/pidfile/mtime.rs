@@ -136,7 +136,8 @@ pub struct PidFileCheck {
     pub token: Option<StartToken>,
     /// The file's mtime, seconds since the epoch.
     pub mtime: Option<f64>,
-    /// The live process's psutil-compatible create time, when read.
+    /// The live process's psutil-compatible create time, for a token-less record (the mtime
+    /// rule needs it); `None` when the token decided (its start ticks are exact).
     pub create_time: Option<f64>,
     /// Owner uid and mode of the file, when it could be opened.
     pub owner: Option<(u32, u32)>,
@@ -167,12 +168,15 @@ impl PidFileCheck {
 /// Parse pidfile content as the original's `int(text.strip())`, restricted: ASCII whitespace
 /// around one run of ASCII digits, value in `1..=pid_max`. Signs, underscores, several numbers
 /// and NUL bytes are refused.
+///
+/// Leading zeros are allowed, however many (`int("000000000007")` is 7); a value that
+/// overflows is refused like any other value above `pid_max`.
 pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
     let t = content.trim_ascii();
-    if t.is_empty() || t.len() > 10 || !t.iter().all(u8::is_ascii_digit) {
+    if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let v: i64 = std::str::from_utf8(t).ok()?.parse().ok()?;
+    let v = t.iter().try_fold(0i64, |v, &d| v.checked_mul(10)?.checked_add(i64::from(d - b'0')))?;
     (1..=procfs::pid_max() as i64).contains(&v).then_some(v as i32)
 }
 
@@ -215,6 +219,10 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
         out.reason = CheckReason::Unreadable;
         return out;
     }
+    // Longer content is malformed, not truncated (BUGS E3): a prefix of it could parse.
+    if buf.len() as u64 > MAX_CONTENT {
+        return out;
+    }
     let Some(pid) = parse_pid_content(&buf) else { return out };
     out.pid = Some(pid);
     let token = match sys::fgetxattr(f.as_fd(), TOKEN_XATTR) {
@@ -250,13 +258,17 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
             return out;
         }
     };
-    let j = judge_snapshot(token.as_ref(), &snap);
-    out.judgement = Some(j);
     out.live_start_ticks = Some(snap.stat.start_ticks);
-    out.create_time = create_time(snap.stat.start_ticks).ok();
+    if token.is_none() {
+        // Only the mtime rule needs the create time (and its read of /proc/stat).
+        out.create_time = create_time(snap.stat.start_ticks).ok();
+    }
+    let j = judge_snapshot(token.as_ref(), &snap);
+    let (pin, comm) = (snap.pidfd, Some(snap.stat.comm));
+    out.judgement = Some(j);
     match j.verdict {
         Verdict::Gone => {
-            out.reason = CheckReason::Zombie;
+            out.reason = if j.reason == Reason::NoSuchProcess { CheckReason::Gone } else { CheckReason::Zombie };
             return out;
         }
         Verdict::Mismatch => {
@@ -284,7 +296,18 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
         match read_cmd_file(cmd) {
             Ok(None) => {}
             Ok(Some((text, recorded))) => {
-                let live = live_command(pid, &snap.stat.comm);
+                let comm = comm.or_else(|| fs::read(format!("/proc/{pid}/comm")).ok().map(|mut c| {
+                    c.pop_if(|b| *b == b'\n');
+                    c
+                }));
+                let live = live_command(pid, comm.as_deref().unwrap_or_default());
+                // The argv was read by number: it is the pinned process's only if that process
+                // still holds the number now.
+                if pin.as_ref().is_some_and(|fd| exited(fd.as_fd())) {
+                    out.judgement = Some(Judgement { verdict: Verdict::Gone, reason: Reason::Zombie });
+                    out.reason = CheckReason::Zombie;
+                    return out;
+                }
                 if !live.as_ref().is_some_and(|l| command_matches(&text, &recorded, l)) {
                     out.reason = CheckReason::CmdMismatch;
                     return out;
@@ -299,6 +322,11 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
     out.valid = true;
     out.reason = CheckReason::Valid;
     out
+}
+
+/// Whether the process behind a pidfd has exited (a pidfd is readable once it has).
+fn exited(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    matches!(sys::poll_readable(&[fd], Some(std::time::Duration::ZERO)).as_deref(), Ok([true]))
 }
 
 fn live_command(pid: i32, comm: &[u8]) -> Option<LiveCommand> {
@@ -322,6 +350,9 @@ mod tests {
     fn content_rules() {
         assert_eq!(parse_pid_content(b"123"), Some(123));
         assert_eq!(parse_pid_content(b" 123\n"), Some(123));
+        // More than ten digits, all but the last zeros: still 7, as Python's int() reads it.
+        assert_eq!(parse_pid_content(b"000000000007"), Some(7));
+        assert_eq!(parse_pid_content(b"99999999999999999999999"), None);
         for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2"] {
             assert_eq!(parse_pid_content(bad), None, "{bad:?}");
         }

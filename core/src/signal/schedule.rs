@@ -130,6 +130,8 @@ impl FromStr for Schedule {
     }
 }
 
+/// The `--retry` text of the schedule (`TERM/2/KILL/1`, `-34/1` for a real-time signal), which
+/// parses back to the same schedule when it is at most 1024 bytes long.
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, s) in self.steps.iter().enumerate() {
@@ -168,6 +170,14 @@ mod tests {
         // A real-time signal is shown with its `-`, or it would read back as a wait.
         let s: Schedule = "HUP/-40/1".parse().unwrap();
         assert_eq!(s.to_string(), "HUP/-40/1");
+        assert_eq!(s.to_string().parse::<Schedule>().unwrap(), s);
+    }
+
+    #[test]
+    fn real_time_signals_print_as_signals() {
+        // Found by the `schedule` fuzz target: `-42` printed as `42`, which reads back as a wait.
+        let s: Schedule = "-2/-42/1".parse().unwrap();
+        assert_eq!(s.to_string(), "INT/-42/1");
         assert_eq!(s.to_string().parse::<Schedule>().unwrap(), s);
     }
 

@@ -7,7 +7,8 @@
 #![allow(unsafe_code)]
 
 pub mod fault;
-pub(crate) mod procfs;
+// Public (hidden with `sys`) only so the property tests and fuzz targets reach `parse_stat`.
+pub mod procfs;
 
 use std::ffi::CString;
 use std::io;

@@ -1,5 +1,6 @@
 //! Small, exact readers of the procfs files pidguard needs (proc(5)).
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
@@ -156,9 +157,26 @@ pub fn boot_id() -> &'static str {
 }
 
 /// The inode of `/proc/self/ns/pid`: which PID namespace our pids mean something in.
-/// Not cached: `setns(2)` can change it (rarely), and it is one `stat`.
+///
+/// A process's PID namespace is fixed when it is created and never changes (pid_namespaces(7);
+/// `setns`/`unshare` only move its future children), so the value is cached — keyed by our pid,
+/// because a child forked after `unshare(CLONE_NEWPID)` inherits the cache but lives in the new
+/// namespace.
 pub fn pidns_ino() -> u64 {
-    fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).unwrap_or(0)
+    use std::sync::Mutex;
+    static CACHE: Mutex<Option<(u32, u64)>> = Mutex::new(None);
+    let me = std::process::id();
+    let mut c = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    match *c {
+        Some((pid, ino)) if pid == me => ino,
+        _ => {
+            let ino = fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).unwrap_or(0);
+            if ino != 0 {
+                *c = Some((me, ino));
+            }
+            ino
+        }
+    }
 }
 
 /// Every numeric entry of `/proc`: the pids visible in our `/proc` mount.
@@ -186,6 +204,21 @@ pub fn group_members(pgid: i32) -> io::Result<Vec<(i32, Stat)>> {
     Ok(out)
 }
 
+/// Members of every process group that are not zombies, from one pass over `/proc`:
+/// `pgid → pids`, each list in `/proc` order (the order [`group_members`] gives). For callers
+/// that need the members of many groups at one moment (one scan instead of one per group).
+pub fn group_table() -> io::Result<HashMap<i32, Vec<i32>>> {
+    let mut out: HashMap<i32, Vec<i32>> = HashMap::new();
+    for pid in list_pids()? {
+        if let Ok(st) = read_stat(pid) {
+            if st.state != b'Z' && st.state != b'X' {
+                out.entry(st.pgrp).or_default().push(pid);
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +238,14 @@ mod tests {
         assert!(parse_stat(b"1 (x) S 1 1 1").is_none());
         assert!(parse_stat(b"").is_none());
         assert!(parse_stat(b") (").is_none());
+    }
+
+    #[test]
+    fn group_table_lists_our_group() {
+        let me = read_stat(std::process::id() as i32).unwrap();
+        let table = group_table().unwrap();
+        let ours = table.get(&me.pgrp).cloned().unwrap_or_default();
+        assert!(ours.contains(&(std::process::id() as i32)));
     }
 
     #[test]
