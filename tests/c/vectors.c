@@ -122,8 +122,33 @@ static void run(char **f) {
         }
         if (!found) printf("{\"outcome\":\"not-reported\"}\n");
         pidguard_cleanup_report_free(rep);
-    } else if (strncmp(call, "guard_", 6) == 0) {
-        printf("{\"skip\":\"the C binding has no guard API yet (another branch adds it)\"}\n");
+    } else if (strcmp(call, "guard_read") == 0) {
+        pidguard_entry *e = NULL;
+        st = pidguard_guard_read(pid_file, &e);
+        if (st < 0) { printf("{\"error_code\":%d}\n", st); return; }
+        int32_t epid = 0;
+        const char *tok = NULL;
+        pidguard_entry_pid(e, &epid);
+        pidguard_entry_start_token(e, &tok);
+        /* Tokens are printable ASCII without quotes or backslashes (checked before printing). */
+        bool plain = tok && strpbrk(tok, "\"\\") == NULL;
+        printf("{\"pid\":%d,\"start_token\":\"%s\"}\n", epid, plain ? tok : "(unprintable)");
+        pidguard_entry_free(e);
+    } else if (strcmp(call, "guard_check") == 0) {
+        pidguard_guard_verdict v;
+        st = pidguard_guard_check(pid_file, &v, NULL);
+        if (st < 0) { printf("{\"error_code\":%d}\n", st); return; }
+        printf("{\"found\":%s,", v.found ? "true" : "false");
+        if (v.found) printf("\"pid\":%d,", v.pid); else printf("\"pid\":null,");
+        put_slug("verdict", v.found ? SLUG(VERDICTS, v.verdict) : NULL, true);
+        put_slug("verdict_reason", v.found ? SLUG(REASONS, v.reason) : NULL, false);
+        printf("}\n");
+    } else if (strcmp(call, "guard_create") == 0) {
+        pidguard_entry *e = NULL;
+        st = pidguard_entry_new(pid, f[TOKEN], &e);
+        if (st == 0) st = pidguard_guard_create(pid_file, e);
+        pidguard_entry_free(e);
+        if (st < 0) printf("{\"error_code\":%d}\n", st); else printf("{\"error\":null}\n");
     } else {
         printf("{\"skip\":\"unknown call\"}\n");
     }
