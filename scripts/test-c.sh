@@ -21,6 +21,16 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic "$tmp/example.c" $(pkg-config --cfla
   "$tmp/prefix/lib/libpidguard.a" $(pkg-config --libs-only-l --static pidguard | sed 's/-lpidguard//') -o "$tmp/example-static"
 (cd "$tmp" && ./example-static) && passed=$((passed + 1))
 echo "installed-library examples: $passed passed"
+# The shared conformance vectors: tests/c/vectors.c, built against the installed library, makes
+# each call; the shared fixture (core/examples/vector_fixture.rs) sets every case up with that
+# program as the caller, drives it, compares, and prints "vectors (c): N passed, N failed, N
+# skipped". Inside a private PID namespace where one can be made (the pid-reuse cases need it).
+cargo build -q -p pidguard-core --example vector_fixture
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -pedantic tests/c/vectors.c $(pkg-config --cflags --libs pidguard) -lm \
+  -Wl,-rpath,"$(pkg-config --variable=libdir pidguard)" -o "$tmp/vectors"
+fixture="${CARGO_TARGET_DIR:-target}/debug/examples/vector_fixture"
+sh tests/vectors/in-pidns.sh "$fixture" drive --vectors tests/vectors --lang c -- "$tmp/vectors"
 if ! out="$(cargo test -q -p pidguard-ffi-c --test c_programs --test header 2>&1)"; then
   echo "$out"
   exit 1
