@@ -194,7 +194,7 @@ fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, jso
                     Outcome::Refused(_) => exit::REFUSED,
                     Outcome::Unkillable | Outcome::Error(_) => exit::UNKILLABLE,
                 };
-                (st, r.outcome.to_string(), r.signals.iter().map(|s| s.name()).collect())
+                (st, r.outcome.as_str().to_string(), r.signals.iter().map(|s| s.name()).collect())
             }
             Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => (exit::NOTHING, "already-gone".to_string(), vec![]),
             Err(e) => (exit::REFUSED, e.to_string(), vec![]),
@@ -206,7 +206,14 @@ fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, jso
     if json {
         println!("{}", json!({"pidfile": pidfile, "format": "guard", "pid": entry.pid, "outcome": outcome, "signals": signals, "pid_file_removed": removed, "exit": status}));
     } else {
-        println!("{}: pid {} — {} [{}]", pidfile.display(), entry.pid, outcome, signals.join(" "));
+        println!(
+            "{}: pid {} — {} [{}]{}",
+            pidfile.display(),
+            entry.pid,
+            outcome,
+            signals.join(" "),
+            if removed { " (pidfile removed)" } else { "" }
+        );
     }
     ExitCode::from(status)
 }
