@@ -48,10 +48,32 @@ pub fn parse_stat(buf: &[u8]) -> Option<Stat> {
     Some(Stat { comm, state: state.as_bytes()[0], ppid, pgrp, session, start_ticks })
 }
 
-fn read_small(path: &str, buf: &mut Vec<u8>) -> io::Result<()> {
+/// Read a procfs file with plain `read(2)`s into `buf`, `chunk` bytes at a time. procfs files
+/// report size 0, so std's `read_to_end` first asks `statx` and `lseek` for a size hint; on the
+/// hot path of `validate_pid_file` those two calls are measurable (BENCHMARKS.md).
+fn read_chunked(path: &str, buf: &mut Vec<u8>, chunk: usize) -> io::Result<()> {
     buf.clear();
-    fs::File::open(path)?.read_to_end(buf)?;
-    Ok(())
+    let mut f = fs::File::open(path)?;
+    loop {
+        let len = buf.len();
+        buf.resize(len + chunk, 0);
+        match f.read(&mut buf[len..]) {
+            Ok(0) => {
+                buf.truncate(len);
+                return Ok(());
+            }
+            Ok(n) => buf.truncate(len + n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => buf.truncate(len),
+            Err(e) => {
+                buf.truncate(len);
+                return Err(e);
+            }
+        }
+    }
+}
+
+fn read_small(path: &str, buf: &mut Vec<u8>) -> io::Result<()> {
+    read_chunked(path, buf, 1024)
 }
 
 /// Read and parse `/proc/<pid>/stat`. `ENOENT`/`ESRCH` mean no such process.
@@ -108,7 +130,9 @@ pub fn read_exe(pid: i32) -> Option<PathBuf> {
 /// computes it now from the wall clock (it moves when the clock is stepped). Read afresh on
 /// every call, as psutil does.
 pub fn btime() -> io::Result<u64> {
-    let s = fs::read_to_string("/proc/stat")?;
+    let mut buf = Vec::with_capacity(8192);
+    read_chunked("/proc/stat", &mut buf, 8192)?;
+    let s = String::from_utf8_lossy(&buf);
     s.lines()
         .find_map(|l| l.strip_prefix("btime "))
         .and_then(|v| v.trim().parse().ok())
