@@ -150,3 +150,17 @@ pub fn epoch_secs(t: SystemTime) -> f64 {
         Err(e) => -e.duration().as_secs_f64(),
     }
 }
+
+/// Run one core call, turning a panic (a bug in pidguard) into a `Panic` error, so that it
+/// reaches JavaScript as `PIDGUARD_PANIC` — as the C and Python boundaries do — instead of
+/// aborting the Node process.
+pub fn no_panic<T>(f: impl FnOnce() -> pidguard::Result<T>) -> pidguard::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".to_string());
+        Err(pidguard::Error::new(pidguard::ErrorKind::Panic, format!("pidguard bug: a panic was caught at the Node boundary: {what}")))
+    })
+}

@@ -114,7 +114,7 @@ pub fn encode(env: Env, entry: EntryInit) -> Result<String> {
 /// `PIDGUARD_BAD_TOKEN` (all in the family `PIDGUARD_MALFORMED`).
 #[napi(namespace = "guard", ts_args_type = "content: string | Buffer")]
 pub fn decode(env: Env, content: PathArg) -> Result<Entry> {
-    core::decode(bytes(&content)).map(entry).map_err(|e| js_error(&env, &e))
+    convert::no_panic(|| core::decode(bytes(&content))).map(entry).map_err(|e| js_error(&env, &e))
 }
 
 /// Create the guard pidfile `path` holding `entry`: it appears fully written or not at all,
@@ -127,7 +127,7 @@ pub fn decode(env: Env, content: PathArg) -> Result<Entry> {
 #[napi(namespace = "guard", ts_args_type = "path: string | Buffer, entry: guard.EntryInit")]
 pub fn create(env: Env, path: PathArg, entry: EntryInit) -> Result<()> {
     let e = entry_arg(&env, entry, "entry")?;
-    core::create(&convert::path(&path), &e).map_err(|x| js_error(&env, &x))
+    convert::no_panic(|| core::create(&convert::path(&path), &e)).map_err(|x| js_error(&env, &x))
 }
 
 /// Read the guard pidfile `path` without following a symlink or blocking on a FIFO.
@@ -140,7 +140,7 @@ pub fn create(env: Env, path: PathArg, entry: EntryInit) -> Result<()> {
 /// means "the holder is dead".
 #[napi(namespace = "guard", ts_args_type = "path: string | Buffer")]
 pub fn read(env: Env, path: PathArg) -> Result<Entry> {
-    core::read(&convert::path(&path)).map(entry).map_err(|e| js_error(&env, &e))
+    convert::no_panic(|| core::read(&convert::path(&path))).map(entry).map_err(|e| js_error(&env, &e))
 }
 
 /// Remove `path` only if its bytes are exactly `encode(entry)`, safely against a concurrent
@@ -150,7 +150,7 @@ pub fn read(env: Env, path: PathArg) -> Result<Entry> {
 #[napi(namespace = "guard", ts_args_type = "path: string | Buffer, entry: guard.EntryInit")]
 pub fn remove(env: Env, path: PathArg, entry: EntryInit) -> Result<bool> {
     let e = entry_arg(&env, entry, "entry")?;
-    core::remove(&convert::path(&path), &e).map_err(|x| js_error(&env, &x))
+    convert::no_panic(|| core::remove(&convert::path(&path), &e)).map_err(|x| js_error(&env, &x))
 }
 
 /// Retire `old` by content, then create `next` in its place. Throws `PIDGUARD_SUPERSEDED` (and
@@ -162,7 +162,7 @@ pub fn remove(env: Env, path: PathArg, entry: EntryInit) -> Result<bool> {
 pub fn replace(env: Env, path: PathArg, old: EntryInit, next: EntryInit) -> Result<()> {
     let o = entry_arg(&env, old, "old")?;
     let n = entry_arg(&env, next, "next")?;
-    core::replace(&convert::path(&path), &o, &n).map_err(|x| js_error(&env, &x))
+    convert::no_panic(|| core::replace(&convert::path(&path), &o, &n)).map_err(|x| js_error(&env, &x))
 }
 
 /// Read `path` and judge its holder: `{ found: false }` when there is no file, else the record
@@ -171,7 +171,7 @@ pub fn replace(env: Env, path: PathArg, old: EntryInit, next: EntryInit) -> Resu
 /// not a pidguard start token, `PIDGUARD_IO`.
 #[napi(namespace = "guard", ts_args_type = "path: string | Buffer")]
 pub fn check(env: Env, path: PathArg) -> Result<Verdict> {
-    core::check(&convert::path(&path)).map(verdict).map_err(|e| js_error(&env, &e))
+    convert::no_panic(|| core::check(&convert::path(&path))).map(verdict).map_err(|e| js_error(&env, &e))
 }
 
 /// The lowercase hex SHA-256 of `secret` (a UTF-8 `string` or a `Buffer`): how a record names a
@@ -238,7 +238,7 @@ impl Guard {
     pub fn release(&mut self, env: Env) -> Result<bool> {
         match self.inner.take() {
             None => Ok(false),
-            Some(g) => g.release().map_err(|e| js_error(&env, &e)),
+            Some(g) => convert::no_panic(|| g.release()).map_err(|e| js_error(&env, &e)),
         }
     }
 
@@ -266,8 +266,8 @@ impl Task for AcquireTask {
 
     fn compute(&mut self) -> Result<Self::Output> {
         let fields = std::mem::take(&mut self.fields);
-        Ok(core::Entry::current().and_then(|me| {
-            core::acquire(&self.path, &core::Entry { fields, ..me }, &self.options)
+        Ok(convert::no_panic(|| {
+            core::Entry::current().and_then(|me| core::acquire(&self.path, &core::Entry { fields, ..me }, &self.options))
         }))
     }
 

@@ -74,7 +74,7 @@ pub fn error_kinds() -> Vec<ErrorKindInfo> {
 pub fn write_pid_file_with_mtime(env: Env, pid_file: PathArg, pid: Unknown, start_time: Unknown) -> Result<()> {
     let pid = convert::pid(&env, &pid, "pid")?;
     let start_time = convert::number(&env, &start_time, "startTime")?;
-    pidguard::write_pid_file_with_mtime(&path(&pid_file), pid, start_time).map_err(|e| js_error(&env, &e))
+    convert::no_panic(|| pidguard::write_pid_file_with_mtime(&path(&pid_file), pid, start_time)).map_err(|e| js_error(&env, &e))
 }
 
 /// Options of `validatePidFile` and `checkPidFile`.
@@ -105,9 +105,14 @@ fn pidfile_args(cmd_file: Option<Either<PathArg, PidFileOptions>>, tolerance: Op
 /// `validate_pid_file(pidFile, cmdFile, tolerance)`; `tolerance` is in seconds (default 5.0).
 /// Throws only for arguments of the wrong type.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
-pub fn validate_pid_file(pid_file: PathArg, options: Option<Either<PathArg, PidFileOptions>>, tolerance: Option<f64>) -> bool {
+pub fn validate_pid_file(
+    env: Env,
+    pid_file: PathArg,
+    options: Option<Either<PathArg, PidFileOptions>>,
+    tolerance: Option<f64>,
+) -> Result<bool> {
     let (cmd, tol) = pidfile_args(options, tolerance);
-    pidguard::validate_pid_file(&path(&pid_file), cmd.as_deref(), tol)
+    convert::no_panic(|| Ok(pidguard::validate_pid_file(&path(&pid_file), cmd.as_deref(), tol))).map_err(|e| js_error(&env, &e))
 }
 
 /// The full answer of `checkPidFile`.
@@ -143,9 +148,16 @@ pub struct PidFileCheck {
 /// Judge an abx-dl pidfile and say why (`validatePidFile` with the reason). Same arguments as
 /// `validatePidFile`; never throws for a bad file, only for arguments of the wrong type.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
-pub fn check_pid_file(pid_file: PathArg, options: Option<Either<PathArg, PidFileOptions>>, tolerance: Option<f64>) -> PidFileCheck {
+pub fn check_pid_file(
+    env: Env,
+    pid_file: PathArg,
+    options: Option<Either<PathArg, PidFileOptions>>,
+    tolerance: Option<f64>,
+) -> Result<PidFileCheck> {
     let (cmd, tol) = pidfile_args(options, tolerance);
-    pid_file_check(pidguard::check_pid_file(&path(&pid_file), cmd.as_deref(), tol))
+    convert::no_panic(|| Ok(pidguard::check_pid_file(&path(&pid_file), cmd.as_deref(), tol)))
+        .map(pid_file_check)
+        .map_err(|e| js_error(&env, &e))
 }
 
 fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
@@ -171,7 +183,7 @@ fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
 /// `PIDGUARD_UNTRUSTED` when `path` is a symlink, FIFO or directory; file system errors.
 #[napi(ts_args_type = "path: string | Buffer, argv: string[]")]
 pub fn write_cmd_file(env: Env, path: PathArg, argv: Vec<String>) -> Result<()> {
-    pidguard::write_cmd_file(&convert::path(&path), &argv).map_err(|e| js_error(&env, &e))
+    convert::no_panic(|| pidguard::write_cmd_file(&convert::path(&path), &argv)).map_err(|e| js_error(&env, &e))
 }
 
 /// What procfs says about one process.
@@ -211,7 +223,7 @@ pub struct ProcessInfo {
 #[napi(ts_args_type = "pid: number")]
 pub fn lookup(env: Env, pid: Unknown) -> Result<ProcessInfo> {
     let pid = convert::pid(&env, &pid, "pid")?;
-    let i = pidguard::lookup(pid).map_err(|e| js_error(&env, &e))?;
+    let i = convert::no_panic(|| pidguard::lookup(pid)).map_err(|e| js_error(&env, &e))?;
     Ok(ProcessInfo {
         pid: i.pid,
         ppid: i.ppid,
@@ -237,7 +249,7 @@ pub fn lookup(env: Env, pid: Unknown) -> Result<ProcessInfo> {
 #[napi(ts_args_type = "pid: number")]
 pub fn start_token(env: Env, pid: Unknown) -> Result<String> {
     let pid = convert::pid(&env, &pid, "pid")?;
-    pidguard::start_token(pid).map(|t| t.to_string()).map_err(|e| js_error(&env, &e))
+    convert::no_panic(|| pidguard::start_token(pid)).map(|t| t.to_string()).map_err(|e| js_error(&env, &e))
 }
 
 /// A verdict with its reason.
@@ -261,7 +273,7 @@ pub struct Judgement {
 pub fn judge(env: Env, pid: Unknown, token: Option<String>) -> Result<Judgement> {
     let pid = convert::pid(&env, &pid, "pid")?;
     let token = token.as_deref().map(|t| convert::token(&env, t)).transpose()?;
-    let j = pidguard::judge(pid, token.as_ref()).map_err(|e| js_error(&env, &e))?;
+    let j = convert::no_panic(|| pidguard::judge(pid, token.as_ref())).map_err(|e| js_error(&env, &e))?;
     Ok(Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.as_str().to_string() })
 }
 
@@ -362,12 +374,10 @@ impl Task for TerminateTask {
     type JsValue = TerminateReport;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let h = match pidguard::ProcessRef::open(self.pid, self.token.as_ref(), self.policy) {
-            Ok(h) => h,
-            Err(e) => return Ok(Err(e)),
-        };
-        let mut reports = pidguard::terminate(vec![h], &self.opts);
-        Ok(Ok(reports.remove(0)))
+        Ok(convert::no_panic(|| {
+            let h = pidguard::ProcessRef::open(self.pid, self.token.as_ref(), self.policy)?;
+            Ok(pidguard::terminate(vec![h], &self.opts).remove(0))
+        }))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -543,7 +553,7 @@ impl Task for CleanupTask {
     type JsValue = Vec<HookReport>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        Ok(pidguard::cleanup_background_hooks(&self.dir, &self.opts, None))
+        Ok(convert::no_panic(|| pidguard::cleanup_background_hooks(&self.dir, &self.opts, None)))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -572,7 +582,7 @@ pub fn cleanup_background_hooks(env: Env, output_dir: PathArg, options: Option<C
 #[napi(ts_args_type = "outputDir: string | Buffer, options?: CleanupOptions | null")]
 pub fn cleanup_background_hooks_sync(env: Env, output_dir: PathArg, options: Option<CleanupOptions>) -> Result<Vec<HookReport>> {
     let opts = cleanup_options(&env, options)?;
-    cleanup_result(&env, pidguard::cleanup_background_hooks(&path(&output_dir), &opts, None))
+    cleanup_result(&env, convert::no_panic(|| pidguard::cleanup_background_hooks(&path(&output_dir), &opts, None)))
 }
 
 /// Options of `stopPidFile`; every default is core's.
@@ -669,7 +679,7 @@ impl Task for StopTask {
     type JsValue = StopReport;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        Ok(pidguard::stop_pid_file(&self.pid_file, &self.opts))
+        Ok(convert::no_panic(|| pidguard::stop_pid_file(&self.pid_file, &self.opts)))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
