@@ -126,6 +126,8 @@ fn foreign_and_unreadable_records_are_left_alone() {
     let mut t = c.token.unwrap();
     t.machine_id = "another-host".into();
     set_token_xattr(&pf, &t.to_string());
+    let dir_named_like_a_pidfile = d.path().join("on_d.bg.pid");
+    fs::create_dir(&dir_named_like_a_pidfile).unwrap();
     let sym = d.path().join("on_s.bg.pid");
     std::os::unix::fs::symlink("/etc/hostname", &sym).unwrap();
     let reports = cleanup_background_hooks(d.path(), &CleanupOptions { no_finalize: true, ..fast() }, None).unwrap();
@@ -135,6 +137,9 @@ fn foreign_and_unreadable_records_are_left_alone() {
     let rs = reports.iter().find(|r| r.pid_file == sym).unwrap();
     assert_eq!(rs.outcome, HookOutcome::Unreadable);
     assert!(fs::symlink_metadata(&sym).is_ok());
+    let rd = reports.iter().find(|r| r.pid_file == dir_named_like_a_pidfile).expect("a directory named like a pidfile is reported");
+    assert_eq!(rd.outcome, HookOutcome::Unreadable);
+    assert!(dir_named_like_a_pidfile.is_dir());
     assert!(alive(p.pid()));
 }
 

@@ -171,10 +171,16 @@ fn find_pidfiles(dir: &Path, pattern: &str, out: &mut Vec<PathBuf>) -> std::io::
         let e = e?;
         let ft = e.file_type()?;
         let p = e.path();
+        let matches = glob_match(pattern.as_bytes(), e.file_name().as_encoded_bytes());
         if ft.is_dir() {
+            // A directory where a pidfile should be is reported (not a regular file), not
+            // skipped silently; its contents are searched like any other directory's.
+            if matches {
+                out.push(p.clone());
+            }
             // Unreadable subdirectories are skipped, like Path.glob does.
             let _ = find_pidfiles(&p, pattern, out);
-        } else if glob_match(pattern.as_bytes(), e.file_name().as_encoded_bytes()) {
+        } else if matches {
             out.push(p);
         }
     }
