@@ -6,7 +6,7 @@ use std::fs;
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::atomic;
 use super::cmd::{command_matches, read_cmd_file, LiveCommand};
@@ -264,7 +264,7 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
         out.create_time = create_time(snap.stat.start_ticks).ok();
     }
     let j = judge_snapshot(token.as_ref(), &snap);
-    let (pin, comm) = (snap.pidfd, Some(snap.stat.comm));
+    let (pin, comm) = (snap.pidfd, snap.stat.comm);
     out.judgement = Some(j);
     match j.verdict {
         Verdict::Gone => {
@@ -296,11 +296,7 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
         match read_cmd_file(cmd) {
             Ok(None) => {}
             Ok(Some((text, recorded))) => {
-                let comm = comm.or_else(|| fs::read(format!("/proc/{pid}/comm")).ok().map(|mut c| {
-                    c.pop_if(|b| *b == b'\n');
-                    c
-                }));
-                let live = live_command(pid, comm.as_deref().unwrap_or_default());
+                let live = live_command(pid, &comm);
                 // The argv was read by number: it is the pinned process's only if that process
                 // still holds the number now.
                 if pin.as_ref().is_some_and(|fd| exited(fd.as_fd())) {
@@ -338,7 +334,7 @@ fn live_command(pid: i32, comm: &[u8]) -> Option<LiveCommand> {
         argv: argv.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect(),
         name: String::from_utf8_lossy(comm).into_owned(),
         exe: procfs::read_exe(pid),
-        cwd: fs::read_link(format!("/proc/{pid}/cwd")).ok().map(PathBuf::from),
+        cwd: fs::read_link(format!("/proc/{pid}/cwd")).ok(),
     })
 }
 
