@@ -180,3 +180,20 @@ fn missing_directory_is_an_error() {
     let e = cleanup_background_hooks(Path::new("/nonexistent/pidguard"), &fast(), None).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotFound);
 }
+
+#[test]
+fn bad_cleanup_options_are_refused_before_anything_is_touched() {
+    let d = TempDir::new("badopts");
+    let pf = d.path().join("on_gone.bg.pid");
+    fs::write(&pf, "999999").unwrap();
+    for opts in [
+        CleanupOptions { tolerance: -1.0, ..fast() },
+        CleanupOptions { tolerance: f64::NAN, ..fast() },
+        CleanupOptions { pattern: String::new(), ..fast() },
+        CleanupOptions { pattern: "a/on_*.pid".into(), ..fast() },
+    ] {
+        let e = cleanup_background_hooks(d.path(), &opts, None).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{opts:?}");
+        assert!(pf.exists(), "nothing is removed on bad input");
+    }
+}

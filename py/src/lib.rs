@@ -116,13 +116,10 @@ fn seconds_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
         .map_err(|_| PyTypeError::new_err(format!("{what} must be a number of seconds, not {}", type_name(obj))))
 }
 
-/// A tolerance: finite seconds ≥ 0.
+/// A tolerance in seconds. Its range is core's business: `check_pid_file` answers `mtime-skew`
+/// for a negative or non-finite one (every failure is False, SPEC §3.1), cleanup refuses it.
 fn tolerance_arg(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
-    let t = seconds_arg(obj, "tolerance")?;
-    if !t.is_finite() || t < 0.0 {
-        return Err(PyValueError::new_err(format!("tolerance must be finite and >= 0, not {t}")));
-    }
-    Ok(t)
+    seconds_arg(obj, "tolerance")
 }
 
 /// A path: `str`, `bytes` or `os.PathLike` (through `os.fspath`), without NUL bytes.
@@ -548,7 +545,8 @@ fn write_pid_file_with_mtime(
 /// rules, made stricter where the start token can decide). Every file or process problem gives
 /// False, never an exception; `check_pid_file` says why. `tolerance` is in seconds.
 ///
-/// Raises TypeError/ValueError only for bad argument types or a negative/non-finite tolerance.
+/// Raises TypeError/ValueError only for bad argument types (a negative or non-finite tolerance is
+/// a failure like any other: False).
 #[pyfunction]
 #[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
 #[pyo3(signature = (pid_file, cmd_file=None, tolerance=None))]
@@ -719,9 +717,6 @@ fn cleanup_background_hooks(
     }
     if let Some(p) = pattern {
         opts.pattern = str_arg(p, "pattern")?;
-        if opts.pattern.is_empty() || opts.pattern.contains('/') || opts.pattern.contains('\0') {
-            return Err(PyValueError::new_err("pattern must be a non-empty file-name glob without '/'"));
-        }
     }
     if let Some(t) = tolerance.filter(|t| !t.is_none()) {
         opts.tolerance = tolerance_arg(t)?;

@@ -271,13 +271,21 @@ fn aside_name(path: &Path) -> PathBuf {
 /// 4. each hook is finalized: by `finalize` when given (its error goes into the report), else
 ///    by [`super::default_finalize`] (unless `opts.no_finalize`).
 ///
-/// Errors: only when `output_dir` cannot be read (`NotFound`, `PermissionDenied`, `Io`); every
-/// per-hook problem is in its report.
+/// Errors: `InvalidArgument` for a tolerance that is not finite seconds ≥ 0 or a pattern that is
+/// empty or holds `/`, and when `output_dir` is not a directory; `NotFound`, `PermissionDenied`,
+/// `Io` when it cannot be read. Every per-hook problem is in its report.
 pub fn cleanup_background_hooks(
     output_dir: &Path,
     opts: &CleanupOptions,
     mut finalize: Option<&mut dyn FnMut(&HookReport) -> std::result::Result<(), String>>,
 ) -> Result<Vec<HookReport>> {
+    // Bad options are refused before anything is read, removed or signalled.
+    if !(opts.tolerance.is_finite() && opts.tolerance >= 0.0) {
+        return Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {}", opts.tolerance)));
+    }
+    if opts.pattern.is_empty() || opts.pattern.contains(['/', '\0']) {
+        return Err(Error::invalid(format!("pattern {:?} must be a non-empty file-name glob without '/'", opts.pattern)));
+    }
     let meta = fs::metadata(output_dir).map_err(|e| Error::io_at(output_dir, "stat", &e))?;
     if !meta.is_dir() {
         return Err(Error::at(ErrorKind::InvalidArgument, output_dir, "not a directory"));

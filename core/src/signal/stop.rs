@@ -144,10 +144,14 @@ impl StopReport {
 ///    a world-writable one is always refused) and the protected targets (own pid, own group,
 ///    parent without a matching token, pid 1) apply, and the schedule runs.
 ///
-/// Errors (nothing sent): `Malformed` for content that is not one pid or a bad token xattr;
+/// Errors (nothing sent): `InvalidArgument` for a tolerance that is not finite seconds ≥ 0;
+/// `Malformed` for content that is not one pid or a bad token xattr;
 /// `Untrusted` for a symlink, FIFO or other non-regular file; `PermissionDenied`/`Io` when the
 /// file cannot be read.
 pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> {
+    if !(opts.tolerance.is_finite() && opts.tolerance >= 0.0) {
+        return Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {}", opts.tolerance)));
+    }
     let check = check_pid_file(pid_file, opts.cmd_file.as_deref(), opts.tolerance);
     let mut report = StopReport {
         pid_file: pid_file.to_path_buf(),
