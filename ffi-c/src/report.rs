@@ -7,7 +7,7 @@ use std::path::Path;
 use std::ptr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use pidguard_core::hooks::{CleanupOptions, HookOutcome, HookReport};
+use pidguard_core::hooks::{CleanupOptions, HookReport};
 use pidguard_core::{self as pg, Schedule};
 
 use crate::boundary::{obj, opt_path, opt_utf8, out, path, FfiResult};
@@ -286,10 +286,7 @@ pub extern "C" fn pidguard_cleanup_report_refusal(
 ) -> c_int {
     ffi!("pidguard_cleanup_report_refusal", {
         let refusal_out = out(refusal_out, "refusal_out")?;
-        let r = match hook(report, index)?.core.outcome {
-            HookOutcome::Refused(r) => Some(r),
-            _ => None,
-        };
+        let r = hook(report, index)?.core.outcome.refusal();
         refusal_out.write(pidguard_refusal::of(r));
         Ok(())
     })

@@ -332,14 +332,8 @@ fn terminate_report(r: pidguard::TerminateReport) -> TerminateReport {
     TerminateReport {
         pid: r.pid,
         outcome: r.outcome.as_str().to_string(),
-        after: match &r.outcome {
-            Outcome::Exited { after } => Some(after.name()),
-            _ => None,
-        },
-        refusal: match &r.outcome {
-            Outcome::Refused(x) => Some(x.as_str().to_string()),
-            _ => None,
-        },
+        after: r.outcome.after().map(|s| s.name()),
+        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
         error: match &r.outcome {
             Outcome::Error(e) => Some(e.clone()),
             _ => None,
@@ -507,7 +501,6 @@ pub struct HookReport {
 }
 
 fn hook_report(r: pidguard::HookReport) -> HookReport {
-    use pidguard::HookOutcome;
     let lossy = |p: &std::path::Path| p.to_string_lossy().into_owned();
     HookReport {
         succeeded: r.succeeded(),
@@ -518,14 +511,8 @@ fn hook_report(r: pidguard::HookReport) -> HookReport {
         verdict: r.verdict.map(|v| v.as_str().to_string()),
         reason: r.reason.as_str().to_string(),
         outcome: r.outcome.as_str().to_string(),
-        after: match &r.outcome {
-            HookOutcome::Exited(s) => Some(s.name()),
-            _ => None,
-        },
-        refusal: match &r.outcome {
-            HookOutcome::Refused(x) => Some(x.as_str().to_string()),
-            _ => None,
-        },
+        after: r.outcome.after().map(|s| s.name()),
+        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
         signals: r.signals.iter().map(|s| s.name()).collect(),
         exit_code: r.exit_code,
         error: r.error,
@@ -647,14 +634,8 @@ fn stop_report(r: pidguard::StopReport) -> StopReport {
             StopOutcome::Stale(x) => Some(x.as_str().to_string()),
             _ => None,
         },
-        after: match &r.outcome {
-            StopOutcome::Exited(s) => Some(s.name()),
-            _ => None,
-        },
-        refusal: match &r.outcome {
-            StopOutcome::Refused(x) => Some(x.as_str().to_string()),
-            _ => None,
-        },
+        after: r.outcome.after().map(|s| s.name()),
+        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
         error: match &r.outcome {
             StopOutcome::Error(e) => Some(e.clone()),
             _ => None,

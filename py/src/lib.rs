@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use pidguard::{
-    CleanupOptions, ErrorKind, ExitStatus, HookOutcome, Outcome, Policy, ProcessRef, Schedule, StartToken,
+    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, ProcessRef, Schedule, StartToken,
     TerminateOptions,
 };
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -372,14 +372,8 @@ impl From<pidguard::TerminateReport> for TerminateReport {
             pid: r.pid,
             outcome: r.outcome.as_str().to_string(),
             stopped: r.outcome.is_stopped(),
-            after: match &r.outcome {
-                Outcome::Exited { after } => Some(after.name()),
-                _ => None,
-            },
-            refusal: match &r.outcome {
-                Outcome::Refused(x) => Some(x.as_str().to_string()),
-                _ => None,
-            },
+            after: r.outcome.after().map(|s| s.name()),
+            refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
             error: match &r.outcome {
                 Outcome::Error(e) => Some(e.clone()),
                 _ => None,
@@ -490,14 +484,8 @@ fn hook_report(r: &pidguard::HookReport, finalize_exception: Option<Py<PyAny>>) 
         verdict: r.verdict.map(|v| v.as_str().to_string()),
         reason: r.reason.as_str().to_string(),
         outcome: r.outcome.as_str().to_string(),
-        after: match &r.outcome {
-            HookOutcome::Exited(s) => Some(s.name()),
-            _ => None,
-        },
-        refusal: match &r.outcome {
-            HookOutcome::Refused(x) => Some(x.as_str().to_string()),
-            _ => None,
-        },
+        after: r.outcome.after().map(|s| s.name()),
+        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
         signals: r.signals.iter().map(|s| s.name()).collect(),
         exit_code: r.exit_code,
         error: r.error.clone(),

@@ -64,6 +64,22 @@ pub enum HookOutcome {
 }
 
 impl HookOutcome {
+    /// The signal after which the target exited, for the exited outcome.
+    pub fn after(&self) -> Option<Signal> {
+        match self {
+            HookOutcome::Exited(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// Why signalling was refused, for the refused outcome.
+    pub fn refusal(&self) -> Option<Refusal> {
+        match self {
+            HookOutcome::Refused(r) => Some(*r),
+            _ => None,
+        }
+    }
+
     /// A stable kebab-case slug.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -54,6 +54,22 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The signal after which the target exited, for the exited outcome.
+    pub fn after(&self) -> Option<Signal> {
+        match self {
+            Outcome::Exited { after: s } => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// Why signalling was refused, for the refused outcome.
+    pub fn refusal(&self) -> Option<Refusal> {
+        match self {
+            Outcome::Refused(r) => Some(*r),
+            _ => None,
+        }
+    }
+
     /// `"already-gone"`, `"exited"`, `"unkillable"`, `"refused"` or `"error"`.
     pub fn as_str(&self) -> &'static str {
         match self {
