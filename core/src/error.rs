@@ -199,6 +199,15 @@ impl Error {
         e
     }
 
+    /// A `Refused` error with the particulars (`"owned by uid 65534, target uid 0"`), shown
+    /// after the refusal's slug: `pid 7: refused to signal (untrusted-pidfile: owned by …)`.
+    pub fn refused_because(pid: i32, r: crate::signal::Refusal, detail: impl fmt::Display) -> Error {
+        let mut e = Error::new(ErrorKind::Refused, format!("pid {pid}: refused to signal ({r}: {detail})"));
+        e.pid = Some(pid);
+        e.refusal = Some(r);
+        e
+    }
+
     /// Why signalling was refused, for `Refused` errors.
     pub fn refusal(&self) -> Option<crate::signal::Refusal> {
         self.refusal

@@ -147,6 +147,10 @@ pub struct HookReport {
     pub ended_at: SystemTime,
     /// Whether the pidfile was removed.
     pub pid_file_removed: bool,
+    /// What is worth knowing and is not an error: a log cut at
+    /// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES), a planted symlink or FIFO where a log belongs
+    /// (not read).
+    pub notes: Vec<String>,
     /// Time from the start of the cleanup to this hook's outcome, when it was signalled or
     /// waited for.
     pub elapsed: Option<std::time::Duration>,
@@ -281,14 +285,19 @@ fn aside_name(path: &Path) -> PathBuf {
 ///    live processes still in a group with its pid are listed as unverified leftovers; a hook
 ///    leader that is a zombie with a matching identity has its group (which the zombie pins)
 ///    terminated;
-/// 3. valid hooks are pinned, re-checked against the pinned process (and, when running as
-///    root, refused unless `Match` if the pidfile could have been written by another user,
-///    §3.3), and terminated with their process groups, all in parallel;
+/// 3. valid hooks are pinned, re-checked against the pinned process, and terminated with
+///    their process groups, all in parallel. A pidfile owned by another uid aims only at that
+///    uid's processes (others are `Refused`, `untrusted-pidfile`, record kept); a
+///    world-writable one — or a group-writable one when the caller is privileged — at none;
 /// 4. each hook is finalized: by `finalize` when given (its error goes into the report), else
 ///    by [`super::default_finalize`] (unless `opts.no_finalize`).
 ///
-/// Errors: `InvalidArgument` for a tolerance that is not finite seconds ≥ 0 or a pattern that is
-/// empty or holds `/`, and when `output_dir` is not a directory; `NotFound`, `PermissionDenied`,
+/// The logs are read without following symlinks or blocking on FIFOs, at most
+/// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each (see [`HookReport::notes`]).
+///
+/// Errors (before any hook is touched): `InvalidArgument` for a tolerance that is not finite
+/// seconds ≥ 0 or a pattern that is empty or holds `/`, and when `output_dir` is not a
+/// directory; `Untrusted` when `index_path` names a symlink or anything but a regular file; `NotFound`, `PermissionDenied`,
 /// `Io` when it cannot be read. Every per-hook problem is in its report.
 pub fn cleanup_background_hooks(
     output_dir: &Path,
@@ -306,6 +315,12 @@ pub fn cleanup_background_hooks(
     if !meta.is_dir() {
         return Err(Error::at(ErrorKind::InvalidArgument, output_dir, "not a directory"));
     }
+    // The index is opened (and refused if it is not a regular file) before any hook is
+    // touched, so a planted link or FIFO there costs nothing but this error.
+    let index = match (&opts.index_path, finalize.is_none() && !opts.no_finalize) {
+        (Some(p), true) => Some(super::Index::open(p)?),
+        _ => None,
+    };
     let mut files = Vec::new();
     find_pidfiles(output_dir, &opts.pattern, &mut files).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
     files.sort();
@@ -338,6 +353,7 @@ pub fn cleanup_background_hooks(
             ended_at: SystemTime::now(),
             pid_file_removed: false,
             elapsed: None,
+            notes: Vec::new(),
         };
         let mut handle_index = None;
         match check.reason {
@@ -348,7 +364,13 @@ pub fn cleanup_background_hooks(
                     handle_index = Some(handles.len());
                     handles.push(h);
                 }
-                PidfileTarget::Refused(r) => report.outcome = HookOutcome::Refused(r),
+                PidfileTarget::Refused(r, detail) => {
+                    report.outcome = HookOutcome::Refused(r);
+                    report.error = Some(match detail {
+                        Some(d) => format!("refused to signal: {r}: {d}"),
+                        None => format!("refused to signal: {r}"),
+                    });
+                }
                 PidfileTarget::Foreign => report.outcome = HookOutcome::Foreign,
                 PidfileTarget::Stale(reason) => {
                     report.reason = reason;
@@ -394,7 +416,7 @@ pub fn cleanup_background_hooks(
             HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
                 report.pid_file_removed = remove_if_unchanged(&report.pid_file, &check);
             }
-            HookOutcome::Refused(r) => report.error = Some(format!("refused to signal: {r}")),
+            HookOutcome::Refused(r) if report.error.is_none() => report.error = Some(format!("refused to signal: {r}")),
             _ => {}
         }
         if report.outcome == HookOutcome::Stale {
@@ -416,7 +438,13 @@ pub fn cleanup_background_hooks(
         let fin = match finalize.as_mut() {
             Some(f) => f(&report),
             None if opts.no_finalize => Ok(()),
-            None => super::finalize::default_finalize(&report, opts.index_path.as_deref(), opts.is_tty).map_err(|e| e.to_string()),
+            None => match super::finalize::default_finalize(&report, index.as_ref(), opts.is_tty) {
+                Ok(notes) => {
+                    report.notes.extend(notes);
+                    Ok(())
+                }
+                Err(e) => Err(e.to_string()),
+            },
         };
         if let Err(e) = fin {
             report.error = Some(match report.error.take() {

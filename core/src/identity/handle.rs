@@ -70,6 +70,9 @@ pub struct ProcessRef {
     /// is reaped, so a successor of the number is never mistaken for it.
     procfd: Option<OwnedFd>,
     info: Option<ProcessInfo>,
+    /// When set, only processes whose real or effective uid is this one are signalled (a
+    /// pidfile owned by that uid aimed this handle; see [`ProcessRef::restrict_to_uid`]).
+    only_uid: Option<u32>,
 }
 
 impl ProcessRef {
@@ -133,6 +136,56 @@ impl ProcessRef {
             pidfd: snap.pidfd,
             procfd: snap.procfd,
             info: Some(info),
+            only_uid: None,
+        }
+    }
+
+    /// Signal, from now on, only processes whose real or effective uid is `uid`: the handle's
+    /// own process and, for [`signal_group`](Self::signal_group), each member, checked right
+    /// before each signal through the pin. Members of another uid are skipped (never signalled);
+    /// the handle's own process of another uid makes every signal call fail with `Refused`
+    /// (`untrusted-pidfile`).
+    ///
+    /// For a record written by someone else: a pidfile owned by uid `u` may only aim signals
+    /// at processes `u` could have signalled itself, so a privileged caller never lends its
+    /// privilege to whoever wrote the file. pidguard's own pidfile readers apply this
+    /// themselves; call it when acting on a record of your own format.
+    pub fn restrict_to_uid(&mut self, uid: u32) {
+        self.only_uid = Some(uid);
+    }
+
+    /// The uid restriction set by [`restrict_to_uid`](Self::restrict_to_uid), if any.
+    pub fn uid_restriction(&self) -> Option<u32> {
+        self.only_uid
+    }
+
+    /// The real and effective uids of the pinned process, read now. The read goes by number
+    /// and is confirmed afterwards through the pin (the process still holds its number, alive
+    /// or zombie), so it is never a successor's. Errors: `NoSuchProcess` once the process is
+    /// reaped; `Io` (with its errno) when `/proc` cannot be read (`hidepid`, `EMFILE`).
+    pub fn uids(&self) -> Result<(u32, u32)> {
+        let read = match &self.procfd {
+            Some(dir) => sys::read_at(dir.as_fd(), "status").and_then(|b| procfs::parse_uids(&b)),
+            None => procfs::read_uids(self.pid),
+        };
+        let still_ours = match &self.pidfd {
+            Some(fd) => !matches!(sys::pidfd_send_signal(fd.as_fd(), 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)),
+            None => self.procfd.is_some(),
+        };
+        if !still_ours {
+            return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {}: reaped", self.pid)).with_pid(self.pid));
+        }
+        read.map_err(|e| Error::io_pid(self.pid, "read /proc/<pid>/status", &e))
+    }
+
+    /// Under a uid restriction: refuse unless the handle's own process has that uid.
+    fn check_own_uid(&self) -> Result<()> {
+        let Some(owner) = self.only_uid else { return Ok(()) };
+        match self.uids() {
+            Ok((r, e)) if r == owner || e == owner => Ok(()),
+            Ok((r, _)) => Err(untrusted(self.pid, owner, &format!("target uid {r}"))),
+            Err(e) if e.kind() == ErrorKind::NoSuchProcess => Ok(()),
+            Err(e) => Err(untrusted(self.pid, owner, &format!("target uid unreadable: {}", e.message()))),
         }
     }
 
@@ -215,6 +268,7 @@ impl ProcessRef {
     /// Returns `AlreadyGone` when it has exited (or, unpinned, when the number now names another
     /// process). Errors: `PermissionDenied` for `EPERM`; `Io` otherwise.
     pub fn signal(&self, sig: Signal) -> Result<Delivery> {
+        self.check_own_uid()?;
         let r = match &self.pidfd {
             Some(fd) => sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0),
             None => {
@@ -247,6 +301,15 @@ impl ProcessRef {
         }
         if let Some(r) = refuse_group(self.pid) {
             return Err(refusal_error(self.pid, r));
+        }
+        self.check_own_uid()?;
+        if let Some(owner) = self.only_uid {
+            // Under a uid restriction every member is checked before it is signalled, so the
+            // group flag (which reaches every member at once) is not used.
+            if self.pidfd.is_none() {
+                return Err(untrusted(self.pid, owner, "the group members cannot be pinned to check their uids (no pidfd)"));
+            }
+            return self.signal_members(sig);
         }
         let Some(fd) = &self.pidfd else {
             if !self.unpinned_still_ours() {
@@ -294,6 +357,13 @@ impl ProcessRef {
                 // process must still exist, so the stat read was its own.
                 if !matches!(procfs::read_stat(m), Ok(st) if st.pgrp == self.pid) {
                     continue;
+                }
+                if let Some(owner) = self.only_uid {
+                    // Confirmed below by the null signal through the member's own pidfd.
+                    if !matches!(procfs::read_uids(m), Ok((r, e)) if r == owner || e == owner) {
+                        log::warn!("pid {m} in group {}: not signalled, its uid is not the pidfile owner's ({owner})", self.pid);
+                        continue;
+                    }
                 }
                 match sys::pidfd_send_signal(fd.as_fd(), 0, 0) {
                     Ok(()) => batch.push(fd),
@@ -376,4 +446,9 @@ impl ProcessRef {
 
 pub(crate) fn refusal_error(pid: i32, r: Refusal) -> Error {
     Error::refused(pid, r)
+}
+
+/// The `untrusted-pidfile` refusal of a uid-restricted handle, saying why.
+fn untrusted(pid: i32, owner: u32, why: &str) -> Error {
+    Error::refused_because(pid, Refusal::UntrustedPidfile, format!("owned by uid {owner}, {why}"))
 }

@@ -23,8 +23,10 @@ pub enum Refusal {
     Mismatch,
     /// Identity not proven and the policy is strict.
     Unverifiable,
-    /// Running as root, the pidfile could have been written by another user, and identity is
-    /// not `Match` (SPEC §3.3).
+    /// The pidfile could have been written by someone who may not signal the target: it is
+    /// group- or world-writable, or it is owned by another uid than the target's real and
+    /// effective uids. A token in such a file is that writer's claim, not proof: anyone can
+    /// compute any process's token.
     UntrustedPidfile,
     /// The process is not the one the pidfile's mtime or command file describes.
     NotTheRecordedProcess,
@@ -81,4 +83,41 @@ pub(crate) fn refuse_group(pgid: i32) -> Option<Refusal> {
         return Some(Refusal::OwnGroup);
     }
     None
+}
+
+/// Which processes a pidfile may aim signals at, given who could have written it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Authority {
+    /// The file is the caller's own: any process the identity rules accept.
+    Any,
+    /// The file belongs to another uid: only processes whose real or effective uid is that
+    /// uid, i.e. processes its owner could have signalled itself.
+    OwnerOnly(u32),
+}
+
+/// What a pidfile owned by `owner_uid` with permission bits `mode` (from `fstat` of the very
+/// descriptor its content was read from) authorises.
+///
+/// A pidfile is a claim by whoever could write it, and a start token in it proves nothing
+/// about who makes the claim: every part of a token is readable without privilege. So:
+/// - world-writable: nothing (`UntrustedPidfile`), whoever the caller is;
+/// - group-writable, when the caller is privileged (euid 0 or `CAP_KILL`): nothing — any member
+///   of the group could have aimed it. (An unprivileged caller keeps the original's behaviour
+///   under `umask 002`, where files are group-writable by default.)
+/// - owned by another uid than the caller's effective uid: only that uid's own processes. For
+///   a privileged caller this keeps a user from steering it at root's processes
+///   (CVE-2018-16888; systemd's answer was to require the pid to be in the service's cgroup —
+///   without a cgroup to ask, the owner's uid is the bound). For an unprivileged caller it
+///   stops another user's file from aiming the caller's own rights at the caller's processes;
+/// - the caller's own file: whatever the identity rules accept.
+pub(crate) fn pidfile_authority(owner_uid: u32, mode: u32) -> Result<Authority, (Refusal, String)> {
+    let privileged = || sys::geteuid() == 0 || procfs::has_cap_kill();
+    if mode & 0o002 != 0 || (mode & 0o020 != 0 && privileged()) {
+        let who = if mode & 0o002 != 0 { "world" } else { "group" };
+        return Err((Refusal::UntrustedPidfile, format!("the pidfile is {who}-writable (mode {:04o})", mode & 0o7777)));
+    }
+    if owner_uid == sys::geteuid() {
+        return Ok(Authority::Any);
+    }
+    Ok(Authority::OwnerOnly(owner_uid))
 }

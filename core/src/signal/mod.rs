@@ -6,7 +6,7 @@ mod stop;
 mod terminate;
 
 pub use guard::Refusal;
-pub(crate) use guard::{refuse_group, refuse_pid};
+pub(crate) use guard::{pidfile_authority, refuse_group, refuse_pid, Authority};
 pub use schedule::{Schedule, Step};
 pub use stop::{stop_pid_file, StopOptions, StopOutcome, StopReport};
 pub use terminate::{terminate, ExitStatus, Outcome, TerminateOptions, TerminateReport};

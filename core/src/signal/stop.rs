@@ -133,6 +133,8 @@ pub struct StopReport {
     pub pid_file_removed: bool,
     /// A warning, e.g. that the identity was taken on the lenient policy.
     pub warning: Option<String>,
+    /// The particulars of a refusal, when there are any (`owned by uid 65534, target uid 0`).
+    pub detail: Option<String>,
 }
 
 impl StopReport {
@@ -176,6 +178,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
         terminate: None,
         pid_file_removed: false,
         warning: None,
+        detail: None,
     };
     let mut acting = check.clone();
     match check.reason {
@@ -226,8 +229,9 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             report.outcome = StopOutcome::Foreign;
             return Ok(report);
         }
-        PidfileTarget::Refused(r) => {
+        PidfileTarget::Refused(r, detail) => {
             report.outcome = StopOutcome::Refused(r);
+            report.detail = detail;
             return Ok(report);
         }
     };

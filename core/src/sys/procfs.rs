@@ -121,6 +121,42 @@ pub fn read_uid(pid: i32) -> io::Result<u32> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Uid line"))
 }
 
+/// The real and effective uids from the `Uid:` line of `/proc/<pid>/status`.
+pub fn read_uids(pid: i32) -> io::Result<(u32, u32)> {
+    let mut buf = Vec::with_capacity(1024);
+    read_chunked(&format!("/proc/{pid}/status"), &mut buf, 2048)?;
+    parse_uids(&buf)
+}
+
+/// The real and effective uids of a `status` file's content.
+pub fn parse_uids(status: &[u8]) -> io::Result<(u32, u32)> {
+    parse_uids_opt(status).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Uid line"))
+}
+
+/// The first two numbers of a `status` file's `Uid:` line (real, effective).
+pub(crate) fn parse_uids_opt(status: &[u8]) -> Option<(u32, u32)> {
+    let text = std::str::from_utf8(status).ok()?;
+    let mut it = text.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_ascii_whitespace().map(|v| v.parse::<u32>());
+    Some((it.next()?.ok()?, it.next()?.ok()?))
+}
+
+/// `CAP_KILL` from `<linux/capability.h>`.
+const CAP_KILL: u32 = 5;
+
+/// Whether this process holds `CAP_KILL` (bit 5 of `CapEff` in `/proc/self/status`,
+/// capabilities(7)): it may then signal any process, like root.
+pub fn has_cap_kill() -> bool {
+    let mut buf = Vec::with_capacity(1024);
+    if read_chunked("/proc/self/status", &mut buf, 2048).is_err() {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(&buf) else { return false };
+    text.lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_KILL) != 0)
+}
+
 /// The target of `/proc/<pid>/exe`, when readable.
 pub fn read_exe(pid: i32) -> Option<PathBuf> {
     fs::read_link(format!("/proc/{pid}/exe")).ok()
