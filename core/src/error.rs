@@ -231,6 +231,11 @@ impl Error {
         self.holder.as_deref()
     }
 
+    /// Set the errno (for an error built from a reason rather than an `io::Error`).
+    pub(crate) fn set_errno(&mut self, errno: i32) {
+        self.errno = Some(errno);
+    }
+
     /// Attach the pid this error is about.
     pub fn with_pid(mut self, pid: i32) -> Error {
         self.pid = Some(pid);

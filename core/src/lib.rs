@@ -48,6 +48,8 @@
 
 mod error;
 pub mod guard;
+mod protect;
+mod signo;
 pub mod hooks;
 pub mod identity;
 pub mod pidfile;

@@ -277,7 +277,7 @@ fn d2_a7_racing_acquire_over_stale_holders_one_owner_and_readers_never_see_parti
         // A stale holder of three kinds: exited, pid reused (other start ticks), earlier boot.
         let stale = match round % 3 {
             0 => dead_entry(),
-            1 => edited_entry(bystander.pid(), |t| t.start_ticks += 1),
+            1 => edited_entry(bystander.pid(), |t| { t.start_ticks += 1; t.pidfs_ino = None }),
             _ => edited_entry(bystander.pid(), |t| t.boot_id = "00000000-0000-0000-0000-000000000000".into()),
         };
         guard::create(&path, &stale).unwrap();
@@ -586,8 +586,8 @@ fn a7_a_reused_pid_or_pid_1_does_not_block_acquire() {
     let path = d.path().join("g.json");
     let bystander = spawn_group("exec sleep 30");
     for stale in [
-        edited_entry(bystander.pid(), |t| t.start_ticks += 1),
-        edited_entry(1, |t| t.start_ticks += 1),
+        edited_entry(bystander.pid(), |t| { t.start_ticks += 1; t.pidfs_ino = None }),
+        edited_entry(1, |t| { t.start_ticks += 1; t.pidfs_ino = None }),
         dead_entry(),
     ] {
         guard::create(&path, &stale).unwrap();

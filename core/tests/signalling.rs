@@ -322,7 +322,10 @@ fn a5_pidfile_naming_the_caller_is_refused_or_stale() {
     // Container PID 1 reuse: the file names our pid with another process's token → stale, and
     // still nothing is sent to ourselves.
     let mut other = info.token.clone();
+    // Another process: other start ticks, and (as a record from a kernel without pidfs) no
+    // inode, which would otherwise decide alone.
     other.start_ticks += 1;
+    other.pidfs_ino = None;
     set_token_xattr(&pf, Some(&other));
     let r = stop_pid_file(&pf, &opts).unwrap();
     assert!(matches!(r.outcome, StopOutcome::Stale(_)), "{r:?}");
@@ -384,7 +387,10 @@ fn h2_parent_is_not_ours_without_an_exact_token() {
         let e = ProcessRef::open(parent, None, Policy::Lenient).unwrap_err();
         assert_eq!(e.refusal(), Some(Refusal::Parent));
         let mut wrong = exact.clone();
+        // Another process: other start ticks, and (as a record from a kernel without pidfs) no
+        // inode, which would otherwise decide alone.
         wrong.start_ticks += 1;
+        wrong.pidfs_ino = None;
         assert_eq!(ProcessRef::open(parent, Some(&wrong), Policy::Lenient).unwrap_err().refusal(), Some(Refusal::Mismatch));
         // A token-less pidfile whose mtime fits the parent: the mtime rule passes, the parent
         // rule still refuses.
@@ -419,7 +425,10 @@ fn strict_and_lenient_policies() {
     let h = ProcessRef::open(p.pid(), None, Policy::Lenient).unwrap();
     assert_eq!(h.judgement().verdict, Verdict::Unverifiable);
     let mut wrong = token.clone();
+    // Another process: other start ticks, and (as a record from a kernel without pidfs) no
+    // inode, which would otherwise decide alone.
     wrong.start_ticks += 1;
+    wrong.pidfs_ino = None;
     for policy in [Policy::Strict, Policy::Lenient] {
         assert_eq!(ProcessRef::open(p.pid(), Some(&wrong), policy).unwrap_err().refusal(), Some(Refusal::Mismatch));
     }

@@ -1,4 +1,5 @@
-//! The protected targets of SPEC §2.3, refused in one place before any system call.
+//! Protected targets and trusted records: every refusal to signal, decided in one place before
+//! any system call.
 
 use std::fmt;
 
@@ -56,31 +57,52 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// The refusal for signalling process `pid`, if any. `Parent` is left to the caller, who knows
-/// whether the token matched.
-pub(crate) fn refuse_pid(pid: i64) -> Option<Refusal> {
-    if pid <= 0 {
-        return Some(Refusal::NonPositivePid);
-    }
-    if pid > procfs::pid_max() as i64 {
-        return Some(Refusal::AbovePidMax);
-    }
-    if pid == 1 {
-        return Some(Refusal::Init);
-    }
-    if pid == sys::getpid() as i64 {
-        return Some(Refusal::OwnPid);
-    }
-    None
+/// What is about to be signalled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// One process. `token_matched`: its recorded start token was proven equal (`Match`), the
+    /// only thing that makes the caller's parent a legitimate target (a container's PID 1
+    /// reuse names the parent's number in stale records).
+    Process { pid: i64, token_matched: bool },
+    /// The process group `pgid`.
+    Group { pgid: i64 },
 }
 
-/// The refusal for signalling process group `pgid`, if any.
-pub(crate) fn refuse_group(pgid: i32) -> Option<Refusal> {
-    if let Some(r) = refuse_pid(pgid as i64) {
-        return Some(r);
+/// The refusal for signalling `target`, if any: the one list of protected targets.
+///
+/// - pid ≤ 0: `kill(0)` is the caller's group and `kill(-1)` every process;
+/// - above `/proc/sys/kernel/pid_max`: no process can have it;
+/// - pid or group 1: init, and `killpg(1, sig)` *is* `kill(-1, sig)` (every process);
+/// - the caller's own pid, or its own process group;
+/// - the caller's parent, unless its token matched exactly.
+pub(crate) fn refuse(target: Target) -> Option<Refusal> {
+    let n = match target {
+        Target::Process { pid, .. } => pid,
+        Target::Group { pgid } => pgid,
+    };
+    if n <= 0 {
+        return Some(Refusal::NonPositivePid);
     }
-    if pgid == sys::getpgrp() {
-        return Some(Refusal::OwnGroup);
+    if n > procfs::pid_max() as i64 {
+        return Some(Refusal::AbovePidMax);
+    }
+    if n == 1 {
+        return Some(Refusal::Init);
+    }
+    match target {
+        Target::Process { pid, token_matched } => {
+            if pid == sys::getpid() as i64 {
+                return Some(Refusal::OwnPid);
+            }
+            if pid == sys::getppid() as i64 && !token_matched {
+                return Some(Refusal::Parent);
+            }
+        }
+        Target::Group { pgid } => {
+            if pgid == sys::getpgrp() as i64 {
+                return Some(Refusal::OwnGroup);
+            }
+        }
     }
     None
 }
