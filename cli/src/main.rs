@@ -217,7 +217,22 @@ fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, jso
     ExitCode::from(status)
 }
 
+/// Raise the soft `RLIMIT_NOFILE` to the hard limit, as Go programs do at start: a cleanup of
+/// many hooks then fits in one batch of pinned hooks. The command's own choice; the library
+/// never changes process limits. A failure leaves the limit as it was.
+fn raise_nofile_limit() {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit; no memory is shared.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    raise_nofile_limit();
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Token { pid } => {

@@ -33,7 +33,7 @@ pub fn hook_json(r: &HookReport) -> Value {
         "exit_code": r.exit_code,
         "error": r.error,
         "notes": r.notes,
-        "output_files": r.output_files,
+        "output_files": &*r.output_files,
         "unverified_leftovers": r.unverified_leftovers,
         "pid_file_removed": r.pid_file_removed,
         "elapsed_s": r.elapsed.map(|d| d.as_secs_f64()),

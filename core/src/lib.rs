@@ -58,7 +58,7 @@ pub mod signal;
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
-pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport};
+pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use identity::{
     compare_tokens, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
     Reason, StartToken, Verdict,

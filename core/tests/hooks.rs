@@ -66,7 +66,7 @@ fn cleanup_stops_hooks_and_writes_index_lines() {
     assert_eq!(rb.outcome, HookOutcome::Exited(Signal::KILL));
     assert_eq!(ra.exit_code, Some(128 + 15));
     assert!(group_members(apid).is_empty() && group_members(bpid).is_empty());
-    assert_eq!(rb.output_files, vec!["result.txt".to_string()]);
+    assert_eq!(rb.output_files.to_vec(), vec!["result.txt".to_string()]);
     assert_eq!(rb.cmd[0], "bash");
     // Pidfiles and logs removed on success, .sh kept.
     for (dir, name) in [("plugin_a", "on_Snapshot__10_a.bg"), ("plugin_b", "on_Snapshot__20_b.bg")] {

@@ -516,7 +516,7 @@ fn hook_report(r: pidguard::HookReport) -> HookReport {
         signals: r.signals.iter().map(|s| s.name()).collect(),
         exit_code: r.exit_code,
         error: r.error,
-        output_files: r.output_files,
+        output_files: r.output_files.to_vec(),
         cmd: r.cmd,
         unverified_leftovers: r.unverified_leftovers,
         started_at: r.started_at.map(epoch_secs),

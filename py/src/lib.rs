@@ -489,7 +489,7 @@ fn hook_report(r: &pidguard::HookReport, finalize_exception: Option<Py<PyAny>>) 
         signals: r.signals.iter().map(|s| s.name()).collect(),
         exit_code: r.exit_code,
         error: r.error.clone(),
-        output_files: r.output_files.clone(),
+        output_files: r.output_files.to_vec(),
         cmd: r.cmd.clone(),
         unverified_leftovers: r.unverified_leftovers.clone(),
         started_at: r.started_at.map(epoch_secs),

@@ -2,12 +2,13 @@ use std::fmt;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::{ProcessRef, Reason, Verdict};
 use crate::pidfile::cmd::read_cmd_file;
-use crate::pidfile::mtime::{check_pinned, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::mtime::{check_pinned_with, CheckReason, CmdFile, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
 use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions};
 use crate::sys::procfs;
@@ -139,8 +140,11 @@ pub struct HookReport {
     pub exit_code: Option<i32>,
     /// The error, for failed hooks (`"Process unkillable"`, a refusal, a finalize failure).
     pub error: Option<String>,
-    /// Files in `dir` other than the hook's own four, relative to `dir`, sorted.
-    pub output_files: Vec<String>,
+    /// Files under `dir`, relative to it, sorted: everything but the four files (`.pid`,
+    /// `.sh`, `.stdout.log`, `.stderr.log`) of every hook the cleanup found and pidguard's own
+    /// transient files. One list per directory, listed once per cleanup (again after its hooks
+    /// were signalled) and shared by the reports of the hooks in it.
+    pub output_files: Arc<[String]>,
     /// The argv recorded in the `.sh` file, when readable.
     pub cmd: Vec<String>,
     /// Live processes whose process group is the recorded pid of a stale record: listed,
@@ -168,54 +172,12 @@ impl HookReport {
     }
 }
 
-/// Shell-style glob with `*` and `?` over bytes.
-fn glob_match(pat: &[u8], name: &[u8]) -> bool {
-    let (mut p, mut n, mut star, mut mark) = (0, 0, None, 0);
-    while n < name.len() {
-        if p < pat.len() && (pat[p] == b'?' || pat[p] == name[n]) {
-            p += 1;
-            n += 1;
-        } else if p < pat.len() && pat[p] == b'*' {
-            star = Some(p);
-            mark = n;
-            p += 1;
-        } else if let Some(s) = star {
-            p = s + 1;
-            mark += 1;
-            n = mark;
-        } else {
-            return false;
-        }
-    }
-    pat[p..].iter().all(|&c| c == b'*')
-}
-
-/// Every file under `dir` (not following symlinked directories) whose name matches `pattern`.
-fn find_pidfiles(dir: &Path, pattern: &str, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for e in fs::read_dir(dir)? {
-        let e = e?;
-        let ft = e.file_type()?;
-        let p = e.path();
-        let matches = glob_match(pattern.as_bytes(), e.file_name().as_encoded_bytes());
-        if ft.is_dir() {
-            // A directory where a pidfile should be is reported (not a regular file), not
-            // skipped silently; its contents are searched like any other directory's.
-            if matches {
-                out.push(p.clone());
-            }
-            // Unreadable subdirectories are skipped, like Path.glob does.
-            let _ = find_pidfiles(&p, pattern, out);
-        } else if matches {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
 struct Pending {
     report: HookReport,
     check: PidFileCheck,
     handle_index: Option<usize>,
+    /// The directory's shared list, set after the batch's termination.
+    output_files: Option<Arc<[String]>>,
 }
 
 /// Remove a pidfile only if it still is the file that was judged: same content (the pid),
@@ -229,13 +191,19 @@ struct Pending {
 /// at the name in between. (Unlinking by name after the compare would delete a record renamed
 /// into place in between.)
 pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
-    let Some((dev, ino)) = unchanged_record(path, check) else { return false };
+    let Ok(fd) = crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) else { return false };
+    let f = fs::File::from(fd);
+    let Some((dev, ino)) = unchanged_record(&f, check) else { return false };
     crate::sys::fault::point(crate::sys::fault::Point::BeforePidfileRemove);
     let aside = aside_name(path);
     if fs::rename(path, &aside).is_err() {
         return false;
     }
-    if unchanged_record(&aside, check) == Some((dev, ino)) {
+    // The private name must hold the very inode compared first, and that inode must still hold
+    // the judged record: read again through the descriptor opened for the first compare (one
+    // open fewer than opening the private name; the inode is the same, checked by lstat).
+    let same_inode = fs::symlink_metadata(&aside).is_ok_and(|m| (m.dev(), m.ino()) == (dev, ino));
+    if same_inode && unchanged_record(&f, check) == Some((dev, ino)) {
         return fs::remove_file(&aside).is_ok();
     }
     // Someone replaced the record between the compare and the rename: give theirs back.
@@ -246,20 +214,16 @@ pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
     false
 }
 
-/// `(dev, inode)` of the regular file at `path` when it still holds what `check` judged: the
-/// same pid, mtime and token. Opened without following a symlink or blocking on a FIFO.
-fn unchanged_record(path: &Path, check: &PidFileCheck) -> Option<(u64, u64)> {
-    use std::io::Read;
+/// `(dev, inode)` of the open record `f` when it is a regular file that still holds what
+/// `check` judged: the same pid, mtime and token (`fstat`, one `pread`, `fgetxattr`).
+fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
     use std::os::fd::AsFd;
-    let fd = crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0).ok()?;
-    let mut f = fs::File::from(fd);
     let m = f.metadata().ok()?;
     let mtime = m.mtime() as f64 + m.mtime_nsec() as f64 * 1e-9;
     if !m.is_file() || check.mtime != Some(mtime) {
         return None;
     }
-    let mut content = Vec::new();
-    Read::by_ref(&mut f).take(4097).read_to_end(&mut content).ok()?;
+    let content = crate::pidfile::read_bounded(f, m.len(), 4097).ok()?;
     if crate::pidfile::mtime::parse_pid_content(&content) != check.pid {
         return None;
     }
@@ -300,6 +264,18 @@ fn aside_name(path: &Path) -> PathBuf {
 /// The logs are read without following symlinks or blocking on FIFOs, at most
 /// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each (see [`HookReport::notes`]).
 ///
+/// Cost and order: each directory is listed once (the walk's listing also gives the hooks'
+/// `output_files`; a directory whose hook was signalled is listed once more, after the
+/// signalling), and a cleanup of [`PARALLEL_MIN_HOOKS`] hooks or more judges, retires and
+/// finalizes them on a small private thread pool (at most [`MAX_THREADS`], no more than the
+/// machine's cores) while the signalling of each batch stays one poll loop on the calling
+/// thread. Each hook's two index lines are appended in one `write(2)` (`O_APPEND`), so lines of
+/// different hooks never interleave; on a pool the index (and stdout when `is_tty` is false)
+/// receives hooks in the order they finish, not sorted. A `finalize` callback is always called
+/// on the calling thread, in pidfile-path order. The returned reports are sorted by pidfile
+/// path. The library never changes process limits: it works within the soft `RLIMIT_NOFILE`
+/// it finds (the `pidguard` command raises it to the hard limit at start).
+///
 /// Errors (before any hook is touched): `InvalidArgument` for a tolerance that is not finite
 /// seconds ≥ 0 or a pattern that is empty or holds `/`, and when `output_dir` is not a
 /// directory; `Untrusted` when `index_path` names a symlink or anything but a regular file; `NotFound`, `PermissionDenied`,
@@ -326,9 +302,9 @@ pub fn cleanup_background_hooks(
         (Some(p), true) => Some(super::Index::open(p)?),
         _ => None,
     };
-    let mut files = Vec::new();
-    find_pidfiles(output_dir, &opts.pattern, &mut files).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
-    files.sort();
+    let (files, mut listings) = super::listing::Listings::walk(output_dir, &opts.pattern).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
+    let pool = pool_for(files.len());
+    let threads = pool.as_ref().map_or(1, |p| p.current_num_threads());
 
     // Hooks are stopped in batches that fit the descriptors this process can get (a pinned
     // hook holds a pidfd, and its group members get theirs while it is terminated): a cleanup
@@ -340,26 +316,58 @@ pub fn cleanup_background_hooks(
     // Process groups of the live processes, read once, at the first stale record that needs them.
     let mut leftover_groups: Option<std::collections::HashMap<i32, Vec<i32>>> = None;
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
+    let default_finalize = finalize.is_none() && !opts.no_finalize;
     while !queue.is_empty() {
-        let budget = hooks_per_batch();
+        let budget = hooks_per_batch(threads);
         let mut pending: Vec<Pending> = Vec::new();
         let mut handles: Vec<ProcessRef> = Vec::new();
         let mut retry: Vec<(PathBuf, u32)> = Vec::new();
-        while handles.len() < budget {
-            let Some((pid_file, attempts)) = queue.pop_front() else { break };
-            let (report, check, pin) = judge_hook(&pid_file, opts);
-            let out_of_fds = matches!(check.judgement.and_then(|j| j.reason.errno()), Some(libc::EMFILE) | Some(libc::ENFILE));
-            if out_of_fds && attempts < 3 && (!handles.is_empty() || !pending.is_empty()) {
-                retry.push((pid_file, attempts + 1));
-                continue;
+        // Judged in chunks of at most the pins still allowed: each hook judged holds at most
+        // one pin, so the pins of the whole pool never exceed the batch's budget.
+        while handles.len() < budget && !queue.is_empty() {
+            let take = (budget - handles.len()).min(queue.len());
+            let chunk: Vec<(PathBuf, u32)> = queue.drain(..take).collect();
+            let judged = par_map(pool.as_ref(), chunk, |(pid_file, attempts)| {
+                let judged = judge_hook(&pid_file, opts);
+                (pid_file, attempts, judged)
+            });
+            for (pid_file, attempts, (report, check, pin)) in judged {
+                let out_of_fds = matches!(check.judgement.and_then(|j| j.reason.errno()), Some(libc::EMFILE) | Some(libc::ENFILE));
+                if out_of_fds && attempts < 3 && (!handles.is_empty() || !pending.is_empty()) {
+                    retry.push((pid_file, attempts + 1));
+                    continue;
+                }
+                let mut p = Pending { report, check, handle_index: None, output_files: None };
+                p.decide(pin, &mut handles);
+                pending.push(p);
             }
-            let mut p = Pending { report, check, handle_index: None };
-            p.decide(pin, &mut handles);
-            pending.push(p);
         }
         let results = terminate(handles, &topts);
-        for p in pending {
-            let report = p.finish(&results, &mut leftover_groups, opts, index.as_ref(), &mut finalize);
+        // A hook that was signalled may have written its last outputs meanwhile: its directory
+        // is listed again (once per cleanup) before anything in it is finalized.
+        for p in &pending {
+            if p.handle_index.is_some() {
+                listings.relist(&p.report.dir);
+            }
+        }
+        for p in &mut pending {
+            p.output_files = Some(listings.output_files(&p.report.dir));
+        }
+        if leftover_groups.is_none() && pending.iter().any(|p| p.report.outcome == HookOutcome::Stale && p.report.pid.is_some_and(|pid| pid > 1)) {
+            // One pass over /proc for all stale records, not one per record: at 10,000 stale
+            // records the per-record scans were ~88% of the cleanup (BENCHMARKS.md).
+            leftover_groups = Some(procfs::group_table().unwrap_or_default());
+        }
+        let groups = leftover_groups.as_ref();
+        let done = par_map(pool.as_ref(), pending, |p| p.finish(&results, groups, opts, index.as_ref(), default_finalize));
+        for mut report in done {
+            if let Some(f) = finalize.as_mut() {
+                if !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified) {
+                    if let Err(e) = f(&report) {
+                        add_finalize_error(&mut report, e);
+                    }
+                }
+            }
             reports.push(report);
         }
         // Put the retries first: the next batch starts with every descriptor of this one closed.
@@ -371,24 +379,75 @@ pub fn cleanup_background_hooks(
     Ok(reports)
 }
 
+/// A cleanup of fewer hooks runs on the calling thread alone: a pool costs more than it saves
+/// there.
+pub const PARALLEL_MIN_HOOKS: usize = 64;
+
+/// The most threads a cleanup uses (never more than the machine's cores): the per-hook work is
+/// a few dozen system calls on files of one directory tree, and a few threads already keep the
+/// file system busy.
+pub const MAX_THREADS: usize = 4;
+
+/// A private pool for a cleanup of `hooks` hooks, or `None` to stay on the calling thread. The
+/// pool's threads inherit the calling thread's injected faults (`sys::fault`), so a test's
+/// faults follow the work.
+fn pool_for(hooks: usize) -> Option<rayon::ThreadPool> {
+    if hooks < PARALLEL_MIN_HOOKS {
+        return None;
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
+    if threads < 2 {
+        return None;
+    }
+    let faults = crate::sys::fault::snapshot();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("pidguard-cleanup-{i}"))
+        .start_handler(move |_| crate::sys::fault::install(&faults))
+        .build()
+        .map_err(|e| log::debug!("no thread pool for the cleanup ({e}): working on the calling thread"))
+        .ok()
+}
+
+/// `items.map(f)`, in order, on `pool` when there is one.
+fn par_map<T: Send, R: Send>(pool: Option<&rayon::ThreadPool>, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    match pool {
+        Some(p) if items.len() > 1 => p.install(|| items.into_par_iter().map(f).collect()),
+        _ => items.into_iter().map(f).collect(),
+    }
+}
+
+fn add_finalize_error(report: &mut HookReport, e: String) {
+    report.error = Some(match report.error.take() {
+        Some(prev) => format!("{prev}; finalize failed: {e}"),
+        None => format!("finalize failed: {e}"),
+    });
+}
+
 /// How many hooks the next batch may pin: what the soft `RLIMIT_NOFILE` leaves after the
-/// descriptors already open, a reserve for reading pidfiles, logs and `/proc`, and about four
+/// descriptors already open, a reserve for reading pidfiles, logs and `/proc` (a few per
+/// thread: every thread of the pool opens its own at the same time), and about four
 /// descriptors per hook (its pidfd, its group members' during termination). At least one.
-fn hooks_per_batch() -> usize {
+fn hooks_per_batch(threads: usize) -> usize {
     const RESERVE: u64 = 16;
+    const PER_THREAD: u64 = 4;
     const PER_HOOK: u64 = 4;
     let soft = crate::sys::nofile_soft_limit().unwrap_or(1024);
     let open = crate::sys::open_fd_count().unwrap_or(64) as u64;
-    (soft.saturating_sub(open).saturating_sub(RESERVE) / PER_HOOK).clamp(1, 4096) as usize
+    let reserve = RESERVE + PER_THREAD * threads as u64;
+    (soft.saturating_sub(open).saturating_sub(reserve) / PER_HOOK).clamp(1, 4096) as usize
 }
 
-/// Check one hook's pidfile (with its `.sh`) and start its report.
+/// Check one hook's pidfile (with its `.sh`, read once: for the check and for the report's
+/// `cmd`) and start its report.
 fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>) {
     let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
     let stem = pid_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let cmd_file = dir.join(format!("{stem}.sh"));
-    let (check, pin) = check_pinned(pid_file, Some(&cmd_file), opts.tolerance);
-    let cmd = read_cmd_file(&cmd_file).ok().flatten().map(|(_, argv)| argv).unwrap_or_default();
+    let cmd_read = read_cmd_file(&cmd_file);
+    let (check, pin) = check_pinned_with(pid_file, CmdFile::Read(&cmd_read), opts.tolerance);
+    let cmd = cmd_read.ok().flatten().map(|(_, argv)| argv).unwrap_or_default();
     let report = HookReport {
         name: stem,
         dir,
@@ -401,7 +460,7 @@ fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileChe
         signals: Vec::new(),
         exit_code: None,
         error: None,
-        output_files: Vec::new(),
+        output_files: Arc::from(Vec::new()),
         cmd,
         unverified_leftovers: Vec::new(),
         started_at: check.mtime.filter(|m| *m >= 0.0).map(|m| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs_f64(m)),
@@ -458,16 +517,18 @@ impl Pending {
         }
     }
 
-    /// Take the termination result, retire the record when that is proven right, and finalize.
+    /// Take the termination result, retire the record when that is proven right, and run the
+    /// default finalize when `default_finalize` (a caller's callback runs afterwards, on the
+    /// calling thread).
     fn finish(
         self,
         results: &[crate::signal::TerminateReport],
-        leftover_groups: &mut Option<std::collections::HashMap<i32, Vec<i32>>>,
+        leftover_groups: Option<&std::collections::HashMap<i32, Vec<i32>>>,
         opts: &CleanupOptions,
         index: Option<&super::Index>,
-        finalize: &mut Option<&mut dyn FnMut(&HookReport) -> std::result::Result<(), String>>,
+        default_finalize: bool,
     ) -> HookReport {
-        let Pending { mut report, check, handle_index } = self;
+        let Pending { mut report, check, handle_index, output_files } = self;
         if let Some(i) = handle_index {
             let r = &results[i];
             report.signals = r.signals.clone();
@@ -499,50 +560,23 @@ impl Pending {
             _ => {}
         }
         if report.outcome == HookOutcome::Stale {
-            if let Some(pid) = report.pid {
+            if let (Some(pid), Some(groups)) = (report.pid, leftover_groups) {
                 if pid > 1 {
-                    // One pass over /proc for all stale records, not one per record: at 10,000
-                    // stale records the per-record scans were ~88% of the cleanup (BENCHMARKS.md).
-                    let groups = leftover_groups.get_or_insert_with(|| procfs::group_table().unwrap_or_default());
                     report.unverified_leftovers = groups.get(&pid).cloned().unwrap_or_default();
                 }
             }
         }
-        report.output_files = super::finalize::output_files(&report.dir, &report.name);
+        if let Some(list) = output_files {
+            report.output_files = list;
+        }
         report.ended_at = SystemTime::now();
-        if matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified) {
+        if !default_finalize || matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified) {
             return report;
         }
-        let fin = match finalize.as_mut() {
-            Some(f) => f(&report),
-            None if opts.no_finalize => Ok(()),
-            None => match super::finalize::default_finalize(&report, index, opts.is_tty) {
-                Ok(notes) => {
-                    report.notes.extend(notes);
-                    Ok(())
-                }
-                Err(e) => Err(e.to_string()),
-            },
-        };
-        if let Err(e) = fin {
-            report.error = Some(match report.error.take() {
-                Some(prev) => format!("{prev}; finalize failed: {e}"),
-                None => format!("finalize failed: {e}"),
-            });
+        match super::finalize::default_finalize(&report, index, opts.is_tty) {
+            Ok(notes) => report.notes.extend(notes),
+            Err(e) => add_finalize_error(&mut report, e.to_string()),
         }
         report
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_match;
-    #[test]
-    fn globs() {
-        assert!(glob_match(b"on_*.pid", b"on_Snapshot__20_x.bg.pid"));
-        assert!(!glob_match(b"on_*.pid", b"on_x.pid.tmp"));
-        assert!(!glob_match(b"on_*.pid", b"xon_a.pid"));
-        assert!(glob_match(b"a?c", b"abc"));
-        assert!(glob_match(b"*", b""));
     }
 }

@@ -23,37 +23,6 @@ fn iso(t: SystemTime) -> String {
     humantime::format_rfc3339_micros(t).to_string()
 }
 
-/// The hook's own four files, which are not its output.
-fn own_files(name: &str) -> [String; 4] {
-    [format!("{name}.stdout.log"), format!("{name}.stderr.log"), format!("{name}.pid"), format!("{name}.sh")]
-}
-
-/// Files under `dir` other than the hook's own four, relative to `dir`, sorted.
-pub(crate) fn output_files(dir: &Path, name: &str) -> Vec<String> {
-    let own = own_files(name);
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            let p = e.path();
-            let Ok(ft) = e.file_type() else { continue };
-            if ft.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            if let Ok(rel) = p.strip_prefix(dir) {
-                let rel = rel.to_string_lossy().into_owned();
-                if !own.contains(&rel) {
-                    out.push(rel);
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[derive(Serialize)]
 struct ProcessRecord<'a> {
     #[serde(rename = "type")]
@@ -103,7 +72,6 @@ pub const MAX_LOG_BYTES: u64 = 16 << 20;
 /// only a regular file is read. A longer log is cut at [`MAX_LOG_BYTES`] and ends with a
 /// marker line. Anything not read in full is said in the returned note.
 fn read_log(path: &Path, which: &str) -> (String, Option<String>) {
-    use std::io::Read;
     let fd = match crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return (String::new(), None),
@@ -112,16 +80,17 @@ fn read_log(path: &Path, which: &str) -> (String, Option<String>) {
         }
         Err(e) => return (String::new(), Some(format!("{which} log cannot be opened: {e}"))),
     };
-    let mut f = fs::File::from(fd);
+    let f = fs::File::from(fd);
     let size = match f.metadata() {
         Ok(m) if m.is_file() => m.len(),
         Ok(_) => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),
         Err(e) => return (String::new(), Some(format!("{which} log cannot be examined: {e}"))),
     };
-    let mut buf = Vec::new();
-    if let Err(e) = Read::by_ref(&mut f).take(MAX_LOG_BYTES).read_to_end(&mut buf) {
-        return (String::from_utf8_lossy(&buf).into_owned(), Some(format!("{which} log could not be read in full: {e}")));
-    }
+    // One read for a log of the size fstat gave (an empty log: one read that sees its end).
+    let buf = match crate::pidfile::read_bounded(&f, size, MAX_LOG_BYTES) {
+        Ok(b) => b,
+        Err(e) => return (String::new(), Some(format!("{which} log could not be read: {e}"))),
+    };
     let mut text = String::from_utf8_lossy(&buf).into_owned();
     if size > MAX_LOG_BYTES {
         text.push_str(&format!("\n[pidguard: log truncated: {size} bytes, the first {MAX_LOG_BYTES} kept]\n"));

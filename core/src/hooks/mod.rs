@@ -3,7 +3,8 @@
 
 pub(crate) mod cleanup;
 mod finalize;
+mod listing;
 
-pub use cleanup::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport};
+pub use cleanup::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use finalize::{new_id, MAX_LOG_BYTES};
 pub(crate) use finalize::Index;

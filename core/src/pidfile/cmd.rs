@@ -2,7 +2,6 @@
 //! `shlex.join` joins it, and the check of a live process's argv against it (SPEC §3.1).
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::atomic;
@@ -59,13 +58,12 @@ pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
         Err(e) => return Err(Error::io_at(path, "open", &e)),
     };
-    let mut f = fs::File::from(fd);
+    let f = fs::File::from(fd);
     let m = f.metadata().map_err(|e| Error::io_at(path, "fstat", &e))?;
     if !m.is_file() || m.len() > MAX_CMD_FILE {
         return Err(Error::at(crate::ErrorKind::Untrusted, path, "not a regular file of at most 1 MiB"));
     }
-    let mut buf = Vec::new();
-    f.by_ref().take(MAX_CMD_FILE).read_to_end(&mut buf).map_err(|e| Error::io_at(path, "read", &e))?;
+    let buf = super::read_bounded(&f, m.len(), MAX_CMD_FILE).map_err(|e| Error::io_at(path, "read", &e))?;
     let text = String::from_utf8(buf).map_err(|_| Error::at(crate::ErrorKind::Malformed, path, "not UTF-8"))?;
     let line = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
     let argv = parse_cmd_line(line).ok_or_else(|| Error::at(crate::ErrorKind::Malformed, path, "last line is not a shell command"))?;

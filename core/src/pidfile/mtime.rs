@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::fs;
-use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -205,6 +204,22 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
 /// process that may be acted on or needs its group looked at (valid, zombie, or a token-less
 /// record whose mtime or command is off); never for a proven mismatch or an unreadable one.
 pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
+    check_pinned_with(pid_file, cmd_file.map_or(CmdFile::None, CmdFile::Path), tolerance)
+}
+
+/// The command file that [`check_pinned_with`] compares a token-less record with.
+pub(crate) enum CmdFile<'a> {
+    /// No command rule.
+    None,
+    /// Read the file at this path, only if the rule is reached (after the mtime rule passed).
+    Path(&'a Path),
+    /// Already read by the caller (cleanup reads every hook's `.sh` once for its report; the
+    /// check uses the same read instead of opening the file a second time).
+    Read(&'a Result<Option<(String, Vec<String>)>>),
+}
+
+/// [`check_pinned`] with the command file given as a path or as the caller's own read of it.
+pub(crate) fn check_pinned_with(pid_file: &Path, cmd_file: CmdFile<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
     let fd = match sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
         Ok(fd) => fd,
         Err(e) => {
@@ -218,7 +233,7 @@ pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: 
             )
         }
     };
-    let mut f = fs::File::from(fd);
+    let f = fs::File::from(fd);
     let Ok(meta) = f.metadata() else { return (PidFileCheck::new(CheckReason::Unreadable), None) };
     if !meta.is_file() {
         return (PidFileCheck::new(CheckReason::NotRegular), None);
@@ -226,11 +241,11 @@ pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: 
     let mut out = PidFileCheck::new(CheckReason::Malformed);
     out.owner = Some((meta.uid(), meta.mode()));
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
-    let mut buf = Vec::with_capacity(16);
-    if f.by_ref().take(MAX_CONTENT + 1).read_to_end(&mut buf).is_err() {
+    // One read for a pidfile of the size fstat gave (no second read to see end-of-file).
+    let Ok(buf) = super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) else {
         out.reason = CheckReason::Unreadable;
         return (out, None);
-    }
+    };
     // Longer content is malformed, not truncated (BUGS E3): a prefix of it could parse.
     if buf.len() as u64 > MAX_CONTENT {
         return (out, None);
@@ -306,8 +321,17 @@ pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: 
         out.reason = CheckReason::MtimeSkew;
         return (out, Some(h));
     }
-    if let Some(cmd) = cmd_file {
-        match read_cmd_file(cmd) {
+    let read_here;
+    let cmd_read = match cmd_file {
+        CmdFile::None => None,
+        CmdFile::Path(p) => {
+            read_here = read_cmd_file(p);
+            Some(&read_here)
+        }
+        CmdFile::Read(r) => Some(r),
+    };
+    if let Some(cmd_read) = cmd_read {
+        match cmd_read {
             Ok(None) => {}
             Ok(Some((text, recorded))) => {
                 let comm = stat.comm.clone();
@@ -324,7 +348,7 @@ pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: 
                     out.reason = CheckReason::Zombie;
                     return (out, Some(h));
                 }
-                if !command_matches(&text, &recorded, &live) {
+                if !command_matches(text, recorded, &live) {
                     out.reason = CheckReason::CmdMismatch;
                     return (out, Some(h));
                 }

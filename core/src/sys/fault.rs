@@ -55,6 +55,17 @@ pub fn count(call: Call) -> usize {
     CALLS.with(|c| c.borrow().iter().filter(|&&x| x == call).count())
 }
 
+/// The faults injected on this thread, for [`install`] on another (a cleanup's pool threads
+/// take the calling thread's faults with them).
+pub(crate) fn snapshot() -> Vec<(Call, i32)> {
+    FAULTS.with(|f| f.borrow().clone())
+}
+
+/// Inject `faults` on this thread (see [`snapshot`]).
+pub(crate) fn install(faults: &[(Call, i32)]) {
+    FAULTS.with(|f| f.borrow_mut().extend_from_slice(faults));
+}
+
 pub(crate) fn check(call: Call) -> io::Result<()> {
     CALLS.with(|c| {
         let mut c = c.borrow_mut();

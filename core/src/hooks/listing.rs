@@ -1,0 +1,186 @@
+//! The directories of one cleanup, each listed once: the pidfile walk and every hook's
+//! `output_files` come from the same listings.
+//!
+//! The walk that finds the pidfiles reads every directory under the output directory anyway;
+//! it keeps the entries of the directories that hold hooks (and of their subdirectories), and
+//! each hook's `output_files` is computed from them, once per directory and shared between the
+//! hooks of that directory (`Arc`): abx-dl gives each plugin its own directory, but several
+//! background hooks of one plugin share it, and a 10,000-hook cleanup with 100 hooks to a
+//! directory holds 100 lists, not 10,000. A directory whose hook was signalled (its process may
+//! have written its last outputs while it was being stopped) is listed once more, after its
+//! batch was terminated and before any of its hooks is finalized.
+//!
+//! What a listing leaves out: the four files of every hook found in the cleanup (`<name>.pid`,
+//! `.sh`, `.stdout.log`, `.stderr.log`: one hook's pidfile and logs are never another's output,
+//! and leaving them all out makes the list the same whichever hook of the directory is
+//! finalized first), and pidguard's own transient files (`*.pidguard-tmp`, `*.pidguard-retired`).
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One directory's entries, by name.
+#[derive(Default)]
+struct Entries {
+    files: Vec<OsString>,
+    dirs: Vec<OsString>,
+}
+
+/// The listings of one cleanup.
+pub(crate) struct Listings {
+    entries: HashMap<PathBuf, Entries>,
+    /// `<dir>/<name>` of every hook found: the prefix of its four own files.
+    hooks: HashSet<PathBuf>,
+    /// Hook directories already listed again after their hooks were signalled.
+    relisted: HashSet<PathBuf>,
+    /// `output_files` per hook directory, computed once, shared by its hooks.
+    memo: HashMap<PathBuf, Arc<[String]>>,
+}
+
+/// The name stripped of one of a hook's own suffixes, when it has one.
+fn hook_prefix(name: &str) -> Option<&str> {
+    [".stdout.log", ".stderr.log", ".pid", ".sh"].iter().find_map(|s| name.strip_suffix(s))
+}
+
+/// Shell-style glob with `*` and `?` over bytes.
+pub(crate) fn glob_match(pat: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n, mut star, mut mark) = (0, 0, None, 0);
+    while n < name.len() {
+        if p < pat.len() && (pat[p] == b'?' || pat[p] == name[n]) {
+            p += 1;
+            n += 1;
+        } else if p < pat.len() && pat[p] == b'*' {
+            star = Some(p);
+            mark = n;
+            p += 1;
+        } else if let Some(s) = star {
+            p = s + 1;
+            mark += 1;
+            n = mark;
+        } else {
+            return false;
+        }
+    }
+    pat[p..].iter().all(|&c| c == b'*')
+}
+
+/// Read one directory (not following symlinks: a symlinked directory is an entry like a file).
+fn read_entries(dir: &Path) -> std::io::Result<Entries> {
+    let mut out = Entries::default();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            out.dirs.push(e.file_name());
+        } else {
+            out.files.push(e.file_name());
+        }
+    }
+    Ok(out)
+}
+
+impl Listings {
+    /// Walk `root` recursively, listing each directory once: returns every path whose name
+    /// matches `pattern` (a directory where a pidfile should be is returned too: it is reported
+    /// as not a regular file, not skipped silently), sorted, and the listings of the directories
+    /// that hold one (with their subdirectories), for [`Self::output_files`].
+    ///
+    /// Errors: reading `root` itself. Unreadable subdirectories are skipped, as `Path.glob`
+    /// does.
+    pub(crate) fn walk(root: &Path, pattern: &str) -> std::io::Result<(Vec<PathBuf>, Listings)> {
+        let mut found = Vec::new();
+        let mut entries = HashMap::new();
+        let mut stack = vec![root.to_path_buf()];
+        let mut first = true;
+        while let Some(dir) = stack.pop() {
+            let e = match read_entries(&dir) {
+                Ok(e) => e,
+                Err(err) if first => return Err(err),
+                Err(_) => continue,
+            };
+            first = false;
+            for name in e.files.iter().chain(&e.dirs) {
+                if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
+                    found.push(dir.join(name));
+                }
+            }
+            for d in &e.dirs {
+                stack.push(dir.join(d));
+            }
+            entries.insert(dir, e);
+        }
+        found.sort();
+        let hooks: HashSet<PathBuf> = found
+            .iter()
+            .filter_map(|p| Some(p.parent()?.join(p.file_stem()?)))
+            .collect();
+        // Keep only what some hook's output_files can reach: its directory and everything below.
+        let hook_dirs: HashSet<&Path> = found.iter().filter_map(|p| p.parent()).collect();
+        entries.retain(|d, _| d.ancestors().any(|a| hook_dirs.contains(a)));
+        let listings = Listings { entries, hooks, relisted: HashSet::new(), memo: HashMap::new() };
+        Ok((found, listings))
+    }
+
+    /// List `dir` and everything below it again (once per cleanup): its hook was signalled and
+    /// may have written its last outputs meanwhile.
+    pub(crate) fn relist(&mut self, dir: &Path) {
+        if !self.relisted.insert(dir.to_path_buf()) {
+            return;
+        }
+        self.entries.retain(|d, _| !d.starts_with(dir));
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            let Ok(e) = read_entries(&d) else { continue };
+            for s in &e.dirs {
+                stack.push(d.join(s));
+            }
+            self.entries.insert(d, e);
+        }
+        // A memoised list of this directory, or of one above it, may be out of date.
+        self.memo.retain(|d, _| !dir.starts_with(d) && !d.starts_with(dir));
+    }
+
+    /// Files under `dir`, relative to it, sorted, without any hook's own four files or
+    /// pidguard's transient files; one shared list per directory.
+    pub(crate) fn output_files(&mut self, dir: &Path) -> Arc<[String]> {
+        if let Some(l) = self.memo.get(dir) {
+            return l.clone();
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![(dir.to_path_buf(), String::new())];
+        while let Some((d, prefix)) = stack.pop() {
+            let Some(e) = self.entries.get(&d) else { continue };
+            for f in &e.files {
+                let name = f.to_string_lossy();
+                if name.ends_with(".pidguard-tmp") || name.ends_with(".pidguard-retired") {
+                    continue;
+                }
+                if hook_prefix(&name).is_some_and(|p| self.hooks.contains(&d.join(p))) {
+                    continue;
+                }
+                out.push(format!("{prefix}{name}"));
+            }
+            for s in &e.dirs {
+                stack.push((d.join(s), format!("{prefix}{}/", s.to_string_lossy())));
+            }
+        }
+        out.sort();
+        let list: Arc<[String]> = out.into();
+        self.memo.insert(dir.to_path_buf(), list.clone());
+        list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+    #[test]
+    fn globs() {
+        assert!(glob_match(b"on_*.pid", b"on_Snapshot__20_x.bg.pid"));
+        assert!(!glob_match(b"on_*.pid", b"on_x.pid.tmp"));
+        assert!(!glob_match(b"on_*.pid", b"xon_a.pid"));
+        assert!(glob_match(b"a?c", b"abc"));
+        assert!(glob_match(b"*", b""));
+    }
+}
