@@ -8,6 +8,12 @@
 //! - `exit <runs>`: SIGKILL → `ProcessRef::wait` returning, vs a 10 ms `kill(pid, 0)` poll loop,
 //!   alternating, `runs` each.
 //! - `scan <n> <reps>`: `cleanup_background_hooks` over `n` stale pidfiles: wall, peak RSS.
+//! - `hooks <n> <reps> exit`: the same as `hooks` with hooks that exit on SIGTERM.
+//! - `make-stale <dir> <n> <per_dir>`: write `n` stale hook records (token-less `.pid` naming a
+//!   pid that does not exist, mtime a minute ago, `.sh`, two empty logs), `per_dir` to a plugin
+//!   directory, for `clean`, `bench/python/bench_cleanup.py` and `strace`.
+//! - `clean <dir> <index>`: one `cleanup_background_hooks(dir, index, is_tty=true)`; prints
+//!   wall time, reports and peak RSS (`VmHWM` of the whole process).
 //!
 //! Files go under `$PIDGUARD_BENCH_DIR` (default `target/`): it must support user xattrs.
 use std::os::unix::process::CommandExt;
@@ -74,7 +80,13 @@ fn validate(rounds: usize, batch: usize) {
     }
 }
 
-fn hooks(n: usize, reps: usize) {
+fn spawn_term_exiting(dir: &Path, name: &str) -> Child {
+    let out = std::fs::File::create(dir.join(format!("{name}.stdout.log"))).unwrap();
+    let err = std::fs::File::create(dir.join(format!("{name}.stderr.log"))).unwrap();
+    Command::new("sleep").arg("600").process_group(0).stdin(Stdio::null()).stdout(out).stderr(err).spawn().expect("spawn sleep")
+}
+
+fn hooks(n: usize, reps: usize, exit_on_term: bool) {
     for rep in 0..reps {
         let out = base().join(format!("pidguard-bench-hooks-{}-{n}-{rep}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
@@ -83,7 +95,7 @@ fn hooks(n: usize, reps: usize) {
             let dir = out.join(format!("plugin{i:03}"));
             std::fs::create_dir_all(&dir).unwrap();
             let name = format!("on_Snapshot__{i:03}_bench.bg");
-            let child = spawn_term_ignoring(&dir, &name);
+            let child = if exit_on_term { spawn_term_exiting(&dir, &name) } else { spawn_term_ignoring(&dir, &name) };
             let pid = child.id() as i32;
             let ct = pidguard::lookup(pid).unwrap().create_time;
             pidguard::write_pid_file_with_mtime(&dir.join(format!("{name}.pid")), pid, ct).unwrap();
@@ -96,7 +108,8 @@ fn hooks(n: usize, reps: usize) {
         let reports = cleanup_background_hooks(&out, &CleanupOptions::default(), None).unwrap();
         let wall = t.elapsed().as_secs_f64();
         let hwm = vm_hwm_kib();
-        let killed = reports.iter().filter(|r| r.outcome == HookOutcome::Exited(Signal::KILL)).count();
+        let expect = if exit_on_term { Signal::TERM } else { Signal::KILL };
+        let killed = reports.iter().filter(|r| r.outcome == HookOutcome::Exited(expect)).count();
         let max_elapsed = reports.iter().filter_map(|r| r.elapsed).max().unwrap_or_default().as_secs_f64();
         for mut c in children {
             let _ = c.kill();
@@ -104,10 +117,11 @@ fn hooks(n: usize, reps: usize) {
         }
         let _ = std::fs::remove_dir_all(&out);
         println!(
-            "{{\"bench\":\"hooks\",\"n\":{n},\"rep\":{rep},\"wall_s\":{wall:.6},\"max_hook_elapsed_s\":{max_elapsed:.6},\"peak_rss_kib\":{hwm},\"rss_before_kib\":{rss_before},\"peak_reset\":{reset},\"exited_after_kill\":{killed},\"reports\":{}}}",
+            "{{\"bench\":\"hooks\",\"mode\":\"{}\",\"n\":{n},\"rep\":{rep},\"wall_s\":{wall:.6},\"max_hook_elapsed_s\":{max_elapsed:.6},\"peak_rss_kib\":{hwm},\"rss_before_kib\":{rss_before},\"peak_reset\":{reset},\"exited_after_kill\":{killed},\"reports\":{}}}",
+            if exit_on_term { "exit" } else { "ignore" },
             reports.len()
         );
-        assert_eq!(killed, n, "every hook must exit after SIGKILL: {reports:?}");
+        assert_eq!(killed, n, "every hook must exit after {expect}: {reports:?}");
     }
 }
 
@@ -234,15 +248,51 @@ fn scan(n: usize, reps: usize) {
     }
 }
 
+/// `n` stale records under `out`, `per_dir` to a directory: a token-less `.pid` naming a pid
+/// that does not exist, mtime a minute ago, the `.sh` and two empty logs beside it.
+fn make_stale_plain(out: &Path, n: usize, per_dir: usize) {
+    let pids = dead_pids(n);
+    let mtime = std::time::SystemTime::now() - Duration::from_secs(60);
+    for (i, pid) in pids.iter().enumerate() {
+        let dir = out.join(format!("plugin{:05}", i / per_dir.max(1)));
+        if i % per_dir.max(1) == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        let name = format!("on_Snapshot__{:05}_bench.bg", i);
+        let pf = dir.join(format!("{name}.pid"));
+        std::fs::write(&pf, pid.to_string()).unwrap();
+        let f = std::fs::File::options().write(true).open(&pf).unwrap();
+        f.set_modified(mtime).unwrap();
+        std::fs::write(dir.join(format!("{name}.sh")), "#!/bin/bash\nsleep 600\n").unwrap();
+        std::fs::write(dir.join(format!("{name}.stdout.log")), "").unwrap();
+        std::fs::write(dir.join(format!("{name}.stderr.log")), "").unwrap();
+    }
+}
+
+fn clean(dir: &Path, index: &Path) {
+    let opts = CleanupOptions { index_path: Some(index.to_path_buf()), is_tty: true, ..CleanupOptions::default() };
+    let t = Instant::now();
+    let reports = cleanup_background_hooks(dir, &opts, None).unwrap();
+    let wall = t.elapsed().as_secs_f64();
+    let stale = reports.iter().filter(|r| r.outcome == HookOutcome::Stale && r.pid_file_removed).count();
+    println!(
+        "{{\"bench\":\"clean\",\"wall_s\":{wall:.6},\"reports\":{},\"stale_removed\":{stale},\"peak_rss_kib\":{}}}",
+        reports.len(),
+        vm_hwm_kib()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("validate") => validate(arg(&args, 2, 30), arg(&args, 3, 2000)),
-        Some("hooks") => hooks(arg(&args, 2, 10), arg(&args, 3, 3)),
+        Some("hooks") => hooks(arg(&args, 2, 10), arg(&args, 3, 3), args.get(4).map(String::as_str) == Some("exit")),
+        Some("make-stale") => make_stale_plain(Path::new(&args[2]), arg(&args, 3, 1000), arg(&args, 4, 1)),
+        Some("clean") => clean(Path::new(&args[2]), Path::new(&args[3])),
         Some("exit") => exit_latency(arg(&args, 2, 1000)),
         Some("scan") => scan(arg(&args, 2, 10_000), arg(&args, 3, 5)),
         _ => {
-            eprintln!("usage: scenarios validate|hooks|exit|scan [args] (see the module docs)");
+            eprintln!("usage: scenarios validate|hooks|exit|scan|make-stale|clean [args] (see the module docs)");
             std::process::exit(2);
         }
     }
