@@ -8,20 +8,17 @@ pub(crate) mod target;
 /// Read an open regular file whose `fstat` gave `size` bytes, at most `max` bytes, from offset 0
 /// (`pread`, so the file position does not matter and the same descriptor can be read again).
 ///
-/// Stops as soon as `size` bytes are in (or `max`): a file of the size fstat gave costs one
-/// `read` instead of two (the second only seeing end-of-file). A file that reports size 0
-/// (which a regular file on some file systems does whatever it holds) is read until end-of-file.
+/// Reads what fstat said is there and stops: a file of `size` bytes costs one `read` instead of
+/// two (the second only seeing end-of-file), an empty one none — the content as of the `fstat`
+/// (a writer that appends afterwards is not waited for). Only for the regular files of hook
+/// directories (pidfiles, `.sh`, logs), whose size is their content's (unlike procfs files).
 /// Errors: the `pread` error (`EINTR` is retried).
 pub(crate) fn read_bounded(f: &std::fs::File, size: u64, max: u64) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
-    let want = if size == 0 { max } else { size.min(max) };
-    let mut buf = vec![0u8; want.min(if size == 0 { 4096 } else { want }) as usize];
+    let want = size.min(max) as usize;
+    let mut buf = vec![0u8; want];
     let mut len = 0usize;
-    while (len as u64) < want {
-        if len == buf.len() {
-            let grow = (buf.len().max(4096) as u64).min(want - len as u64) as usize;
-            buf.resize(len + grow, 0);
-        }
+    while len < want {
         match f.read_at(&mut buf[len..], len as u64) {
             Ok(0) => break,
             Ok(n) => len += n,
