@@ -197,3 +197,60 @@ fn bad_cleanup_options_are_refused_before_anything_is_touched() {
         assert!(pf.exists(), "nothing is removed on bad input");
     }
 }
+
+/// Enough stale hooks for the cleanup's thread pool, several to a directory: every record is
+/// retired, each hook's two index lines arrive together and whole (Process, then its
+/// ArchiveResult), the reports come back sorted by pidfile path, and the hooks of one directory
+/// share one output list that holds the directory's real output and none of the hooks' own files.
+#[test]
+fn many_stale_hooks_keep_index_lines_whole_and_share_one_listing_per_directory() {
+    let d = TempDir::new("pool");
+    let out = d.path().join("snap");
+    // A pid that named our own child, reaped: stale whatever holds the number now (the record
+    // has no token and its mtime is a minute off).
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        let p = c.id() as i32;
+        c.wait().unwrap();
+        p
+    };
+    let n = PARALLEL_MIN_HOOKS * 2;
+    for i in 0..n {
+        let dir = out.join(format!("plugin{}", i % 4));
+        fs::create_dir_all(&dir).unwrap();
+        let name = format!("on_Snapshot__{i:03}_x.bg");
+        write_cmd_file(&dir.join(format!("{name}.sh")), &["sleep", "1"]).unwrap();
+        fs::write(dir.join(format!("{name}.stdout.log")), format!("hook {i}\n")).unwrap();
+        fs::write(dir.join(format!("{name}.stderr.log")), "").unwrap();
+        write_pid_file_with_mtime(&dir.join(format!("{name}.pid")), dead, now() - 60.0).unwrap();
+    }
+    for p in 0..4 {
+        fs::write(out.join(format!("plugin{p}")).join("result.txt"), "r").unwrap();
+    }
+    let index = d.path().join("index.jsonl");
+    let reports = cleanup_background_hooks(&out, &CleanupOptions { index_path: Some(index.clone()), ..fast() }, None).unwrap();
+    assert_eq!(reports.len(), n);
+    assert!(reports.windows(2).all(|w| w[0].pid_file < w[1].pid_file), "reports sorted by pidfile path");
+    for r in &reports {
+        assert_eq!(r.outcome, HookOutcome::Stale, "{r:?}");
+        assert!(r.pid_file_removed && r.signals.is_empty());
+        assert_eq!(r.output_files.to_vec(), vec!["result.txt".to_string()], "{}", r.name);
+    }
+    let first = &reports[0];
+    for r in reports.iter().filter(|r| r.dir == first.dir) {
+        assert!(std::sync::Arc::ptr_eq(&r.output_files, &first.output_files), "one list per directory");
+    }
+    let text = fs::read_to_string(&index).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("a whole JSON line")).collect();
+    assert_eq!(lines.len(), 2 * n);
+    let mut seen = std::collections::HashSet::new();
+    for pair in lines.chunks(2) {
+        assert_eq!((pair[0]["type"].as_str(), pair[1]["type"].as_str()), (Some("Process"), Some("ArchiveResult")));
+        assert_eq!(pair[1]["process_id"], pair[0]["id"]);
+        let name = pair[1]["hook_name"].as_str().unwrap();
+        let i: usize = name["on_Snapshot__".len()..][..3].parse().unwrap();
+        assert_eq!(pair[0]["stdout"], format!("hook {i}\n"), "the Process line is its own hook's");
+        assert!(seen.insert(i));
+    }
+    assert_eq!(seen.len(), n);
+}
