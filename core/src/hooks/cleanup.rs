@@ -302,8 +302,16 @@ pub fn cleanup_background_hooks(
         (Some(p), true) => Some(super::Index::open(p)?),
         _ => None,
     };
-    let (files, mut listings) = super::listing::Listings::walk(output_dir, &opts.pattern).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
-    let pool = pool_for(files.len());
+    // The pool is made once the top directory is read, when it has many subdirectories (the
+    // walk is a fifth of a cleanup of stale records); the per-hook work uses it only for a
+    // large cleanup.
+    let (files, mut listings, mut pool) =
+        super::listing::Listings::walk(output_dir, &opts.pattern, pool_for).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
+    if files.len() < PARALLEL_MIN_HOOKS {
+        pool = None;
+    } else if pool.is_none() {
+        pool = pool_for(files.len());
+    }
     let threads = pool.as_ref().map_or(1, |p| p.current_num_threads());
 
     // Hooks are stopped in batches that fit the descriptors this process can get (a pinned
@@ -350,6 +358,7 @@ pub fn cleanup_background_hooks(
                 listings.relist(&p.report.dir);
             }
         }
+        listings.prepare(pending.iter().map(|p| p.report.dir.as_path()), |l, dirs| par_map(pool.as_ref(), dirs, |d| l.compute(&d)));
         for p in &mut pending {
             p.output_files = Some(listings.output_files(&p.report.dir));
         }

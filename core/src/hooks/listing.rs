@@ -80,35 +80,63 @@ fn read_entries(dir: &Path) -> std::io::Result<Entries> {
     Ok(out)
 }
 
+/// Walk one subtree serially: the matching paths and the listings of its directories.
+fn walk_subtree(dir: PathBuf, pattern: &str) -> (Vec<PathBuf>, Vec<(PathBuf, Entries)>) {
+    let (mut found, mut lists) = (Vec::new(), Vec::new());
+    let mut stack = vec![dir];
+    while let Some(dir) = stack.pop() {
+        let Ok(e) = read_entries(&dir) else { continue };
+        for name in e.files.iter().chain(&e.dirs) {
+            if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
+                found.push(dir.join(name));
+            }
+        }
+        for d in &e.dirs {
+            stack.push(dir.join(d));
+        }
+        lists.push((dir, e));
+    }
+    (found, lists)
+}
+
 impl Listings {
     /// Walk `root` recursively, listing each directory once: returns every path whose name
     /// matches `pattern` (a directory where a pidfile should be is returned too: it is reported
     /// as not a regular file, not skipped silently), sorted, and the listings of the directories
-    /// that hold one (with their subdirectories), for [`Self::output_files`].
+    /// that hold one (with their subdirectories), for [`Self::output_files`]. Once `root` is
+    /// read, `pool_for(number of its subdirectories)` may give a pool, on which the subtrees are
+    /// walked; it is handed back for the rest of the cleanup.
     ///
     /// Errors: reading `root` itself. Unreadable subdirectories are skipped, as `Path.glob`
     /// does.
-    pub(crate) fn walk(root: &Path, pattern: &str) -> std::io::Result<(Vec<PathBuf>, Listings)> {
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn walk(
+        root: &Path,
+        pattern: &str,
+        pool_for: impl FnOnce(usize) -> Option<rayon::ThreadPool>,
+    ) -> std::io::Result<(Vec<PathBuf>, Listings, Option<rayon::ThreadPool>)> {
+        let top = read_entries(root)?;
         let mut found = Vec::new();
         let mut entries = HashMap::new();
-        let mut stack = vec![root.to_path_buf()];
-        let mut first = true;
-        while let Some(dir) = stack.pop() {
-            let e = match read_entries(&dir) {
-                Ok(e) => e,
-                Err(err) if first => return Err(err),
-                Err(_) => continue,
-            };
-            first = false;
-            for name in e.files.iter().chain(&e.dirs) {
-                if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
-                    found.push(dir.join(name));
-                }
+        for name in top.files.iter().chain(&top.dirs) {
+            if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
+                found.push(root.join(name));
             }
-            for d in &e.dirs {
-                stack.push(dir.join(d));
+        }
+        let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| root.join(d)).collect();
+        let pool = pool_for(subdirs.len());
+        entries.insert(root.to_path_buf(), top);
+        let walk_one = |d: PathBuf| walk_subtree(d, pattern);
+        let parts: Vec<(Vec<PathBuf>, Vec<(PathBuf, Entries)>)> = match &pool {
+            Some(p) if subdirs.len() > 1 => {
+                use rayon::prelude::*;
+                p.install(|| subdirs.into_par_iter().map(walk_one).collect())
             }
-            entries.insert(dir, e);
+            _ => subdirs.into_iter().map(walk_one).collect(),
+        };
+        for (f, e) in parts {
+            found.extend(f);
+            entries.extend(e);
         }
         found.sort();
         let hooks: HashSet<PathBuf> = found
@@ -119,7 +147,7 @@ impl Listings {
         let hook_dirs: HashSet<&Path> = found.iter().filter_map(|p| p.parent()).collect();
         entries.retain(|d, _| d.ancestors().any(|a| hook_dirs.contains(a)));
         let listings = Listings { entries, hooks, relisted: HashSet::new(), memo: HashMap::new() };
-        Ok((found, listings))
+        Ok((found, listings, pool))
     }
 
     /// List `dir` and everything below it again (once per cleanup): its hook was signalled and
@@ -147,6 +175,23 @@ impl Listings {
         if let Some(l) = self.memo.get(dir) {
             return l.clone();
         }
+        let list = self.compute(dir);
+        self.memo.insert(dir.to_path_buf(), list.clone());
+        list
+    }
+
+    /// The output lists of `dirs` not yet computed, computed with `map` (a parallel map of the
+    /// cleanup's pool: the lists of 10,000 directories are independent of each other).
+    pub(crate) fn prepare<'a>(&mut self, dirs: impl Iterator<Item = &'a Path>, map: impl FnOnce(&Self, Vec<PathBuf>) -> Vec<Arc<[String]>>) {
+        let mut todo: Vec<PathBuf> = dirs.filter(|d| !self.memo.contains_key(*d)).map(Path::to_path_buf).collect();
+        todo.sort();
+        todo.dedup();
+        let lists = map(self, todo.clone());
+        self.memo.extend(todo.into_iter().zip(lists));
+    }
+
+    /// The output list of `dir` from the listings (see [`Self::output_files`]).
+    pub(crate) fn compute(&self, dir: &Path) -> Arc<[String]> {
         let mut out = Vec::new();
         let mut stack = vec![(dir.to_path_buf(), String::new())];
         while let Some((d, prefix)) = stack.pop() {
@@ -166,9 +211,7 @@ impl Listings {
             }
         }
         out.sort();
-        let list: Arc<[String]> = out.into();
-        self.memo.insert(dir.to_path_buf(), list.clone());
-        list
+        out.into()
     }
 }
 
