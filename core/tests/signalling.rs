@@ -190,6 +190,29 @@ fn b1_eperm_from_signalling_is_an_error_not_dead() {
 }
 
 #[test]
+fn handle_terminate_is_an_error_when_the_kernel_refuses_and_keeps_the_handle() {
+    let p = spawn_group("sleep 1000");
+    let token = start_token(p.pid()).unwrap();
+    let h = ProcessRef::open(p.pid(), Some(&token), Policy::Strict).unwrap();
+    fault::clear();
+    fault::inject(Call::PidfdSignal, libc::EPERM);
+    fault::inject(Call::PidfdSignalGroup, libc::EPERM);
+    let err = h.terminate(&topts("TERM/0.1/KILL/0.1")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
+    assert_eq!(err.errno(), Some(libc::EPERM));
+    fault::clear();
+    assert!(alive(p.pid()));
+    // The same handle, once the kernel lets it: the schedule runs and the handle stays usable.
+    let rep = h.terminate(&topts("TERM/5/KILL/2")).unwrap();
+    assert_eq!(rep.outcome, Outcome::Exited { after: Signal::TERM }, "{rep:?}");
+    assert!(h.has_exited());
+    assert!(h.wait(Some(Duration::ZERO)).unwrap());
+    let again = h.terminate(&topts("TERM/0.1/KILL/0.1")).unwrap();
+    assert_eq!(again.outcome, Outcome::AlreadyGone, "{again:?}");
+    assert!(h.pidfd().is_some() == h.is_pinned());
+}
+
+#[test]
 fn esrch_from_the_kernel_means_gone_and_no_kill_fallback() {
     let p = spawn_group("sleep 1000");
     let token = start_token(p.pid()).unwrap();

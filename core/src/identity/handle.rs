@@ -176,7 +176,10 @@ impl ProcessRef {
     pub fn is_child(&self) -> bool {
         self.ppid == sys::getpid()
     }
-    pub(crate) fn pidfd(&self) -> Option<BorrowedFd<'_>> {
+    /// The pidfd this handle signals and waits through, borrowed (it stays the handle's: never
+    /// close it), or `None` when the handle is unpinned. It becomes readable when the process
+    /// exits, so it can be handed to `poll`, `epoll` or an event loop to await exit.
+    pub fn pidfd(&self) -> Option<BorrowedFd<'_>> {
         self.pidfd.as_ref().map(|f| f.as_fd())
     }
 

@@ -6,7 +6,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::{Refusal, Schedule, Signal, Step};
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Result};
 use crate::identity::{Delivery, GroupMode, PinMode, ProcessRef};
 use crate::sys::{self, procfs};
 
@@ -145,8 +145,8 @@ struct Member {
     exited: bool,
 }
 
-struct Run {
-    h: ProcessRef,
+struct Run<'a> {
+    h: &'a ProcessRef,
     group: bool,
     step: usize,
     deadline: Option<Instant>,
@@ -157,6 +157,9 @@ struct Run {
     outcome: Option<Outcome>,
     group_mode: Option<GroupMode>,
     elapsed: Duration,
+    /// The error behind an `Error` outcome (or the refusal behind `Refused`), kept whole for
+    /// [`ProcessRef::terminate`].
+    error: Option<Error>,
 }
 
 /// Live (non-zombie) members of the given groups, in one pass over `/proc`.
@@ -175,7 +178,7 @@ fn scan_groups(pgids: &HashSet<i32>) -> HashMap<i32, Vec<i32>> {
     out
 }
 
-impl Run {
+impl Run<'_> {
     fn done(&self) -> bool {
         self.outcome.is_some()
     }
@@ -225,7 +228,7 @@ impl Run {
         self.deadline = None;
     }
 
-    fn deliver(&mut self, sig: Signal) -> Result<Delivery, Error> {
+    fn deliver(&mut self, sig: Signal) -> Result<Delivery> {
         let r = if self.group { self.h.signal_group(sig) } else { self.h.signal(sig) };
         if let Ok(Delivery::Sent(mode)) = r {
             if mode.is_some() {
@@ -268,10 +271,12 @@ impl Run {
                         Ok(Delivery::AlreadyGone) => {}
                         Err(e) if e.kind() == ErrorKind::Refused => {
                             self.finish(Outcome::Refused(e.refusal().unwrap_or(Refusal::OwnGroup)), t0);
+                            self.error = Some(e);
                             return;
                         }
                         Err(e) => {
                             self.finish(Outcome::Error(e.to_string()), t0);
+                            self.error = Some(e);
                             return;
                         }
                     }
@@ -298,11 +303,38 @@ impl Run {
 /// Descendants that left the group with `setsid(2)` are not reached (only a cgroup or a
 /// subreaper could); the report does not claim them (BUGS C3).
 pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<TerminateReport> {
+    let refs: Vec<&ProcessRef> = targets.iter().collect();
+    run_all(&refs, opts).into_iter().map(|(r, _)| r).collect()
+}
+
+impl ProcessRef {
+    /// Terminate this process (with the group it leads, unless `opts.group` is false) with
+    /// `opts.schedule`, as [`terminate`] does for one target, keeping the handle: it can still
+    /// be waited on, asked [`has_exited`](Self::has_exited), or terminated again. Blocks for at
+    /// most the schedule's total wait.
+    ///
+    /// Returns the report when the schedule did its work, whatever it found: `AlreadyGone`
+    /// (nothing to do), `Exited`, `Unkillable`. Errors, when it could not do what was asked
+    /// (nothing more is sent after the failing signal): `PermissionDenied` when the kernel
+    /// refused a signal (`EPERM`: another user's process), `Refused` when a safety rule refused
+    /// the group (see [`Error::refusal`]), `Io` for other signalling failures.
+    pub fn terminate(&self, opts: &TerminateOptions) -> Result<TerminateReport> {
+        let (report, error) = run_all(&[self], opts).pop().expect("one report per target");
+        match error {
+            Some(e) => Err(e),
+            None => Ok(report),
+        }
+    }
+}
+
+/// The schedule for every target, all in parallel; each report with the error behind an
+/// `Error` or `Refused` outcome.
+fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<(TerminateReport, Option<Error>)> {
     let t0 = Instant::now();
     let schedule = opts.schedule.steps();
     let mut runs: Vec<Run> = targets
-        .into_iter()
-        .map(|h| Run {
+        .iter()
+        .map(|&h| Run {
             group: opts.group && h.leads_group(),
             h,
             step: 0,
@@ -314,6 +346,7 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
             outcome: None,
             group_mode: None,
             elapsed: Duration::ZERO,
+            error: None,
         })
         .collect();
 
@@ -426,7 +459,7 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
             } else {
                 Vec::new()
             };
-            TerminateReport {
+            let report = TerminateReport {
                 pid: r.h.pid(),
                 outcome: r.outcome.clone().unwrap_or(Outcome::Unkillable),
                 signals: r.signals,
@@ -436,7 +469,8 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
                 group_mode: r.group_mode,
                 survivors,
                 elapsed: r.elapsed,
-            }
+            };
+            (report, r.error)
         })
         .collect()
 }
