@@ -18,6 +18,7 @@
 
 mod convert;
 pub mod guard;
+pub mod handle;
 
 use napi::bindgen_prelude::*;
 use napi::{Env, Task};
@@ -327,7 +328,7 @@ pub struct TerminateReport {
     pub elapsed: f64,
 }
 
-fn terminate_report(r: pidguard::TerminateReport) -> TerminateReport {
+pub(crate) fn terminate_report(r: pidguard::TerminateReport) -> TerminateReport {
     use pidguard::{GroupMode, Outcome, PinMode};
     TerminateReport {
         pid: r.pid,

@@ -31,6 +31,9 @@ test('camelCase functions and the seed\'s snake_case names are the same function
   for (const name of GUARD) assert.equal(typeof pidguard.guard[name], 'function', `guard.${name}`);
   assert.equal(pidguard.guard.token_sha256, pidguard.guard.tokenSha256);
   assert.equal(typeof pidguard.guard.Guard, 'function');
+  assert.equal(typeof pidguard.ProcessRef, 'function');
+  assert.equal(typeof pidguard.ProcessRef.open, 'function');
+  assert.equal(pidguard.process_ref, undefined, 'classes keep their one name');
   assert.ok(Object.isFrozen(pidguard.guard));
 });
 
@@ -59,7 +62,7 @@ test('index.d.ts and index.mjs are what the generator makes from the current cod
   assert.equal(fs.readFileSync(path.join(ROOT, 'node', 'index.mjs'), 'utf8'), mjs, `index.mjs: ${fix}`);
   // Every runtime export is declared, and nothing else.
   const declared = new Set();
-  for (const m of dts.matchAll(/^export declare (?:function|const) (\w+)/gm)) declared.add(m[1]);
+  for (const m of dts.matchAll(/^export declare (?:function|const|class) (\w+)/gm)) declared.add(m[1]);
   for (const m of dts.matchAll(/^ {2}(\w+) as (\w+),$/gm)) declared.add(m[2]);
   for (const m of dts.matchAll(/^export declare namespace (\w+) \{$/gm)) declared.add(m[1]);
   assert.deepEqual([...declared].sort(), Object.keys(pidguard).sort());
