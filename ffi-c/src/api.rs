@@ -303,28 +303,12 @@ pub extern "C" fn pidguard_terminate(
         };
         let opts = TerminateOptions { schedule, group: true, reap: false };
         let r = pg::terminate(vec![h], &opts).into_iter().next().ok_or_else(|| pg::Error::new(ErrorKind::Io, "terminate returned no report"))?;
-        let (exited_after, refusal) = match &r.outcome {
-            pg::Outcome::Exited { after } => (after.number(), None),
-            pg::Outcome::Refused(x) => {
-                set_last_error(&format!("pid {pid}: refused to signal ({x})"), None);
-                (0, Some(*x))
-            }
-            pg::Outcome::Error(msg) => {
-                set_last_error(msg, None);
-                (0, None)
-            }
-            _ => (0, None),
-        };
-        result_out.write(pidguard_terminate_result {
-            outcome: pidguard_outcome::of(&r.outcome),
-            refusal: pidguard_refusal::of(refusal),
-            exited_after,
-            exit_code: r.exit.code().unwrap_or(-1),
-            signals_sent: r.signals.len() as u32,
-            group: r.group,
-            pinned: r.pin_mode == pg::PinMode::Pidfd,
-            elapsed: r.elapsed.as_secs_f64(),
-        });
+        match &r.outcome {
+            pg::Outcome::Refused(x) => set_last_error(&format!("pid {pid}: refused to signal ({x})"), None),
+            pg::Outcome::Error(msg) => set_last_error(msg, None),
+            _ => {}
+        }
+        result_out.write(pidguard_terminate_result::of(&r));
         Ok(())
     })
 }
