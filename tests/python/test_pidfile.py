@@ -174,6 +174,9 @@ def test_cmd_file_round_trip_and_check(tmp_path, spawn):
     assert pidguard.validate_pid_file(pid_file, sh) is True
     assert pidguard.validate_pid_file(pid_file, tmp_path / "absent.sh") is True  # absent: skipped
     pidguard.write_cmd_file(sh, ["sleep", "31"])
+    # A matching token alone decides: the argv rules are the evidence of token-less records.
+    assert pidguard.validate_pid_file(pid_file, sh) is True
+    os.removexattr(pid_file, pidguard.TOKEN_XATTR)
     assert pidguard.validate_pid_file(pid_file, sh) is False
     assert pidguard.check_pid_file(pid_file, sh).reason == "cmd-mismatch"
     pidguard.write_cmd_file(sh, ["chromium", "--remote-debugging-port=9222"])
