@@ -309,7 +309,7 @@ impl From<pidguard::PidFileCheck> for PidFileCheck {
             reason: c.reason.as_str().to_string(),
             pid: c.pid,
             verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-            verdict_reason: c.judgement.map(|j| j.reason.as_str().to_string()),
+            verdict_reason: c.judgement.map(|j| j.reason.to_string()),
             token: c.token.map(|t| t.to_string()),
             mtime: c.mtime,
             create_time: c.create_time,
