@@ -1,7 +1,7 @@
 //! `pidguard`: a command-line front end over pidguard's core, in the spirit of
 //! start-stop-daemon, for shell scripts and operators (SPEC §7).
 //!
-//! Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input.
+//! Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input, 5 undecided (a hook whose identity could not be read was kept).
 
 mod demo;
 mod report;
@@ -23,11 +23,13 @@ pub(crate) mod exit {
     pub const UNKILLABLE: u8 = 2;
     pub const REFUSED: u8 = 3;
     pub const BAD_INPUT: u8 = 4;
+    /// Something was left undecided: a hook whose identity could not be read was kept whole.
+    pub const UNDECIDED: u8 = 5;
 }
 
 #[derive(Parser)]
 #[command(name = "pidguard", version, about = "Track and stop processes by pid, safe against pid reuse.")]
-#[command(after_help = "Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input.")]
+#[command(after_help = "Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input, 5 undecided (a hook whose identity could not be read was kept).")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -154,7 +156,7 @@ fn guard_status(pidfile: &std::path::Path, json: bool) -> ExitCode {
             "{}",
             json!({"pidfile": pidfile, "format": "guard", "found": v.found, "valid": held,
                    "pid": v.entry.as_ref().map(|e| e.pid),
-                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.as_str()),
+                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.to_string()),
                    "fields": v.entry.as_ref().map(|e| e.fields.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>())})
         );
     } else {
@@ -184,8 +186,7 @@ fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, jso
     } else if !v.authorizes(policy) {
         (exit::REFUSED, format!("refused ({}, {})", j.verdict, j.reason), vec![])
     } else {
-        let token = entry.start_token.parse::<pidguard::StartToken>().ok();
-        match pidguard::ProcessRef::open(entry.pid, token.as_ref(), policy) {
+        match v.open(policy) {
             Ok(h) => {
                 let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
                 let st = match r.outcome {
@@ -290,15 +291,16 @@ fn main() -> ExitCode {
                 println!(
                     "{}",
                     json!({"pidfile": pidfile, "format": "abx-dl", "pid": r.check.pid, "check": r.check.reason.as_str(),
-                           "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "signals": signals,
+                           "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "refusal_detail": r.detail, "signals": signals,
                            "exit_code": r.exit().code(), "pid_file_removed": r.pid_file_removed, "exit": status})
                 );
             } else {
                 println!(
-                    "{}: pid {} — {} [{}]{}",
+                    "{}: pid {} — {}{} [{}]{}",
                     pidfile.display(),
                     r.check.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
                     r.outcome,
+                    r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default(),
                     signals.join(" "),
                     if r.pid_file_removed { " (pidfile removed)" } else { "" }
                 );
@@ -326,6 +328,8 @@ fn main() -> ExitCode {
                 exit::UNKILLABLE
             } else if reports.iter().any(|r| matches!(r.outcome, HookOutcome::Refused(_))) {
                 exit::REFUSED
+            } else if reports.iter().any(|r| r.outcome == HookOutcome::Unverified) {
+                exit::UNDECIDED
             } else {
                 exit::DONE
             };

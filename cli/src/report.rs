@@ -12,7 +12,7 @@ pub fn check_json(path: &Path, c: &PidFileCheck) -> Value {
         "reason": c.reason.as_str(),
         "pid": c.pid,
         "verdict": c.judgement.map(|j| j.verdict.as_str()),
-        "verdict_reason": c.judgement.map(|j| j.reason.as_str()),
+        "verdict_reason": c.judgement.map(|j| j.reason.to_string()),
         "token": c.token.as_ref().map(|t| t.to_string()),
         "mtime": c.mtime,
         "create_time": c.create_time,
@@ -25,13 +25,14 @@ pub fn hook_json(r: &HookReport) -> Value {
         "dir": r.dir,
         "pid": r.pid,
         "verdict": r.verdict.map(|v| v.as_str()),
-        "verdict_reason": r.verdict_reason.map(|v| v.as_str()),
+        "verdict_reason": r.verdict_reason.map(|v| v.to_string()),
         "reason": r.reason.as_str(),
         "outcome": r.outcome.as_str(),
         "outcome_detail": r.outcome.to_string(),
         "signals": r.signals.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "exit_code": r.exit_code,
         "error": r.error,
+        "notes": r.notes,
         "output_files": r.output_files,
         "unverified_leftovers": r.unverified_leftovers,
         "pid_file_removed": r.pid_file_removed,
@@ -90,6 +91,9 @@ pub fn print_table(reports: &[HookReport]) {
         }
         if let Some(e) = &r.error {
             println!("  note: {}: {e}", r.name);
+        }
+        for n in &r.notes {
+            println!("  note: {}: {n}", r.name);
         }
     }
 }

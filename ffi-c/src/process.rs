@@ -2,7 +2,6 @@
 //! `pidguard_process_*` calls.
 
 use std::ffi::{c_char, c_int};
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use pidguard_core::{Delivery, Policy, ProcessRef, Schedule, Signal, StartToken, TerminateOptions};
@@ -199,7 +198,7 @@ pub extern "C" fn pidguard_process_has_exited(process: *const pidguard_process, 
 pub extern "C" fn pidguard_process_pidfd(process: *const pidguard_process, fd_out: *mut c_int) -> c_int {
     ffi!("pidguard_process_pidfd", {
         let h = process_arg(process)?;
-        out(fd_out, "fd_out")?.write(h.pidfd().map_or(-1, |f| f.as_raw_fd()));
+        out(fd_out, "fd_out")?.write(h.pidfd_raw().unwrap_or(-1));
         Ok(())
     })
 }

@@ -113,8 +113,7 @@ impl ProcessRef {
     /// when unpinned or closed. It stays the handle's: never close it yourself.
     #[napi(getter)]
     pub fn fd(&self) -> Option<i32> {
-        use std::os::fd::AsRawFd;
-        self.slot().as_ref().and_then(|h| h.pidfd().map(|f| f.as_raw_fd()))
+        self.slot().as_ref().and_then(|h| h.pidfd_raw())
     }
 
     /// Send `sig` (`'TERM'`, `'SIGKILL'`, `15`) to the process alone. `true` when sent; `false`

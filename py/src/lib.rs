@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use pidguard::{
-    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, ProcessRef, Schedule, StartToken,
+    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, Schedule, StartToken,
     TerminateOptions,
 };
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -309,7 +309,7 @@ impl From<pidguard::PidFileCheck> for PidFileCheck {
             reason: c.reason.as_str().to_string(),
             pid: c.pid,
             verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-            verdict_reason: c.judgement.map(|j| j.reason.as_str().to_string()),
+            verdict_reason: c.judgement.map(|j| j.reason.to_string()),
             token: c.token.map(|t| t.to_string()),
             mtime: c.mtime,
             create_time: c.create_time,
@@ -660,11 +660,7 @@ fn terminate(
     if let Some(r) = reap {
         opts.reap = bool_arg(r)?;
     }
-    core_call(py, move || {
-        let h = ProcessRef::open(pid, token.as_ref(), policy)?;
-        let mut reports = pidguard::terminate(vec![h], &opts);
-        Ok(reports.remove(0).into())
-    })
+    core_call(py, move || Ok(pidguard::terminate_pid(pid, token.as_ref(), policy, &opts)?.into()))
 }
 
 /// Stop every background hook under `output_dir` that is provably still itself (with its

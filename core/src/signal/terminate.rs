@@ -6,7 +6,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::{Refusal, Schedule, Signal, Step};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind};
 use crate::identity::{Delivery, GroupMode, PinMode, ProcessRef};
 use crate::sys::{self, procfs};
 
@@ -137,6 +137,9 @@ pub struct TerminateReport {
     pub survivors: Vec<i32>,
     /// Time from the start of the call to the outcome.
     pub elapsed: Duration,
+    /// For the error outcome: the kind of the error (`PermissionDenied` when the kernel refused
+    /// the signal with `EPERM`).
+    pub error_kind: Option<ErrorKind>,
 }
 
 struct Member {
@@ -157,9 +160,7 @@ struct Run<'a> {
     outcome: Option<Outcome>,
     group_mode: Option<GroupMode>,
     elapsed: Duration,
-    /// The error behind an `Error` outcome (or the refusal behind `Refused`), kept whole for
-    /// [`ProcessRef::terminate`].
-    error: Option<Error>,
+    error_kind: Option<ErrorKind>,
 }
 
 /// Live (non-zombie) members of the given groups, in one pass over `/proc`.
@@ -228,7 +229,7 @@ impl Run<'_> {
         self.deadline = None;
     }
 
-    fn deliver(&mut self, sig: Signal) -> Result<Delivery> {
+    fn deliver(&mut self, sig: Signal) -> Result<Delivery, Error> {
         let r = if self.group { self.h.signal_group(sig) } else { self.h.signal(sig) };
         if let Ok(Delivery::Sent(mode)) = r {
             if mode.is_some() {
@@ -271,12 +272,11 @@ impl Run<'_> {
                         Ok(Delivery::AlreadyGone) => {}
                         Err(e) if e.kind() == ErrorKind::Refused => {
                             self.finish(Outcome::Refused(e.refusal().unwrap_or(Refusal::OwnGroup)), t0);
-                            self.error = Some(e);
                             return;
                         }
                         Err(e) => {
+                            self.error_kind = Some(e.kind());
                             self.finish(Outcome::Error(e.to_string()), t0);
-                            self.error = Some(e);
                             return;
                         }
                     }
@@ -304,32 +304,12 @@ impl Run<'_> {
 /// subreaper could); the report does not claim them (BUGS C3).
 pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<TerminateReport> {
     let refs: Vec<&ProcessRef> = targets.iter().collect();
-    run_all(&refs, opts).into_iter().map(|(r, _)| r).collect()
+    run_all(&refs, opts)
 }
 
-impl ProcessRef {
-    /// Terminate this process (with the group it leads, unless `opts.group` is false) with
-    /// `opts.schedule`, as [`terminate`] does for one target, keeping the handle: it can still
-    /// be waited on, asked [`has_exited`](Self::has_exited), or terminated again. Blocks for at
-    /// most the schedule's total wait.
-    ///
-    /// Returns the report when the schedule did its work, whatever it found: `AlreadyGone`
-    /// (nothing to do), `Exited`, `Unkillable`. Errors, when it could not do what was asked
-    /// (nothing more is sent after the failing signal): `PermissionDenied` when the kernel
-    /// refused a signal (`EPERM`: another user's process), `Refused` when a safety rule refused
-    /// the group (see [`Error::refusal`]), `Io` for other signalling failures.
-    pub fn terminate(&self, opts: &TerminateOptions) -> Result<TerminateReport> {
-        let (report, error) = run_all(&[self], opts).pop().expect("one report per target");
-        match error {
-            Some(e) => Err(e),
-            None => Ok(report),
-        }
-    }
-}
-
-/// The schedule for every target, all in parallel; each report with the error behind an
-/// `Error` or `Refused` outcome.
-fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<(TerminateReport, Option<Error>)> {
+/// The schedule for every target, all in parallel (the body of [`terminate`], on borrowed
+/// handles).
+fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateReport> {
     let t0 = Instant::now();
     let schedule = opts.schedule.steps();
     let mut runs: Vec<Run> = targets
@@ -346,7 +326,7 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<(TerminateRe
             outcome: None,
             group_mode: None,
             elapsed: Duration::ZERO,
-            error: None,
+            error_kind: None,
         })
         .collect();
 
@@ -459,7 +439,7 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<(TerminateRe
             } else {
                 Vec::new()
             };
-            let report = TerminateReport {
+            TerminateReport {
                 pid: r.h.pid(),
                 outcome: r.outcome.clone().unwrap_or(Outcome::Unkillable),
                 signals: r.signals,
@@ -469,8 +449,62 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<(TerminateRe
                 group_mode: r.group_mode,
                 survivors,
                 elapsed: r.elapsed,
-            };
-            (report, r.error)
+                error_kind: r.error_kind,
+            }
         })
         .collect()
+}
+
+/// Terminate the process `pid` — the one `token` names — and its process group, with
+/// `opts.schedule`: [`ProcessRef::open`] then [`terminate`], deciding once, for every binding,
+/// which results are errors and which are outcomes.
+///
+/// A call that could not do what was asked is an error: the process is not there
+/// (`NoSuchProcess`, also for a zombie), a rule refused it (`Refused`, with the
+/// [refusal](crate::Error::refusal)), the kernel refused the signal (`PermissionDenied`, errno
+/// `EPERM`: another user's process), or its identity could not be read (`PermissionDenied` or
+/// `Io` with the errno); a pid ≤ 0 or above `pid_max` is `Refused` like the other protected
+/// targets. A call that did its
+/// work returns the report: exited (after which signal), already gone by the first signal, or
+/// unkillable.
+///
+/// `token = None` is accepted only under [`Policy::Lenient`] (a record written before tokens
+/// existed); under `Strict` it is `Refused` (`unverifiable`).
+pub fn terminate_pid(
+    pid: i32,
+    token: Option<&crate::identity::StartToken>,
+    policy: crate::identity::Policy,
+    opts: &TerminateOptions,
+) -> Result<TerminateReport, Error> {
+    ProcessRef::open(pid, token, policy)?.terminate(opts)
+}
+
+impl ProcessRef {
+    /// Terminate this process (with the group it leads, unless `opts.group` is false) with
+    /// `opts.schedule`, as [`terminate`] does for one target, keeping the handle: it can still
+    /// be waited on, asked [`has_exited`](Self::has_exited), or terminated again. Blocks for at
+    /// most the schedule's total wait. This is where a single target's result is decided to be
+    /// an error or an outcome, for [`terminate_pid`] and every binding's process handle.
+    ///
+    /// Returns the report when the schedule did its work, whatever it found: `AlreadyGone`
+    /// (nothing to do), `Exited`, `Unkillable`. Errors, when it could not do what was asked
+    /// (nothing more is sent after the failing signal): `PermissionDenied` (errno `EPERM`) when
+    /// the kernel refused a signal (another user's process), `Refused` when a safety rule
+    /// refused the group (see [`Error::refusal`]), `Io` for other signalling failures.
+    pub fn terminate(&self, opts: &TerminateOptions) -> Result<TerminateReport, Error> {
+        let r = run_all(&[self], opts).pop().expect("one target, one report");
+        let pid = self.pid();
+        match (&r.outcome, r.error_kind) {
+            (Outcome::Error(msg), Some(kind)) => {
+                let mut e = Error::new(kind, msg.clone()).with_pid(pid);
+                if kind == ErrorKind::PermissionDenied {
+                    // Only a signal the kernel refused ends here as PermissionDenied.
+                    e.set_errno(libc::EPERM);
+                }
+                Err(e)
+            }
+            (Outcome::Refused(refusal), _) => Err(Error::refused(pid, *refusal)),
+            _ => Ok(r),
+        }
+    }
 }
