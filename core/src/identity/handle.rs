@@ -634,14 +634,38 @@ impl ProcessRef {
     /// `reap`, the child is reaped (`waitid(P_PIDFD)`, Linux ≥ 5.4); without, it is left
     /// waitable (`WNOWAIT`) for the code that spawned it (Python's `Popen`, Node's
     /// `ChildProcess`). `Unknown` for anybody else's process: never an invented 0.
-    pub fn exit_status(&self, reap: bool) -> crate::signal::ExitStatus {
-        use crate::signal::ExitStatus;
+    pub fn exit_status(&self, reap: bool) -> ExitStatus {
         let Some(fd) = &self.pidfd else { return ExitStatus::Unknown };
         match sys::waitid_pidfd(fd.as_fd(), !reap) {
             Ok(Some(sys::ChildExit::Code(c))) => ExitStatus::Code(c),
             Ok(Some(sys::ChildExit::Signal(s))) => ExitStatus::Signaled(s),
             Ok(None) => ExitStatus::Running,
             Err(_) => ExitStatus::Unknown,
+        }
+    }
+}
+
+/// How a child ended, when the caller is its parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// `exit(code)`.
+    Code(i32),
+    /// Killed by this signal number.
+    Signaled(i32),
+    /// Still running.
+    Running,
+    /// Not the caller's child (or reaped by someone else): the status cannot be known. Never an
+    /// invented 0.
+    Unknown,
+}
+
+impl ExitStatus {
+    /// The shell-style code: the exit code, or 128 + signal; `None` when unknown or running.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            ExitStatus::Code(c) => Some(c),
+            ExitStatus::Signaled(s) => Some(128 + s),
+            _ => None,
         }
     }
 }

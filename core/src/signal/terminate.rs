@@ -7,33 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::{Refusal, Schedule, Signal, Step};
 use crate::error::{Error, ErrorKind};
-use crate::identity::{Delivery, GroupMode, PinMode, ProcessRef};
+use crate::identity::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
 use crate::sys::{self, procfs};
-
-/// How a child ended, when the caller is its parent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExitStatus {
-    /// `exit(code)`.
-    Code(i32),
-    /// Killed by this signal number.
-    Signaled(i32),
-    /// Still running.
-    Running,
-    /// Not the caller's child (or reaped by someone else): the status cannot be known. Never an
-    /// invented 0.
-    Unknown,
-}
-
-impl ExitStatus {
-    /// The shell-style code: the exit code, or 128 + signal; `None` when unknown or running.
-    pub fn code(self) -> Option<i32> {
-        match self {
-            ExitStatus::Code(c) => Some(c),
-            ExitStatus::Signaled(s) => Some(128 + s),
-            _ => None,
-        }
-    }
-}
 
 /// The outcome for one target.
 #[derive(Clone, Debug, PartialEq, Eq)]
