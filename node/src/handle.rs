@@ -157,8 +157,13 @@ impl ProcessRef {
     /// Throws at once `TypeError`/`RangeError` for a timeout that is not a finite number ≥ 0,
     /// `PIDGUARD_INVALID_ARGUMENT` for a closed handle.
     #[napi(ts_args_type = "timeoutSeconds?: number | null", ts_return_type = "Promise<boolean>")]
-    pub fn wait(&self, env: Env, timeout_seconds: Option<f64>) -> Result<AsyncTask<WaitTask>> {
-        let timeout = timeout_seconds.map(|t| convert::duration(&env, t, "timeoutSeconds")).transpose()?;
+    pub fn wait(&self, env: Env, timeout_seconds: Option<Unknown>) -> Result<AsyncTask<WaitTask>> {
+        let timeout = match timeout_seconds {
+            Some(t) if !matches!(t.get_type()?, napi::ValueType::Undefined | napi::ValueType::Null) => {
+                Some(convert::duration(&env, convert::number(&env, &t, "timeoutSeconds")?, "timeoutSeconds")?)
+            }
+            _ => None,
+        };
         Ok(AsyncTask::new(WaitTask { h: self.handle(&env)?, timeout }))
     }
 

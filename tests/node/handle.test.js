@@ -130,6 +130,8 @@ test('argument types are checked before anything happens; a closed handle throws
   assert.throws(() => h.signal(0), { code: 'PIDGUARD_INVALID_ARGUMENT' });
   assert.throws(() => h.wait(-1), RangeError);
   assert.throws(() => h.wait(Infinity), RangeError);
+  assert.throws(() => h.wait('1'), TypeError);
+  assert.throws(() => h.wait(true), TypeError);
   assert.throws(() => h.terminate('TERM/x'), { code: 'PIDGUARD_INVALID_ARGUMENT' });
   assert.equal(alive(child.pid), true, 'nothing was sent');
   // A wait pending at close() still resolves: the pidfd is kept until it finishes.
