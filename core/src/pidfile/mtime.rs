@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::atomic;
-use super::cmd::{command_matches, read_cmd_file, LiveCommand};
+use super::cmd::{command_matches, py_isspace, LiveCommand, RecordedCommand};
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::{
     check_pid_range, create_time, judge_record, judge_snapshot, snapshot, Judgement, Reason, StartToken, Verdict,
@@ -165,14 +165,17 @@ impl PidFileCheck {
     }
 }
 
-/// Parse pidfile content as the original's `int(text.strip())`, restricted: ASCII whitespace
-/// around one run of ASCII digits, value in `1..=pid_max`. Signs, underscores, several numbers
-/// and NUL bytes are refused.
+/// Parse pidfile content as the original's `int(text.strip())`, restricted: UTF-8 text, the
+/// whitespace `str.strip()` removes around it (Unicode White_Space and `\x1c`–`\x1f`: a vertical
+/// tab, a no-break space, an ideographic space), then one run of ASCII digits, value in
+/// `1..=pid_max`. Signs, underscores, non-ASCII digits, several numbers and NUL bytes are
+/// refused; so is text that is not UTF-8 (the original's `read_text()` raises there).
 ///
 /// Leading zeros are allowed, however many (`int("000000000007")` is 7); a value that
 /// overflows is refused like any other value above `pid_max`.
 pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
-    let t = content.trim_ascii();
+    let Ok(text) = std::str::from_utf8(content) else { return None };
+    let t = text.trim_matches(py_isspace).as_bytes();
     if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
         return None;
     }
@@ -186,6 +189,18 @@ pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f6
     check_pid_file(pid_file, cmd_file, tolerance).valid
 }
 
+/// [`validate_pid_file`] with the recorded command given either way ([`RecordedCommand`]): a
+/// `.sh` file, or the argv list abx-dl's current release passes
+/// (`validate_pid_file(pid_file, expected_argv)`).
+pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> bool {
+    check_pid_file_recorded(pid_file, recorded, tolerance).valid
+}
+
+/// [`check_pid_file_recorded`] with the command recorded in a `.sh` file (`None`: no cmd rules).
+pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
+    check_pid_file_recorded(pid_file, cmd_file.map(RecordedCommand::File), tolerance)
+}
+
 /// Judge an abx-dl pidfile and say why (SPEC §3.1). Never fails: every problem is a reason.
 ///
 /// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
@@ -193,9 +208,12 @@ pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f6
 /// - A zombie or missing process is `Gone`/`Zombie`.
 /// - With a `user.pidguard.token`, the token decides: another boot → `Mismatch` without looking
 ///   at the process; another machine or PID namespace → `Foreign`.
-/// - Without one: valid only when `|mtime − create_time| <= tolerance` (seconds).
-/// - `cmd_file`, when given and present, must match the live argv ([`command_matches`]).
-pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
+/// - Without one: valid only when `|mtime − create_time| <= tolerance` (seconds), and the
+///   recorded command, when given (a `.sh` file that exists, or a non-empty argv), matches the
+///   live argv ([`command_matches`]: abx-dl's current rules). A token, read from the process
+///   itself, is stronger evidence than either rule, so with a matching token the command is not
+///   consulted (a hook that `exec`s into another program stays valid).
+pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> PidFileCheck {
     let fd = match sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
         Ok(fd) => fd,
         Err(e) => {
@@ -292,10 +310,10 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
         }
         Verdict::Match => {}
     }
-    if let Some(cmd) = cmd_file {
-        match read_cmd_file(cmd) {
-            Ok(None) => {}
-            Ok(Some((text, recorded))) => {
+    // The command is the seed's evidence for a token-less record; a matching token decides alone.
+    if let Some(cmd) = recorded.filter(|_| token.is_none()) {
+        match cmd.load() {
+            Ok(Some(rec)) if !rec.argv.is_empty() || rec.text.contains("--remote-debugging-port") => {
                 let live = live_command(pid, &comm);
                 // The argv was read by number: it is the pinned process's only if that process
                 // still holds the number now.
@@ -304,11 +322,12 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
                     out.reason = CheckReason::Zombie;
                     return out;
                 }
-                if !live.as_ref().is_some_and(|l| command_matches(&text, &recorded, l)) {
+                if !live.as_ref().is_some_and(|l| command_matches(&rec, l)) {
                     out.reason = CheckReason::CmdMismatch;
                     return out;
                 }
             }
+            Ok(_) => {}
             Err(_) => {
                 out.reason = CheckReason::CmdMismatch;
                 return out;
@@ -325,16 +344,13 @@ fn exited(fd: std::os::fd::BorrowedFd<'_>) -> bool {
     matches!(sys::poll_readable(&[fd], Some(std::time::Duration::ZERO)).as_deref(), Ok([true]))
 }
 
+/// The live argv; `None` when it cannot be read (another user's process under `hidepid`).
+/// An empty argv (a process that cleared it) is compared by its name, as psutil's is.
 fn live_command(pid: i32, comm: &[u8]) -> Option<LiveCommand> {
     let argv = procfs::read_cmdline(pid).ok()?;
-    if argv.is_empty() {
-        return None;
-    }
     Some(LiveCommand {
         argv: argv.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect(),
         name: String::from_utf8_lossy(comm).into_owned(),
-        exe: procfs::read_exe(pid),
-        cwd: fs::read_link(format!("/proc/{pid}/cwd")).ok(),
     })
 }
 
@@ -349,7 +365,10 @@ mod tests {
         // More than ten digits, all but the last zeros: still 7, as Python's int() reads it.
         assert_eq!(parse_pid_content(b"000000000007"), Some(7));
         assert_eq!(parse_pid_content(b"99999999999999999999999"), None);
-        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2"] {
+        // str.strip()'s set: a vertical tab, the separators \x1c-\x1f, NBSP, ideographic space.
+        assert_eq!(parse_pid_content(b"\x0b12\x1c\x1f"), Some(12));
+        assert_eq!(parse_pid_content("\u{a0}12\u{3000}".as_bytes()), Some(12));
+        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2", b"12\x85", b"\x01 12"] {
             assert_eq!(parse_pid_content(bad), None, "{bad:?}");
         }
     }
