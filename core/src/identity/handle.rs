@@ -176,7 +176,10 @@ impl ProcessRef {
     pub fn is_child(&self) -> bool {
         self.ppid == sys::getpid()
     }
-    pub(crate) fn pidfd(&self) -> Option<BorrowedFd<'_>> {
+    /// The pidfd, for a caller's own event loop (it becomes readable when the process exits:
+    /// `poll`, `epoll`, Python's `loop.add_reader`). `None` for an unpinned handle. The handle
+    /// keeps ownership: the descriptor is closed when the handle is dropped.
+    pub fn pidfd(&self) -> Option<BorrowedFd<'_>> {
         self.pidfd.as_ref().map(|f| f.as_fd())
     }
 
