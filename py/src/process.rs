@@ -141,7 +141,7 @@ impl ProcessRef {
     /// released; returns whether it exited. Pinned handles wait on pidfd readiness (no polling).
     /// For asyncio, wait on ``fileno()`` with ``loop.add_reader`` instead.
     #[pyo3(signature = (timeout=None))]
-    #[pyo3(text_signature = "(timeout=None)")]
+    #[pyo3(text_signature = "($self, timeout=None)")]
     fn wait(&self, py: Python<'_>, timeout: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
         let t = match timeout {
             Some(t) if !t.is_none() => {
@@ -162,7 +162,7 @@ impl ProcessRef {
     /// the GIL released. ``reap`` reaps the caller's own child once it exited. The handle is
     /// consumed: it is closed afterwards. Returns a TerminateReport.
     #[pyo3(signature = (schedule=None, *, group=None, reap=None))]
-    #[pyo3(text_signature = "(schedule='TERM/2/KILL/1', *, group=True, reap=False)")]
+    #[pyo3(text_signature = "($self, schedule='TERM/2/KILL/1', *, group=True, reap=False)")]
     fn terminate(
         &self,
         py: Python<'_>,

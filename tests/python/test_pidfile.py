@@ -173,6 +173,12 @@ def test_cmd_file_round_trip_and_check(tmp_path, spawn):
     assert pidguard.validate_pid_file(pid_file, sh) is True
     assert pidguard.validate_pid_file(pid_file, tmp_path / "absent.sh") is True  # absent: skipped
     pidguard.write_cmd_file(sh, ["sleep", "31"])
+    # A matching start token decides alone (a hook may exec into another program) ...
+    has_token = pidguard.check_pid_file(pid_file).token is not None
+    assert pidguard.validate_pid_file(pid_file, sh) is has_token
+    # ... a token-less record (as the Python original writes it) gets the command rules.
+    if has_token:
+        os.removexattr(pid_file, pidguard.TOKEN_XATTR)
     assert pidguard.validate_pid_file(pid_file, sh) is False
     assert pidguard.check_pid_file(pid_file, sh).reason == "cmd-mismatch"
     pidguard.write_cmd_file(sh, ["chromium", "--remote-debugging-port=9222"])
