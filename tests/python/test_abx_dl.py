@@ -420,3 +420,15 @@ def test_is_process_alive_and_send_signal(spawn):
     p.wait()
     assert A.is_process_alive(p.pid) is False
     assert A._send_signal(os.getpid(), 0) is False and A._send_signal(1, signal.SIGTERM) is False
+
+
+def test_the_swap_and_the_differences_are_documented():
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text().split("\n## Using pidguard in abx-dl\n", 1)[1].split("\n## ", 1)[0]
+    swap = 'sys.modules["abx_dl.process_utils"] = pidguard.abx_dl'
+    assert swap in readme and swap in A.__doc__
+    for n in range(1, 9):  # the numbered differences, in both places
+        assert f"\n{n}. " in readme and f"\n{n}. " in A.__doc__, n
+    for word in ("chrome", "tolerance=None", "str.strip()", "is_process_alive", "grace_period", "zombie"):
+        assert word in readme and word in A.__doc__, word
