@@ -432,3 +432,19 @@ def test_the_swap_and_the_differences_are_documented():
         assert f"\n{n}. " in readme and f"\n{n}. " in A.__doc__, n
     for word in ("chrome", "tolerance=None", "str.strip()", "is_process_alive", "grace_period", "zombie"):
         assert word in readme and word in A.__doc__, word
+
+
+def test_graceful_kill_by_pid_file_escalates_loop_free(tmp_path, procs):
+    pf = tmp_path / "h.pid"
+
+    async def go():
+        p = await procs.spawn("sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done", stdout=subprocess.PIPE)
+        await p.stdout.readline()  # the trap is set
+        A.write_pid_file_with_mtime(pf, p.pid, time.time())
+        signalled = await A.graceful_kill_by_pid_file(pf, [], grace_period=1.0)
+        await p.wait()
+        return signalled, p
+
+    (signalled, p), ticks = run(go)
+    assert signalled is True and p.returncode == -signal.SIGKILL
+    assert ticks >= 10  # the 10 ms timer kept ticking through the grace period
