@@ -2,7 +2,7 @@
 //! and wants to reach it (and its process group) later without ever reaching a stranger.
 
 use std::os::fd::AsRawFd;
-use std::sync::RwLock;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pidguard::{Delivery, Policy, Signal, TerminateOptions};
@@ -34,20 +34,26 @@ use crate::{bool_arg, core_call, pid_arg, policy_arg, schedule_arg, seconds_arg,
 /// unpinned (``is_pinned`` is False): signals re-check the start time just before ``kill(2)``,
 /// ``wait`` checks every 10 ms and ``fileno()`` raises ValueError.
 ///
-/// Thread safety: methods may be called from several threads; ``close`` waits for a ``wait``
-/// in progress on another thread to return. ``pidguard.ProcessRef`` (a subclass) adds
+/// Thread safety: methods may be called from several threads. No lock is held while a call
+/// blocks: ``close`` returns at once, and the pidfd is closed when a ``wait`` in progress on
+/// another thread returns; ``terminate`` raises ValueError while another thread uses the handle. ``pidguard.ProcessRef`` (a subclass) adds
 /// ``await wait_async(timeout)`` for asyncio.
 #[pyclass(frozen, subclass, module = "pidguard._pidguard")]
 pub struct ProcessRef {
-    inner: RwLock<Option<pidguard::ProcessRef>>,
+    // The mutex is held only to clone or take the Arc, never across a blocking call.
+    inner: Mutex<Option<Arc<pidguard::ProcessRef>>>,
     pid: i32,
 }
 
 impl ProcessRef {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<pidguard::ProcessRef>>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn with<T>(&self, f: impl FnOnce(&pidguard::ProcessRef) -> PyResult<T>) -> PyResult<T> {
-        let guard = self.inner.read().unwrap_or_else(|e| e.into_inner());
-        match guard.as_ref() {
-            Some(h) => f(h),
+        let h = self.slot().clone();
+        match h {
+            Some(h) => f(&h),
             None => Err(PyValueError::new_err(format!("ProcessRef({}) is closed", self.pid))),
         }
     }
@@ -81,7 +87,7 @@ impl ProcessRef {
         let token = token_arg(py, expected_token)?;
         let policy = policy.map(policy_arg).transpose()?.unwrap_or(Policy::Strict);
         let h = core_call(py, move || pidguard::ProcessRef::open(pid, token.as_ref(), policy))?;
-        Ok(ProcessRef { inner: RwLock::new(Some(h)), pid })
+        Ok(ProcessRef { inner: Mutex::new(Some(Arc::new(h))), pid })
     }
 
     /// The pid (int); kept after close.
@@ -111,7 +117,7 @@ impl ProcessRef {
     /// Whether the handle is closed.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.read().unwrap_or_else(|e| e.into_inner()).is_none()
+        self.slot().is_none()
     }
 
     /// Send signal ``sig`` (an int) to the process alone. True when sent; False when the process
@@ -180,12 +186,17 @@ impl ProcessRef {
         if let Some(r) = reap {
             opts.reap = bool_arg(r)?;
         }
-        let h = self
-            .inner
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or_else(|| PyValueError::new_err(format!("ProcessRef({}) is closed", self.pid)))?;
+        let h = {
+            let mut slot = self.slot();
+            let arc = slot.take().ok_or_else(|| PyValueError::new_err(format!("ProcessRef({}) is closed", self.pid)))?;
+            match Arc::try_unwrap(arc) {
+                Ok(h) => h,
+                Err(arc) => {
+                    *slot = Some(arc);
+                    return Err(PyValueError::new_err(format!("ProcessRef({}) is in use by another thread", self.pid)));
+                }
+            }
+        };
         core_call(py, move || Ok(pidguard::terminate(vec![h], &opts).remove(0).into()))
     }
 
@@ -200,9 +211,10 @@ impl ProcessRef {
         })
     }
 
-    /// Close the pidfd. Idempotent.
-    fn close(&self, py: Python<'_>) {
-        let h = py.detach(|| self.inner.write().unwrap_or_else(|e| e.into_inner()).take());
+    /// Close the pidfd (at once, or when a wait in progress on another thread returns).
+    /// Idempotent.
+    fn close(&self) {
+        let h = self.slot().take();
         drop(h);
     }
 
@@ -210,19 +222,13 @@ impl ProcessRef {
         slf
     }
 
-    fn __exit__(
-        &self,
-        py: Python<'_>,
-        _exc_type: &Bound<'_, PyAny>,
-        _exc: &Bound<'_, PyAny>,
-        _tb: &Bound<'_, PyAny>,
-    ) -> bool {
-        self.close(py);
+    fn __exit__(&self, _exc_type: &Bound<'_, PyAny>, _exc: &Bound<'_, PyAny>, _tb: &Bound<'_, PyAny>) -> bool {
+        self.close();
         false
     }
 
     fn __repr__(&self) -> String {
-        let state = match self.inner.read().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        let state = match self.slot().as_deref() {
             None => "closed".to_string(),
             Some(h) => format!("pinned={}, leads_group={}", if h.is_pinned() { "True" } else { "False" }, if h.leads_group() { "True" } else { "False" }),
         };

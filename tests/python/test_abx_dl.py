@@ -448,3 +448,37 @@ def test_graceful_kill_by_pid_file_escalates_loop_free(tmp_path, procs):
     (signalled, p), ticks = run(go)
     assert signalled is True and p.returncode == -signal.SIGKILL
     assert ticks >= 10  # the 10 ms timer kept ticking through the grace period
+
+
+def test_process_ref_close_and_terminate_while_another_thread_waits(spawn):
+    import platform
+    import threading
+
+    if platform.machine() != "x86_64":
+        pytest.skip("reads x86_64 syscall numbers from /proc/self/task/<tid>/syscall")
+    p = spawn.popen(["sleep", "1000"])
+    ref = pidguard.ProcessRef(p.pid, policy="lenient")
+    result, tid = [], []
+
+    def wait():
+        tid.append(threading.get_native_id())
+        result.append(ref.wait(30))
+
+    def blocked_in_poll():
+        # The waiter's thread is inside poll(2)/ppoll(2) on the pidfd, the GIL released.
+        try:
+            with open(f"/proc/self/task/{tid[0]}/syscall") as f:
+                return f.read().split()[0] in ("7", "271")  # x86_64 poll, ppoll
+        except (IndexError, OSError):
+            return False
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    assert wait_until(blocked_in_poll)
+    with pytest.raises(ValueError, match="in use"):
+        ref.terminate()
+    ref.close()  # returns at once; the waiter keeps its pidfd until its wait returns
+    assert ref.closed
+    p.kill()
+    waiter.join(30)
+    assert result == [True]
