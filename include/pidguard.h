@@ -189,7 +189,7 @@ enum pidguard_reason
      */
     PIDGUARD_REASON_NO_RECORDED_TOKEN = 5,
     /**
-     * The live process's token could not be read (UNVERIFIABLE).
+     * The live token was read without the pidfs inode the record has (UNVERIFIABLE).
      */
     PIDGUARD_REASON_LIVE_TOKEN_UNREADABLE = 6,
     /**
@@ -208,6 +208,11 @@ enum pidguard_reason
      * The process is a zombie (GONE).
      */
     PIDGUARD_REASON_ZOMBIE = 10,
+    /**
+     * The live identity could not be read: EMFILE, EACCES, a /proc mounted hidepid, …
+     * (UNVERIFIABLE; never read as gone).
+     */
+    PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE = 11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -405,6 +410,11 @@ enum pidguard_hook_outcome
      * Signalling failed (see pidguard_cleanup_report_error()); pidfile kept.
      */
     PIDGUARD_HOOK_ERROR = 7,
+    /**
+     * The live identity could not be read: nothing signalled, pidfile and logs kept, no index
+     * records (see pidguard_cleanup_report_error() for the cause).
+     */
+    PIDGUARD_HOOK_UNVERIFIED = 8,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

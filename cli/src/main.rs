@@ -184,8 +184,7 @@ fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, jso
     } else if !v.authorizes(policy) {
         (exit::REFUSED, format!("refused ({}, {})", j.verdict, j.reason), vec![])
     } else {
-        let token = entry.start_token.parse::<pidguard::StartToken>().ok();
-        match pidguard::ProcessRef::open(entry.pid, token.as_ref(), policy) {
+        match v.open(policy) {
             Ok(h) => {
                 let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
                 let st = match r.outcome {
@@ -290,15 +289,16 @@ fn main() -> ExitCode {
                 println!(
                     "{}",
                     json!({"pidfile": pidfile, "format": "abx-dl", "pid": r.check.pid, "check": r.check.reason.as_str(),
-                           "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "signals": signals,
+                           "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "refusal_detail": r.detail, "signals": signals,
                            "exit_code": r.exit().code(), "pid_file_removed": r.pid_file_removed, "exit": status})
                 );
             } else {
                 println!(
-                    "{}: pid {} — {} [{}]{}",
+                    "{}: pid {} — {}{} [{}]{}",
                     pidfile.display(),
                     r.check.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
                     r.outcome,
+                    r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default(),
                     signals.join(" "),
                     if r.pid_file_removed { " (pidfile removed)" } else { "" }
                 );

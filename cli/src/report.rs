@@ -32,6 +32,7 @@ pub fn hook_json(r: &HookReport) -> Value {
         "signals": r.signals.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "exit_code": r.exit_code,
         "error": r.error,
+        "notes": r.notes,
         "output_files": r.output_files,
         "unverified_leftovers": r.unverified_leftovers,
         "pid_file_removed": r.pid_file_removed,
@@ -90,6 +91,9 @@ pub fn print_table(reports: &[HookReport]) {
         }
         if let Some(e) = &r.error {
             println!("  note: {}: {e}", r.name);
+        }
+        for n in &r.notes {
+            println!("  note: {}: {n}", r.name);
         }
     }
 }

@@ -249,7 +249,11 @@ fn forge(live: &Token, variant: &str) -> Result<String, String> {
         "other-boot" => Token { boot: "00000000-0000-4000-8000-000000000000".into(), ..t }.render(),
         "other-machine" => Token { machine: "0123456789abcdef0123456789abcdef".into(), ..t }.render(),
         "other-pidns" => Token { pidns: t.pidns + 1, ..t }.render(),
-        "other-ticks" => Token { ticks: t.ticks + 1, ..t }.render(),
+        // Another process's start ticks, as recorded without a pidfs inode (which would decide
+        // alone, ticks unread).
+        "other-ticks" => Token { ticks: t.ticks + 1, pidfs: None, ..t }.render(),
+        // The same process seen from another time namespace: other ticks, the same inode.
+        "other-ticks-same-inode" => Token { ticks: t.ticks + 86_400 * 100, ..t }.render(),
         "other-pidfs" => match t.pidfs {
             Some(i) => Token { pidfs: Some(i + 1), ..t }.render(),
             None => return Err("the kernel has no pidfs (Linux < 6.9): no pidfs inode to forge".into()),

@@ -48,6 +48,8 @@
 
 mod error;
 pub mod guard;
+mod protect;
+mod signo;
 pub mod hooks;
 pub mod identity;
 pub mod pidfile;
@@ -62,7 +64,6 @@ pub use identity::{
     Reason, StartToken, Verdict,
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
-pub use pidfile::target::{pin_pidfile, PidfileTarget};
 pub use pidfile::mtime::{check_pid_file, check_pid_file_recorded, validate_pid_file, validate_pid_file_recorded, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
 pub use signal::{
     stop_pid_file, terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,

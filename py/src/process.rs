@@ -1,7 +1,6 @@
 //! `pidguard.ProcessRef`: core's pinned process handle, for Python code that spawns a process
 //! and wants to reach it (and its process group) later without ever reaching a stranger.
 
-use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -205,8 +204,7 @@ impl ProcessRef {
     /// before ``close()``. Raises ValueError when closed or unpinned.
     fn fileno(&self) -> PyResult<i32> {
         self.with(|h| {
-            h.pidfd()
-                .map(|fd| fd.as_raw_fd())
+            h.pidfd_raw()
                 .ok_or_else(|| PyValueError::new_err(format!("ProcessRef({}) is unpinned: it has no pidfd", self.pid)))
         })
     }

@@ -316,7 +316,9 @@ static void judge_lookup_terminate(void) {
     unsigned long long ns = 0, ticks = 0;
     char machine[128], boot[64], tail[64] = "-";
     CHECK(sscanf(token, "linux1:%127[^:]:%63[^:]:%llu:%llu:%63s", machine, boot, &ns, &ticks, tail) >= 4);
-    snprintf(other, sizeof other, "linux1:%s:%s:%llu:%llu:%s", machine, boot, ns, ticks + 1, tail);
+    /* Recorded without a pidfs inode ("-"): with inodes on both sides the inode decides alone. */
+    (void)tail;
+    snprintf(other, sizeof other, "linux1:%s:%s:%llu:%llu:-", machine, boot, ns, ticks + 1);
     CHECK_OK(pidguard_judge(child, other, &v, &r));
     CHECK(v == PIDGUARD_VERDICT_MISMATCH);
 

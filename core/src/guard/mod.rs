@@ -44,10 +44,12 @@
 //! another machine (a shared NFS volume) is never removed, even with `takeover`. A record from
 //! an earlier boot of this machine is `Mismatch` whatever runs at its pid now, and is replaced.
 //!
-//! ## Running as root (SPEC §3.3)
+//! ## Records written by someone else
 //! A file that group or others may write is always refused by [`read`]. A file owned by another
-//! user may be read, but [`Verdict::authorizes`] lets a root caller signal on its strength only
-//! when the identity is `Match`.
+//! user may be read and judged, but it aims signals only at that user's own processes
+//! ([`Verdict::authorizes`], [`Verdict::open`]): a token proves which process a record names,
+//! never who wrote the record, so root acting on a user's file never lends the user root's
+//! reach.
 //!
 //! ## Example
 //! ```
@@ -78,7 +80,8 @@ pub use entry::{decode, encode, token_sha256, Entry, MAX_BYTES, PID_MEMBER, TOKE
 pub use file::{create, read, remove, replace, DIR_MODE, FILE_MODE};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::identity::{judge, Judgement, Policy, Reason, StartToken, Verdict as Identity};
+use crate::identity::{judge, Judgement, Policy, ProcessRef, Reason, StartToken, Verdict as Identity};
+use crate::signal::Refusal;
 
 /// The answer of [`check`]: is there a record, and is its holder still that process?
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,16 +109,53 @@ impl Verdict {
         matches!(self.identity.map(|j| j.verdict), Some(Identity::Gone) | Some(Identity::Mismatch))
     }
 
-    /// Whether a signal to the holder would be authorised under `policy` (SPEC §2.3) and the
-    /// root rule of §3.3: a root caller acts on a file owned by another user only when the
-    /// identity is `Match`. `false` when nothing was found.
+    /// Whether a signal to the holder would be authorised now under `policy` and the owner
+    /// rule: a record owned by another uid than the caller's effective uid may aim signals only
+    /// at that uid's own processes, whatever its token says (anyone can compute any process's
+    /// token, so a matching token proves nothing about who wrote the file). `false` when
+    /// nothing was found. [`open`](Self::open) applies the same rules and pins the holder.
     pub fn authorizes(&self, policy: Policy) -> bool {
-        let Some(j) = self.identity else { return false };
+        let (Some(j), Some(e), Some(owner)) = (self.identity, &self.entry, self.owner_uid) else { return false };
         if !policy.authorizes(j.verdict) {
             return false;
         }
-        let root = crate::sys::geteuid() == 0;
-        !(root && self.owner_uid != Some(0) && j.verdict != Identity::Match)
+        match crate::signal::pidfile_authority(owner, 0o600) {
+            Ok(crate::signal::Authority::Any) => true,
+            Ok(crate::signal::Authority::OwnerOnly(o)) => {
+                matches!(crate::sys::procfs::read_uids(e.pid), Ok((r, eu)) if r == o || eu == o)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Pin the holder for signalling: [`ProcessRef::open`] with the record's token under
+    /// `policy`, restricted (see [`ProcessRef::restrict_to_uid`]) to the file owner's processes
+    /// when the record is owned by another uid than the caller's effective uid.
+    ///
+    /// Errors: `NotFound` when no record was found; `BadToken` for a token that does not
+    /// parse; those of [`ProcessRef::open`] (`NoSuchProcess`, `Refused` with the refusal);
+    /// `Refused` (`untrusted-pidfile`, saying both uids) when the holder is not the owner's.
+    pub fn open(&self, policy: Policy) -> Result<ProcessRef> {
+        let (Some(e), Some(owner)) = (&self.entry, self.owner_uid) else {
+            return Err(Error::new(ErrorKind::NotFound, "no guard record"));
+        };
+        let token: StartToken = e
+            .start_token
+            .parse()
+            .map_err(|_| Error::new(ErrorKind::BadToken, format!("start_token {:?} is not a pidguard start token", e.start_token)))?;
+        let mut h = ProcessRef::open(e.pid, Some(&token), policy)?;
+        // `read` refused group and world bits already: only the owner is left to weigh.
+        if let Ok(crate::signal::Authority::OwnerOnly(o)) = crate::signal::pidfile_authority(owner, 0o600) {
+            h.restrict_to_uid(o);
+            match h.uids() {
+                Ok((r, eu)) if r == o || eu == o => {}
+                Ok((r, _)) => {
+                    return Err(Error::refused_because(e.pid, Refusal::UntrustedPidfile, format!("owned by uid {o}, target uid {r}")))
+                }
+                Err(x) => return Err(x),
+            }
+        }
+        Ok(h)
     }
 }
 

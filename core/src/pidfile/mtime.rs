@@ -10,10 +10,8 @@ use std::path::Path;
 
 use super::atomic;
 use super::cmd::{command_matches, py_isspace, LiveCommand, RecordedCommand};
-use crate::error::{Error, ErrorKind, Result};
-use crate::identity::{
-    check_pid_range, create_time, judge_record, judge_snapshot, snapshot, Judgement, Reason, StartToken, Verdict,
-};
+use crate::error::{Error, Result};
+use crate::identity::{check_pid_range, create_time, Judgement, ProcessRef, Reason, StartToken, Verdict};
 use crate::sys::{self, procfs};
 
 /// The extended attribute that carries the start token of the recorded process.
@@ -85,7 +83,10 @@ pub enum CheckReason {
     Mismatch,
     /// The file was written on another machine or in another PID namespace.
     Foreign,
-    /// The file has a token but the live token cannot be read.
+    /// Nothing proves it either way: the live identity could not be read (the judgement's
+    /// reason names the errno), the record's token cannot be confirmed, or — for a token-less
+    /// record — the live argv or the command file could not be read. Never a reason to remove
+    /// the record or to signal.
     Unverifiable,
     /// No token, and the mtime is more than `tolerance` from the process's create time.
     MtimeSkew,
@@ -196,11 +197,6 @@ pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedComm
     check_pid_file_recorded(pid_file, recorded, tolerance).valid
 }
 
-/// [`check_pid_file_recorded`] with the command recorded in a `.sh` file (`None`: no cmd rules).
-pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
-    check_pid_file_recorded(pid_file, cmd_file.map(RecordedCommand::File), tolerance)
-}
-
 /// Judge an abx-dl pidfile and say why (SPEC §3.1). Never fails: every problem is a reason.
 ///
 /// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
@@ -208,26 +204,51 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
 /// - A zombie or missing process is `Gone`/`Zombie`.
 /// - With a `user.pidguard.token`, the token decides: another boot → `Mismatch` without looking
 ///   at the process; another machine or PID namespace → `Foreign`.
-/// - Without one: valid only when `|mtime − create_time| <= tolerance` (seconds), and the
-///   recorded command, when given (a `.sh` file that exists, or a non-empty argv), matches the
-///   live argv ([`command_matches`]: abx-dl's current rules). A token, read from the process
-///   itself, is stronger evidence than either rule, so with a matching token the command is not
-///   consulted (a hook that `exec`s into another program stays valid).
+/// - Without one: valid only when `|mtime − create_time| <= tolerance` (seconds).
+/// - `cmd_file`, when given and present, must match the live argv ([`command_matches`]).
+pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
+    check_pinned(pid_file, cmd_file, tolerance).0
+}
+
+/// [`check_pid_file`] with the recorded command given either way ([`RecordedCommand`]): the
+/// hook's `.sh` file, or the argv itself (abx-dl's current release keeps it in memory). Without
+/// a token the record must match the live argv by abx-dl's current rules ([`command_matches`]);
+/// a `.sh` file that is missing, or an empty argv, records nothing.
 pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> PidFileCheck {
+    check_pinned_recorded(pid_file, recorded, tolerance).0
+}
+
+/// [`check_pid_file`], handing on the pin it made: the process it judged, for the caller to
+/// act on instead of pinning and reading again. The handle is there when the file names a
+/// process that may be acted on or needs its group looked at (valid, zombie, or a token-less
+/// record whose mtime or command is off); never for a proven mismatch or an unreadable one.
+pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
+    check_pinned_recorded(pid_file, cmd_file.map(RecordedCommand::File), tolerance)
+}
+
+/// [`check_pinned`] with the recorded command given either way ([`RecordedCommand`]).
+pub(crate) fn check_pinned_recorded(
+    pid_file: &Path,
+    recorded: Option<RecordedCommand<'_>>,
+    tolerance: f64,
+) -> (PidFileCheck, Option<ProcessRef>) {
     let fd = match sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
         Ok(fd) => fd,
         Err(e) => {
-            return PidFileCheck::new(match e.raw_os_error() {
-                Some(libc::ENOENT) | Some(libc::ENOTDIR) => CheckReason::Missing,
-                Some(libc::ELOOP) => CheckReason::NotRegular,
-                _ => CheckReason::Unreadable,
-            })
+            return (
+                PidFileCheck::new(match e.raw_os_error() {
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => CheckReason::Missing,
+                    Some(libc::ELOOP) => CheckReason::NotRegular,
+                    _ => CheckReason::Unreadable,
+                }),
+                None,
+            )
         }
     };
     let mut f = fs::File::from(fd);
-    let Ok(meta) = f.metadata() else { return PidFileCheck::new(CheckReason::Unreadable) };
+    let Ok(meta) = f.metadata() else { return (PidFileCheck::new(CheckReason::Unreadable), None) };
     if !meta.is_file() {
-        return PidFileCheck::new(CheckReason::NotRegular);
+        return (PidFileCheck::new(CheckReason::NotRegular), None);
     }
     let mut out = PidFileCheck::new(CheckReason::Malformed);
     out.owner = Some((meta.uid(), meta.mode()));
@@ -235,20 +256,20 @@ pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand
     let mut buf = Vec::with_capacity(16);
     if f.by_ref().take(MAX_CONTENT + 1).read_to_end(&mut buf).is_err() {
         out.reason = CheckReason::Unreadable;
-        return out;
+        return (out, None);
     }
     // Longer content is malformed, not truncated (BUGS E3): a prefix of it could parse.
     if buf.len() as u64 > MAX_CONTENT {
-        return out;
+        return (out, None);
     }
-    let Some(pid) = parse_pid_content(&buf) else { return out };
+    let Some(pid) = parse_pid_content(&buf) else { return (out, None) };
     out.pid = Some(pid);
     let token = match sys::fgetxattr(f.as_fd(), TOKEN_XATTR) {
         Ok(Some(raw)) => match std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<StartToken>().ok()) {
             Some(t) => Some(t),
             None => {
                 out.reason = CheckReason::BadToken;
-                return out;
+                return (out, None);
             }
         },
         _ => None,
@@ -256,92 +277,99 @@ pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand
     out.token = token.clone();
     drop(f);
 
-    // A record from another boot, machine or namespace is decided without a liveness probe.
-    if let Some(t) = &token {
-        if let Some(j) = judge_record(t) {
+    // A record from another boot, machine or namespace is decided without a liveness probe
+    // (inside `probe`).
+    let mut h = match ProcessRef::probe(pid, token.as_ref(), false) {
+        Ok(h) => h,
+        Err(j) => {
             out.judgement = Some(j);
-            out.reason = if j.reason.is_foreign() { CheckReason::Foreign } else { CheckReason::Mismatch };
-            return out;
-        }
-    }
-    let snap = match snapshot(pid) {
-        Ok(s) => s,
-        Err(e) if e.kind() == ErrorKind::NoSuchProcess => {
-            out.judgement = Some(Judgement { verdict: Verdict::Gone, reason: Reason::NoSuchProcess });
-            out.reason = CheckReason::Gone;
-            return out;
-        }
-        Err(_) => {
-            out.reason = CheckReason::Unverifiable;
-            return out;
+            out.reason = match j.verdict {
+                Verdict::Gone => CheckReason::Gone,
+                Verdict::Mismatch => CheckReason::Mismatch,
+                _ if j.reason.is_foreign() => CheckReason::Foreign,
+                _ => CheckReason::Unverifiable,
+            };
+            return (out, None);
         }
     };
-    out.live_start_ticks = Some(snap.stat.start_ticks);
-    if token.is_none() {
-        // Only the mtime rule needs the create time (and its read of /proc/stat).
-        out.create_time = create_time(snap.stat.start_ticks).ok();
-    }
-    let j = judge_snapshot(token.as_ref(), &snap);
-    let (pin, comm) = (snap.pidfd, snap.stat.comm);
+    let j = h.judgement();
     out.judgement = Some(j);
+    out.live_start_ticks = h.stat().map(|s| s.start_ticks);
     match j.verdict {
         Verdict::Gone => {
             out.reason = if j.reason == Reason::NoSuchProcess { CheckReason::Gone } else { CheckReason::Zombie };
-            return out;
+            return (out, Some(h));
         }
         Verdict::Mismatch => {
             out.reason = CheckReason::Mismatch;
-            return out;
+            return (out, None);
         }
         Verdict::Unverifiable if token.is_some() => {
             out.reason = if j.reason.is_foreign() { CheckReason::Foreign } else { CheckReason::Unverifiable };
-            return out;
+            return (out, None);
         }
-        Verdict::Unverifiable => {
-            // No token: the seed's rule (strict `>` fails).
-            let (Some(mt), Some(ct)) = (out.mtime, out.create_time) else {
-                out.reason = CheckReason::Unverifiable;
-                return out;
-            };
-            if !tolerance.is_finite() || (mt - ct).abs() > tolerance {
-                out.reason = CheckReason::MtimeSkew;
-                return out;
-            }
+        // A matching token alone decides: it was read from the process itself when it was
+        // spawned, stronger evidence than the mtime or the command line (a hook that execs into
+        // another program, or runs through its shebang, is still itself).
+        Verdict::Match => {
+            out.valid = true;
+            out.reason = CheckReason::Valid;
+            return (out, Some(h));
         }
-        Verdict::Match => {}
+        Verdict::Unverifiable => {}
     }
-    // The command is the seed's evidence for a token-less record; a matching token decides alone.
-    if let Some(cmd) = recorded.filter(|_| token.is_none()) {
+    // No token: the seed's evidence. The probe read the stat (no inode to decide by).
+    let Some(stat) = h.stat() else {
+        out.reason = CheckReason::Unverifiable;
+        return (out, None);
+    };
+    out.create_time = create_time(stat.start_ticks).ok();
+    let (Some(mt), Some(ct)) = (out.mtime, out.create_time) else {
+        out.reason = CheckReason::Unverifiable;
+        return (out, None);
+    };
+    // The original's rule: strict `>` fails.
+    if !tolerance.is_finite() || (mt - ct).abs() > tolerance {
+        out.reason = CheckReason::MtimeSkew;
+        return (out, Some(h));
+    }
+    if let Some(cmd) = recorded {
         match cmd.load() {
+            // A missing file, an empty file or argv, or a last line that does not split (an
+            // unbalanced quote) records no argv: the argv rules are skipped, as in the original.
             Ok(Some(rec)) if !rec.argv.is_empty() || rec.text.contains("--remote-debugging-port") => {
-                let live = live_command(pid, &comm);
+                let comm = stat.comm.clone();
+                let Some(live) = live_command(pid, &comm) else {
+                    // The argv could not be read (hidepid, a kernel thread, a process that just
+                    // exited): no evidence either way.
+                    out.reason = if h.has_exited() { CheckReason::Zombie } else { CheckReason::Unverifiable };
+                    return (out, None);
+                };
                 // The argv was read by number: it is the pinned process's only if that process
                 // still holds the number now.
-                if pin.as_ref().is_some_and(|fd| exited(fd.as_fd())) {
+                if h.has_exited() {
                     out.judgement = Some(Judgement { verdict: Verdict::Gone, reason: Reason::Zombie });
                     out.reason = CheckReason::Zombie;
-                    return out;
+                    return (out, Some(h));
                 }
-                if !live.as_ref().is_some_and(|l| command_matches(&rec, l)) {
+                if !command_matches(&rec, &live) {
                     out.reason = CheckReason::CmdMismatch;
-                    return out;
+                    return (out, Some(h));
                 }
             }
             Ok(_) => {}
+            // A cmd file that cannot be read or trusted (planted FIFO, symlink, not UTF-8) is no
+            // evidence either way.
             Err(_) => {
-                out.reason = CheckReason::CmdMismatch;
-                return out;
+                out.reason = CheckReason::Unverifiable;
+                return (out, None);
             }
         }
     }
+    let _ = h.complete();
     out.valid = true;
     out.reason = CheckReason::Valid;
-    out
-}
-
-/// Whether the process behind a pidfd has exited (a pidfd is readable once it has).
-fn exited(fd: std::os::fd::BorrowedFd<'_>) -> bool {
-    matches!(sys::poll_readable(&[fd], Some(std::time::Duration::ZERO)).as_deref(), Ok([true]))
+    (out, Some(h))
 }
 
 /// The live argv; `None` when it cannot be read (another user's process under `hidepid`).
