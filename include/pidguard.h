@@ -1033,7 +1033,9 @@ int pidguard_lookup(int32_t pid,
  * PIDGUARD_OUTCOME_REFUSED with the refusal, and nothing is sent. For REFUSED and ERROR the
  * explanation is also stored as the thread's last error message.
  *
- * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
+ * Returns 0; PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal —
+ * another user's process: the call could not do what was asked, and `result_out` is not
+ * written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
  * a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
  * errors.
  */

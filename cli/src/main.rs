@@ -1,7 +1,7 @@
 //! `pidguard`: a command-line front end over pidguard's core, in the spirit of
 //! start-stop-daemon, for shell scripts and operators (SPEC §7).
 //!
-//! Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input.
+//! Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input, 5 undecided (a hook whose identity could not be read was kept).
 
 mod demo;
 mod report;
@@ -23,11 +23,13 @@ pub(crate) mod exit {
     pub const UNKILLABLE: u8 = 2;
     pub const REFUSED: u8 = 3;
     pub const BAD_INPUT: u8 = 4;
+    /// Something was left undecided: a hook whose identity could not be read was kept whole.
+    pub const UNDECIDED: u8 = 5;
 }
 
 #[derive(Parser)]
 #[command(name = "pidguard", version, about = "Track and stop processes by pid, safe against pid reuse.")]
-#[command(after_help = "Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input.")]
+#[command(after_help = "Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input, 5 undecided (a hook whose identity could not be read was kept).")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -326,6 +328,8 @@ fn main() -> ExitCode {
                 exit::UNKILLABLE
             } else if reports.iter().any(|r| matches!(r.outcome, HookOutcome::Refused(_))) {
                 exit::REFUSED
+            } else if reports.iter().any(|r| r.outcome == HookOutcome::Unverified) {
+                exit::UNDECIDED
             } else {
                 exit::DONE
             };

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{alive, group_members, now, spawn_group, wait_for, Proc, TempDir};
+use common::{alive, child_role, group_members, now, reexec, spawn_group, wait_for, Proc, TempDir};
 use pidguard::sys::fault::{self, Call};
 use pidguard::{
     cleanup_background_hooks, judge, lookup, start_token, stop_pid_file, terminate, write_pid_file_with_mtime,
@@ -59,28 +59,6 @@ fn term_ignoring_group() -> Proc {
 }
 
 /// Which child role this process plays, if it was started by `reexec`.
-fn child_role() -> Option<String> {
-    std::env::var("PIDGUARD_TEST_CHILD").ok()
-}
-
-/// Run the test `name` of this binary again as a child with `PIDGUARD_TEST_CHILD=name`.
-fn reexec(name: &str, prefix: &[&str], setup: impl FnOnce(&mut Command)) -> std::process::Output {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = if prefix.is_empty() {
-        Command::new(&exe)
-    } else {
-        let mut c = Command::new(prefix[0]);
-        c.args(&prefix[1..]).arg(&exe);
-        c
-    };
-    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env("PIDGUARD_TEST_CHILD", name);
-    setup(&mut cmd);
-    let out = cmd.output().expect("re-run the test binary");
-    println!("--- child {name} stdout ---\n{}", String::from_utf8_lossy(&out.stdout));
-    println!("--- child {name} stderr ---\n{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
 // ---------------------------------------------------------------------------------------------
 // (1) every kernel path, chosen at run time and reported (H1, C2)
 

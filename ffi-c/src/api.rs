@@ -259,7 +259,9 @@ pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info
 /// PIDGUARD_OUTCOME_REFUSED with the refusal, and nothing is sent. For REFUSED and ERROR the
 /// explanation is also stored as the thread's last error message.
 ///
-/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
+/// Returns 0; PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal —
+/// another user's process: the call could not do what was asked, and `result_out` is not
+/// written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
 /// a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
 /// errors.
 #[no_mangle]
@@ -304,6 +306,12 @@ pub extern "C" fn pidguard_terminate(
         };
         let opts = TerminateOptions { schedule, group: true, reap: false };
         let r = pg::terminate(vec![h], &opts).into_iter().next().ok_or_else(|| pg::Error::new(ErrorKind::Io, "terminate returned no report"))?;
+        // The kernel refused the signal (another user's process): the call could not do what was
+        // asked, so it is an error status, not an outcome.
+        if let (pg::Outcome::Error(msg), Some(ErrorKind::PermissionDenied)) = (&r.outcome, r.error_kind) {
+            // EPERM is 1 on every Linux architecture.
+            return Err(pg::Error::io_pid(pid, msg, &std::io::Error::from_raw_os_error(1)));
+        }
         let (exited_after, refusal) = match &r.outcome {
             pg::Outcome::Exited { after } => (after.number(), None),
             pg::Outcome::Refused(x) => {

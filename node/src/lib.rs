@@ -370,10 +370,7 @@ impl Task for TerminateTask {
     type JsValue = TerminateReport;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        Ok(convert::no_panic(|| {
-            let h = pidguard::ProcessRef::open(self.pid, self.token.as_ref(), self.policy)?;
-            Ok(pidguard::terminate(vec![h], &self.opts).remove(0))
-        }))
+        Ok(convert::no_panic(|| pidguard::terminate_pid(self.pid, self.token.as_ref(), self.policy, &self.opts)))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -389,8 +386,10 @@ impl Task for TerminateTask {
 /// Resolves to a `TerminateReport` (`outcome` `'exited'`, `'unkillable'`, …). Throws at once
 /// `TypeError`/`RangeError` for a bad pid or option type and `PIDGUARD_INVALID_ARGUMENT` for a
 /// malformed token or schedule. Rejects with `PIDGUARD_REFUSED` (`.refusal` says why: `'init'`,
-/// `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled, and
-/// `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie.
+/// `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled,
+/// `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie, and
+/// `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel refused the signal (another
+/// user's process).
 #[napi(ts_args_type = "pid: number, options?: TerminateOptions | null", ts_return_type = "Promise<TerminateReport>")]
 pub fn terminate(env: Env, pid: Unknown, options: Option<TerminateOptions>) -> Result<AsyncTask<TerminateTask>> {
     let pid = convert::pid(&env, &pid, "pid")?;

@@ -703,11 +703,7 @@ fn terminate(
     if let Some(r) = reap {
         opts.reap = bool_arg(r)?;
     }
-    core_call(py, move || {
-        let h = ProcessRef::open(pid, token.as_ref(), policy)?;
-        let mut reports = pidguard::terminate(vec![h], &opts);
-        Ok(reports.remove(0).into())
-    })
+    core_call(py, move || Ok(pidguard::terminate_pid(pid, token.as_ref(), policy, &opts)?.into()))
 }
 
 /// Stop every background hook under `output_dir` that is provably still itself (with its

@@ -208,12 +208,21 @@ const MAX_ROUNDS: usize = 64;
 ///
 /// 1. [`create`]; if the name is free, it is ours.
 /// 2. Otherwise [`check`] the holder: `Gone` or `Mismatch` → [`replace`] it by content;
-///    `Match` or `Unverifiable` → a `Held` error carrying the holder's record and verdict, unless
-///    `options.takeover`.
+///    the caller itself with a `Match` token → that record is handed back as the caller's guard
+///    (see below); another `Match` or an `Unverifiable` holder → a `Held` error carrying the
+///    holder's record and verdict, unless `options.takeover`. An `Unverifiable` holder is never
+///    replaced without `takeover`: a failure to read its identity is not proof that it died.
 /// 3. A race lost in between (the file changed or vanished) goes back to 1.
 ///
 /// Of any number of racing callers, at most one holds the guard at a time, and a stale holder
 /// never blocks forever.
+///
+/// **Re-exec.** A daemon that replaces itself with `execv` keeps its pid and start token. To
+/// keep its guard across the exec: `acquire(...)`, then [`Guard::keep`] (so the record is not
+/// removed), `execv`, and in the new image `acquire` again with the same path: the record
+/// naming the caller itself with a `Match` token is handed back as the caller's guard — its
+/// [`entry`](Guard::entry) is the record as found (the fields of the first image), and it
+/// releases that record when dropped.
 ///
 /// Errors: `InvalidArgument` when `entry` fails [`Entry::validate`]; `Held` (see
 /// [`Error::holder`](crate::Error::holder)); every refusal of [`read`] and `BadToken` from
@@ -235,6 +244,11 @@ pub fn acquire(path: &Path, entry: &Entry, options: &AcquireOptions) -> Result<G
         };
         let holder = judge_raw(path, &raw)?;
         let j = holder.identity.expect("found");
+        // A record naming the caller itself with a matching token is its own: a daemon that
+        // re-executed itself (`execv` keeps the pid and the start token) and kept its guard.
+        if j.verdict == Identity::Match && raw.entry.pid == crate::sys::getpid() {
+            return Ok(Guard::new(path, &raw.entry, raw.bytes.clone(), None));
+        }
         let take = holder.is_stale() || (options.takeover && j.reason != Reason::ForeignMachine);
         if !take {
             return Err(Error::held(path, holder));

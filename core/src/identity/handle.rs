@@ -150,9 +150,10 @@ impl ProcessRef {
             let fd = match sys::pidfd_open(pid) {
                 Ok(fd) => fd,
                 Err(e) => match e.raw_os_error() {
-                    // ESRCH: no such process. EINVAL for a positive pid: it names a thread, not a
-                    // thread-group leader, so no process has it.
-                    Some(libc::ESRCH) | Some(libc::EINVAL) => return Err(gone(Reason::NoSuchProcess)),
+                    // ESRCH: no such process. EINVAL (Linux < 6.9) or ENOENT (later kernels) for a
+                    // positive pid: it names a thread, not a thread-group leader, so no process
+                    // has it (pidfd_open(2)).
+                    Some(libc::ESRCH) | Some(libc::EINVAL) | Some(libc::ENOENT) => return Err(gone(Reason::NoSuchProcess)),
                     // No pidfd on this system (old kernel, seccomp): pin by /proc/<pid> instead.
                     Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error()),
                     _ => return Err(unreadable(&e)),

@@ -31,11 +31,14 @@ const MAX_CONTENT: u64 = 4096;
 /// through a temporary file (`O_EXCL|O_NOFOLLOW`, mode 0644 whatever the umask), `fsync`, then
 /// `rename`, so no reader sees an empty file or a wrong mtime. When the token of `pid` can be
 /// read and its psutil create time is within 5 s of `start_time`, the token is stored in
-/// [`TOKEN_XATTR`]; on file systems without user xattrs the write succeeds without it.
+/// [`TOKEN_XATTR`]; on file systems without user xattrs (`ENOTSUP`) the write succeeds without
+/// it.
 ///
-/// Errors (nothing is written): `InvalidArgument` when `start_time` is not finite or `pid` is
-/// outside `1..=pid_max`; `Untrusted` when the target is a symlink, FIFO or directory; file
-/// system errors as `NotFound`, `PermissionDenied` or `Io`.
+/// Errors (nothing is written, and a previous pidfile stays byte for byte as it was):
+/// `InvalidArgument` when `start_time` is not finite or `pid` is outside `1..=pid_max`;
+/// `Untrusted` when the target is a symlink, FIFO or directory; file system errors as
+/// `NotFound`, `PermissionDenied` or `Io` — including an `fsetxattr` of the token that fails
+/// with anything but `ENOTSUP` (`ENOSPC`, `EDQUOT`, `E2BIG`, `EIO`).
 pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> Result<()> {
     if !start_time.is_finite() {
         return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
@@ -51,9 +54,14 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
     });
     atomic::replace_file(pid_file, pid.to_string().as_bytes(), 0o644, |fd| {
         if let Some(t) = &token {
-            // A file system without user xattrs just gets no token.
-            if let Err(e) = sys::fsetxattr(fd.as_fd(), TOKEN_XATTR, t.to_string().as_bytes()) {
-                log::debug!("{}: cannot store the start token: {e}", pid_file.display());
+            // A file system without user xattrs (ENOTSUP) just gets no token. Any other failure
+            // (ENOSPC, EDQUOT, E2BIG, EIO) fails the write, and the previous pidfile stays as it
+            // was: a record silently written without its token would be judged by the weaker
+            // mtime rule.
+            match sys::fsetxattr(fd.as_fd(), TOKEN_XATTR, t.to_string().as_bytes()) {
+                Ok(true) => {}
+                Ok(false) => log::debug!("{}: no user xattrs here; written without a start token", pid_file.display()),
+                Err(e) => return Err(Error::io_at(pid_file, "store the start token (fsetxattr)", &e)),
             }
         }
         sys::futimens(fd.as_fd(), secs as i64, nsecs).map_err(|e| Error::io_at(pid_file, "futimens", &e))

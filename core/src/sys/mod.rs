@@ -261,19 +261,17 @@ pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec
 
 /// `fsetxattr(2)`; `Ok(false)` when the file system does not support user xattrs.
 pub(crate) fn fsetxattr(fd: BorrowedFd<'_>, name: &str, value: &[u8]) -> io::Result<bool> {
-    fault::check(Call::Setxattr)?;
-    let cname = CString::new(name).expect("xattr name has no NUL");
-    // SAFETY: `value` is valid for its length.
-    let r = unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
-    if r == 0 {
-        return Ok(true);
-    }
-    let e = io::Error::last_os_error();
+    let r = fault::check(Call::Setxattr).and_then(|()| {
+        let cname = CString::new(name).expect("xattr name has no NUL");
+        // SAFETY: `value` is valid for its length.
+        cvt(unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) } as libc::c_long)
+    });
     // Only "this file system has no user xattrs" means "store no token"; ENOSPC, EDQUOT, E2BIG
     // or EIO fail the write (ENOTSUP and EOPNOTSUPP are one value on Linux).
-    match e.raw_os_error() {
-        Some(libc::ENOTSUP) => Ok(false),
-        _ => Err(e),
+    match r {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
