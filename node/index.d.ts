@@ -360,8 +360,10 @@ export declare function stopPidFile(pidFile: string | Buffer, options?: StopOpti
  * Resolves to a `TerminateReport` (`outcome` `'exited'`, `'unkillable'`, …). Throws at once
  * `TypeError`/`RangeError` for a bad pid or option type and `PIDGUARD_INVALID_ARGUMENT` for a
  * malformed token or schedule. Rejects with `PIDGUARD_REFUSED` (`.refusal` says why: `'init'`,
- * `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled, and
- * `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie.
+ * `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled,
+ * `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie, and
+ * `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel refused the signal (another
+ * user's process).
  */
 export declare function terminate(pid: number, options?: TerminateOptions | null): Promise<TerminateReport>
 
