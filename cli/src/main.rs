@@ -156,7 +156,7 @@ fn guard_status(pidfile: &std::path::Path, json: bool) -> ExitCode {
             "{}",
             json!({"pidfile": pidfile, "format": "guard", "found": v.found, "valid": held,
                    "pid": v.entry.as_ref().map(|e| e.pid),
-                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.as_str()),
+                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.to_string()),
                    "fields": v.entry.as_ref().map(|e| e.fields.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>())})
         );
     } else {

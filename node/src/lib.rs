@@ -166,7 +166,7 @@ fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
         reason: c.reason.as_str().to_string(),
         pid: c.pid,
         verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-        verdict_reason: c.judgement.map(|j| j.reason.as_str().to_string()),
+        verdict_reason: c.judgement.map(|j| j.reason.to_string()),
         token: c.token.as_ref().map(ToString::to_string),
         mtime: c.mtime,
         create_time: c.create_time,
@@ -276,7 +276,7 @@ pub fn judge(env: Env, pid: Unknown, token: Option<String>) -> Result<Judgement>
     let pid = convert::pid(&env, &pid, "pid")?;
     let token = token.as_deref().map(|t| convert::token(&env, t)).transpose()?;
     let j = convert::no_panic(|| pidguard::judge(pid, token.as_ref())).map_err(|e| js_error(&env, &e))?;
-    Ok(Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.as_str().to_string() })
+    Ok(Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.to_string() })
 }
 
 /// Options of `terminate`.

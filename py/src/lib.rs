@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use pidguard::{
-    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, ProcessRef, Schedule, StartToken,
+    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, Schedule, StartToken,
     TerminateOptions,
 };
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -310,7 +310,7 @@ impl From<pidguard::PidFileCheck> for PidFileCheck {
             reason: c.reason.as_str().to_string(),
             pid: c.pid,
             verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-            verdict_reason: c.judgement.map(|j| j.reason.as_str().to_string()),
+            verdict_reason: c.judgement.map(|j| j.reason.to_string()),
             token: c.token.map(|t| t.to_string()),
             mtime: c.mtime,
             create_time: c.create_time,

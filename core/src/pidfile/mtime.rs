@@ -261,12 +261,13 @@ pub(crate) fn check_pinned_recorded(
     let mut out = PidFileCheck::new(CheckReason::Malformed);
     out.owner = Some((meta.uid(), meta.mode()));
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
-    let mut buf = Vec::with_capacity(16);
-    if f.by_ref().take(MAX_CONTENT + 1).read_to_end(&mut buf).is_err() {
+    let mut buf_holder = Vec::new();
+    if read_bounded(&mut f, meta.len(), &mut buf_holder).is_err() {
         out.reason = CheckReason::Unreadable;
         return (out, None);
     }
-    // Longer content is malformed, not truncated (BUGS E3): a prefix of it could parse.
+    let buf = buf_holder;
+    // Longer content is malformed, not truncated: a prefix of it could parse.
     if buf.len() as u64 > MAX_CONTENT {
         return (out, None);
     }
@@ -378,6 +379,27 @@ pub(crate) fn check_pinned_recorded(
     out.valid = true;
     out.reason = CheckReason::Valid;
     (out, Some(h))
+}
+
+/// Read at most `MAX_CONTENT + 1` bytes of a regular file whose `fstat` size is `size`. One
+/// `read(2)` when it returns exactly the size (a regular file returns fewer bytes than asked only
+/// at its end), so the usual pidfile costs no second read for the end of file; otherwise read on
+/// to the end or the bound (the file may have grown).
+fn read_bounded(f: &mut fs::File, size: u64, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let cap = (size.min(MAX_CONTENT) + 1) as usize;
+    buf.resize(cap, 0);
+    let n = loop {
+        match f.read(buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    buf.truncate(n);
+    if n as u64 == size && n < cap {
+        return Ok(());
+    }
+    f.by_ref().take(MAX_CONTENT + 1 - n as u64).read_to_end(buf).map(drop)
 }
 
 /// The live argv; `None` when it cannot be read (another user's process under `hidepid`).
