@@ -438,8 +438,10 @@ def test_graceful_kill_by_pid_file_escalates_loop_free(tmp_path, procs):
     pf = tmp_path / "h.pid"
 
     async def go():
-        p = await procs.spawn("sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done", stdout=subprocess.PIPE)
-        await p.stdout.readline()  # the trap is set
+        ready = tmp_path / "ready"
+        p = await procs.spawn("sh", "-c", f"trap '' TERM; : > {ready}; while :; do sleep 0.05; done")
+        while not ready.exists():  # the trap is set
+            await asyncio.sleep(0.01)
         A.write_pid_file_with_mtime(pf, p.pid, time.time())
         signalled = await A.graceful_kill_by_pid_file(pf, [], grace_period=1.0)
         await p.wait()
