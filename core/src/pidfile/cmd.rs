@@ -352,7 +352,7 @@ fn normalize_arg(s: &str) -> String {
 pub struct LiveCommand {
     /// `/proc/<pid>/cmdline` (empty for a process that cleared it).
     pub argv: Vec<String>,
-    /// The process name (`comm`): stands in for argv[0] when the argv is empty.
+    /// The process name (`comm`): stands in for `argv[0]` when the argv is empty.
     pub name: String,
 }
 
