@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Run every test: Rust (unit, integration, doc), then each binding's suite that exists.
+# test-abx-dl.sh runs abx-dl's own process code with pidguard swapped in when a Python >= 3.12
+# exists (it says so and skips otherwise).
 # Installs what it needs (scripts/setup.sh). Exit status is non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +12,7 @@ cargo build --workspace --all-targets
 echo "== cargo test =="
 cargo test --workspace
 
-for lang in c python node cli; do
+for lang in c python node cli abx-dl; do
   if [ -f "scripts/test-$lang.sh" ]; then
     echo "== $lang tests =="
     bash "scripts/test-$lang.sh"

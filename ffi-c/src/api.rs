@@ -115,11 +115,12 @@ pub extern "C" fn pidguard_check_pid_file(
 /// (temporary file and rename), refusing a symlink at `path`.
 ///
 /// - `path`: the `.sh` file to write. Required.
-/// - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL or hold a newline.
-/// - `argc`: number of strings in `argv`, at least 1.
+/// - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL. A line break inside one is
+///   quoted as `shlex.join` quotes it (and read back as one argument).
+/// - `argc`: number of strings in `argv`; 0 writes the shebang line alone, as abx-dl does.
 ///
-/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument, `argc` 0, an argument that is not
-/// UTF-8 or holds a line break; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an argument that is not
+/// UTF-8; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
 /// PIDGUARD_ENOT_FOUND, PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from the file system.
 #[no_mangle]
 pub extern "C" fn pidguard_write_cmd_file(path: *const c_char, argv: *const *const c_char, argc: usize) -> c_int {

@@ -180,7 +180,9 @@ fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
 /// Write a hook's command file: `#!/bin/bash\n` + the argv joined as `shlex.join` joins it +
 /// `\n`, mode 0755, through a temporary file and `rename`.
 ///
-/// Throws `PIDGUARD_INVALID_ARGUMENT` for an empty argv or an argument with a NUL or newline;
+/// As abx-dl writes it: an empty argv gives the shebang line alone, and a line break inside an
+/// argument is quoted (and read back as one argument). Throws `PIDGUARD_INVALID_ARGUMENT` for
+/// an argument with a NUL;
 /// `PIDGUARD_UNTRUSTED` when `path` is a symlink, FIFO or directory; file system errors.
 #[napi(ts_args_type = "path: string | Buffer, argv: string[]")]
 pub fn write_cmd_file(env: Env, path: PathArg, argv: Vec<String>) -> Result<()> {

@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::atomic;
-use super::cmd::{command_matches, read_cmd_file, LiveCommand};
+use super::cmd::{command_matches, py_isspace, LiveCommand, RecordedCommand};
 use crate::error::{Error, Result};
 use crate::identity::{check_pid_range, create_time, Judgement, ProcessRef, Reason, StartToken, Verdict};
 use crate::sys::{self, procfs};
@@ -174,14 +174,17 @@ impl PidFileCheck {
     }
 }
 
-/// Parse pidfile content as the original's `int(text.strip())`, restricted: ASCII whitespace
-/// around one run of ASCII digits, value in `1..=pid_max`. Signs, underscores, several numbers
-/// and NUL bytes are refused.
+/// Parse pidfile content as the original's `int(text.strip())`, restricted: UTF-8 text, the
+/// whitespace `str.strip()` removes around it (Unicode White_Space and `\x1c`–`\x1f`: a vertical
+/// tab, a no-break space, an ideographic space), then one run of ASCII digits, value in
+/// `1..=pid_max`. Signs, underscores, non-ASCII digits, several numbers and NUL bytes are
+/// refused; so is text that is not UTF-8 (the original's `read_text()` raises there).
 ///
 /// Leading zeros are allowed, however many (`int("000000000007")` is 7); a value that
 /// overflows is refused like any other value above `pid_max`.
 pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
-    let t = content.trim_ascii();
+    let Ok(text) = std::str::from_utf8(content) else { return None };
+    let t = text.trim_matches(py_isspace).as_bytes();
     if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
         return None;
     }
@@ -193,6 +196,13 @@ pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
 /// recorded. Every failure is `false`, never an error. See [`check_pid_file`] for the reason.
 pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> bool {
     check_pid_file(pid_file, cmd_file, tolerance).valid
+}
+
+/// [`validate_pid_file`] with the recorded command given either way ([`RecordedCommand`]): a
+/// `.sh` file, or the argv list abx-dl's current release passes
+/// (`validate_pid_file(pid_file, expected_argv)`).
+pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> bool {
+    check_pid_file_recorded(pid_file, recorded, tolerance).valid
 }
 
 /// Judge an abx-dl pidfile and say why (SPEC §3.1). Never fails: every problem is a reason.
@@ -208,11 +218,28 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
     check_pinned(pid_file, cmd_file, tolerance).0
 }
 
+/// [`check_pid_file`] with the recorded command given either way ([`RecordedCommand`]): the
+/// hook's `.sh` file, or the argv itself (abx-dl's current release keeps it in memory). Without
+/// a token the record must match the live argv by abx-dl's current rules ([`command_matches`]);
+/// a `.sh` file that is missing, or an empty argv, records nothing.
+pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> PidFileCheck {
+    check_pinned_recorded(pid_file, recorded, tolerance).0
+}
+
 /// [`check_pid_file`], handing on the pin it made: the process it judged, for the caller to
 /// act on instead of pinning and reading again. The handle is there when the file names a
 /// process that may be acted on or needs its group looked at (valid, zombie, or a token-less
 /// record whose mtime or command is off); never for a proven mismatch or an unreadable one.
 pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
+    check_pinned_recorded(pid_file, cmd_file.map(RecordedCommand::File), tolerance)
+}
+
+/// [`check_pinned`] with the recorded command given either way ([`RecordedCommand`]).
+pub(crate) fn check_pinned_recorded(
+    pid_file: &Path,
+    recorded: Option<RecordedCommand<'_>>,
+    tolerance: f64,
+) -> (PidFileCheck, Option<ProcessRef>) {
     let fd = match sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
         Ok(fd) => fd,
         Err(e) => {
@@ -315,10 +342,11 @@ pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: 
         out.reason = CheckReason::MtimeSkew;
         return (out, Some(h));
     }
-    if let Some(cmd) = cmd_file {
-        match read_cmd_file(cmd) {
-            Ok(None) => {}
-            Ok(Some((text, recorded))) => {
+    if let Some(cmd) = recorded {
+        match cmd.load() {
+            // A missing file, an empty file or argv, or a last line that does not split (an
+            // unbalanced quote) records no argv: the argv rules are skipped, as in the original.
+            Ok(Some(rec)) if !rec.argv.is_empty() || rec.text.contains("--remote-debugging-port") => {
                 let comm = stat.comm.clone();
                 let Some(live) = live_command(pid, &comm) else {
                     // The argv could not be read (hidepid, a kernel thread, a process that just
@@ -333,16 +361,14 @@ pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: 
                     out.reason = CheckReason::Zombie;
                     return (out, Some(h));
                 }
-                if !command_matches(&text, &recorded, &live) {
+                if !command_matches(&rec, &live) {
                     out.reason = CheckReason::CmdMismatch;
                     return (out, Some(h));
                 }
             }
-            // A last line that does not split (an unbalanced quote) records no argv: the argv
-            // rules are skipped, as in the original.
-            Err(e) if e.kind() == crate::ErrorKind::Malformed => {}
-            // A cmd file that cannot be read or trusted (planted FIFO, symlink) is no evidence
-            // either way.
+            Ok(_) => {}
+            // A cmd file that cannot be read or trusted (planted FIFO, symlink, not UTF-8) is no
+            // evidence either way.
             Err(_) => {
                 out.reason = CheckReason::Unverifiable;
                 return (out, None);
@@ -376,16 +402,13 @@ fn read_bounded(f: &mut fs::File, size: u64, buf: &mut Vec<u8>) -> std::io::Resu
     f.by_ref().take(MAX_CONTENT + 1 - n as u64).read_to_end(buf).map(drop)
 }
 
+/// The live argv; `None` when it cannot be read (another user's process under `hidepid`).
+/// An empty argv (a process that cleared it) is compared by its name, as psutil's is.
 fn live_command(pid: i32, comm: &[u8]) -> Option<LiveCommand> {
     let argv = procfs::read_cmdline(pid).ok()?;
-    if argv.is_empty() {
-        return None;
-    }
     Some(LiveCommand {
         argv: argv.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect(),
         name: String::from_utf8_lossy(comm).into_owned(),
-        exe: procfs::read_exe(pid),
-        cwd: fs::read_link(format!("/proc/{pid}/cwd")).ok(),
     })
 }
 
@@ -400,7 +423,10 @@ mod tests {
         // More than ten digits, all but the last zeros: still 7, as Python's int() reads it.
         assert_eq!(parse_pid_content(b"000000000007"), Some(7));
         assert_eq!(parse_pid_content(b"99999999999999999999999"), None);
-        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2"] {
+        // str.strip()'s set: a vertical tab, the separators \x1c-\x1f, NBSP, ideographic space.
+        assert_eq!(parse_pid_content(b"\x0b12\x1c\x1f"), Some(12));
+        assert_eq!(parse_pid_content("\u{a0}12\u{3000}".as_bytes()), Some(12));
+        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2", b"12\x85", b"\x01 12"] {
             assert_eq!(parse_pid_content(bad), None, "{bad:?}");
         }
     }
