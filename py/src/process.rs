@@ -165,7 +165,8 @@ impl ProcessRef {
     /// ``'TERM/2/KILL/1'``) against the process and, when it leads one and ``group`` is true,
     /// its process group, which counts as exited only when no live member is left. Blocks with
     /// the GIL released. ``reap`` reaps the caller's own child once it exited. The handle is
-    /// consumed: it is closed afterwards. Returns a TerminateReport.
+    /// kept. Returns a TerminateReport; raises PermissionDeniedError (a PermissionError) when the
+    /// kernel refused a signal, RefusedError when a safety rule refused the group.
     #[pyo3(signature = (schedule=None, *, group=None, reap=None))]
     #[pyo3(text_signature = "($self, schedule='TERM/2/KILL/1', *, group=True, reap=False)")]
     fn terminate(
@@ -185,18 +186,9 @@ impl ProcessRef {
         if let Some(r) = reap {
             opts.reap = bool_arg(r)?;
         }
-        let h = {
-            let mut slot = self.slot();
-            let arc = slot.take().ok_or_else(|| PyValueError::new_err(format!("ProcessRef({}) is closed", self.pid)))?;
-            match Arc::try_unwrap(arc) {
-                Ok(h) => h,
-                Err(arc) => {
-                    *slot = Some(arc);
-                    return Err(PyValueError::new_err(format!("ProcessRef({}) is in use by another thread", self.pid)));
-                }
-            }
-        };
-        core_call(py, move || Ok(pidguard::terminate(vec![h], &opts).remove(0).into()))
+        // The handle is kept (it can be waited on or terminated again); a signal the kernel
+        // refused raises PermissionDeniedError, as pidguard.terminate does.
+        self.with(|h| core_call(py, || Ok(h.terminate(&opts)?.into())))
     }
 
     /// The pidfd (an int) for ``select``/``poll``/``loop.add_reader``: it becomes readable when

@@ -201,9 +201,11 @@ def test_bad_arguments_of_the_other_functions(tmp_path):
     assert pidguard.check_pid_file(p, tolerance=float("inf")).valid is False
 
 
-def test_no_system_error_or_panic_text_reaches_python(tmp_path):
+def test_no_system_error_or_panic_text_reaches_python(tmp_path, monkeypatch):
     """Odd inputs of every kind: only TypeError, ValueError or a PidguardError, never a
     SystemError, pyo3's PanicException or a message with Rust panic text."""
+    # A relative bytes path (b"\xff\xfe") is a valid file name: write it here, not in the tree.
+    monkeypatch.chdir(tmp_path)
 
     class BadPath:
         def __fspath__(self):
