@@ -452,7 +452,7 @@ def test_graceful_kill_by_pid_file_escalates_loop_free(tmp_path, procs):
     assert ticks >= 10  # the 10 ms timer kept ticking through the grace period
 
 
-def test_process_ref_close_and_terminate_while_another_thread_waits(spawn):
+def test_process_ref_terminate_and_close_while_another_thread_waits(spawn):
     import platform
     import threading
 
@@ -477,10 +477,11 @@ def test_process_ref_close_and_terminate_while_another_thread_waits(spawn):
     waiter = threading.Thread(target=wait)
     waiter.start()
     assert wait_until(blocked_in_poll)
-    with pytest.raises(ValueError, match="in use"):
-        ref.terminate()
-    ref.close()  # returns at once; the waiter keeps its pidfd until its wait returns
-    assert ref.closed
-    p.kill()
+    # terminate() works on the shared handle while the other thread waits on it, and its exit
+    # wakes the waiter; the handle is kept.
+    r = ref.terminate("TERM/5/KILL/5")
+    assert r.outcome == "exited" and r.after == "TERM", r
     waiter.join(30)
     assert result == [True]
+    ref.close()
+    assert ref.closed
