@@ -313,6 +313,8 @@ export interface StopReport {
   after?: string
   /** For `'refused'`: why (`'unverifiable'`, `'not-the-recorded-process'`, `'own-group'`, …). */
   refusal?: string
+  /** The particulars of a refusal (`'owned by uid 65534, target uid 0'`). */
+  detail?: string
   /** For `'error'`: the message. */
   error?: string
   /** Every signal sent, in order, by name (empty when nothing was sent). */

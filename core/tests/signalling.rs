@@ -814,3 +814,27 @@ fn a8_a4_a2_real_pid_reuse_torture_in_a_private_pid_namespace() {
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
     assert!(out.status.success(), "reuse torture failed: {line}");
 }
+
+#[test]
+fn open_child_pins_an_unreaped_child_and_reaches_its_group_after_the_leader_exited() {
+    // The leader exits at once, leaving a member in its group; we do not reap it (a spawner
+    // whose event loop has not got round to it yet).
+    let g = spawn_group("sleep 1000 & exit 0");
+    assert!(wait_for(Duration::from_secs(10), || state(g.pid()) == Some('Z') && group_members(g.pid()).len() == 1));
+    let member = group_members(g.pid())[0];
+    assert!(ProcessRef::open(g.pid(), None, Policy::Lenient).is_err(), "a zombie is not open()ed");
+    let h = ProcessRef::open_child(g.pid()).unwrap();
+    assert!(h.was_zombie() && h.leads_group());
+    let r = h.terminate(&topts("TERM/5/KILL/5")).unwrap();
+    assert_eq!(r.outcome, Outcome::Exited { after: Signal::TERM }, "{r:?}");
+    assert!(!alive(member));
+    // Not our child (bash's): an argument error, nothing sent. Protected targets: refused.
+    let other = spawn_group("sleep 30 & wait");
+    assert!(wait_for(Duration::from_secs(10), || group_members(other.pid()).len() == 2));
+    let grandchild = *group_members(other.pid()).iter().find(|&&m| m != other.pid()).unwrap();
+    assert_eq!(ProcessRef::open_child(grandchild).unwrap_err().kind(), pidguard::ErrorKind::InvalidArgument);
+    assert!(alive(grandchild));
+    assert!(ProcessRef::open_child(other.pid()).is_ok());
+    assert_eq!(ProcessRef::open_child(1).unwrap_err().refusal(), Some(Refusal::Init));
+    assert_eq!(ProcessRef::open_child(std::process::id() as i32).unwrap_err().refusal(), Some(Refusal::OwnPid));
+}

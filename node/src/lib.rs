@@ -610,6 +610,8 @@ pub struct StopReport {
     pub after: Option<String>,
     /// For `'refused'`: why (`'unverifiable'`, `'not-the-recorded-process'`, `'own-group'`, …).
     pub refusal: Option<String>,
+    /// The particulars of a refusal (`'owned by uid 65534, target uid 0'`).
+    pub detail: Option<String>,
     /// For `'error'`: the message.
     pub error: Option<String>,
     /// Every signal sent, in order, by name (empty when nothing was sent).
@@ -638,6 +640,7 @@ fn stop_report(r: pidguard::StopReport) -> StopReport {
         },
         after: r.outcome.after().map(|s| s.name()),
         refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
+        detail: r.detail.clone(),
         error: match &r.outcome {
             StopOutcome::Error(e) => Some(e.clone()),
             _ => None,

@@ -318,6 +318,93 @@ impl From<pidguard::PidFileCheck> for PidFileCheck {
     }
 }
 
+/// A verdict with its reason: the answer of `judge`.
+#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
+pub struct Judgement {
+    /// 'match', 'mismatch', 'unverifiable' or 'gone'.
+    verdict: String,
+    /// Why ('token-equal', 'start-ticks-differ', 'pidfs-inode-differs', 'no-recorded-token',
+    /// 'live-identity-unreadable: EMFILE', 'no-such-process', 'zombie', ...).
+    reason: String,
+}
+
+#[pymethods]
+impl Judgement {
+    fn __repr__(&self) -> String {
+        format!("Judgement(verdict={:?}, reason={:?})", self.verdict, self.reason)
+    }
+}
+
+impl From<pidguard::Judgement> for Judgement {
+    fn from(j: pidguard::Judgement) -> Self {
+        Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.to_string() }
+    }
+}
+
+/// What `stop_pid_file` did.
+#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
+pub struct StopReport {
+    /// The pidfile.
+    pid_file: PathBuf,
+    /// 'stale' (nothing sent; file removed if unchanged), 'already-gone', 'exited',
+    /// 'unkillable' (file kept), 'refused' (file kept), 'foreign' (left alone) or 'error'.
+    outcome: String,
+    /// For 'stale': why ('missing', 'gone', 'mismatch', ...).
+    stale_reason: Option<String>,
+    /// For 'exited': the signal after which it exited ('TERM', 'KILL').
+    after: Option<String>,
+    /// For 'refused': the rule ('unverifiable', 'untrusted-pidfile', 'own-group', ...).
+    refusal: Option<String>,
+    /// The particulars of a refusal ('owned by uid 65534, target uid 0').
+    detail: Option<String>,
+    /// For 'error': the message.
+    error: Option<String>,
+    /// Every signal sent, in order, by name.
+    signals: Vec<String>,
+    /// The exit status `pidguard stop` gives for this outcome.
+    status: i32,
+    /// Whether the pidfile was removed.
+    pid_file_removed: bool,
+    /// A warning (the lenient policy changed the decision).
+    warning: Option<String>,
+    /// What check_pid_file said about the file.
+    check: Py<PidFileCheck>,
+    /// The termination report, when the process was pinned and the schedule ran.
+    terminate: Option<Py<TerminateReport>>,
+}
+
+#[pymethods]
+impl StopReport {
+    fn __repr__(&self) -> String {
+        format!("StopReport(outcome={:?}, signals={:?}, pid_file_removed={})", self.outcome, self.signals, py_bool(self.pid_file_removed))
+    }
+}
+
+fn stop_report(py: Python<'_>, r: pidguard::StopReport) -> PyResult<StopReport> {
+    use pidguard::StopOutcome;
+    Ok(StopReport {
+        pid_file: r.pid_file.clone(),
+        outcome: r.outcome.as_str().to_string(),
+        stale_reason: match &r.outcome {
+            StopOutcome::Stale(x) => Some(x.as_str().to_string()),
+            _ => None,
+        },
+        after: r.outcome.after().map(|s| s.name()),
+        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
+        detail: r.detail.clone(),
+        error: match &r.outcome {
+            StopOutcome::Error(e) => Some(e.clone()),
+            _ => None,
+        },
+        signals: r.signals().iter().map(|s| s.name()).collect(),
+        status: r.outcome.exit_code(),
+        pid_file_removed: r.pid_file_removed,
+        warning: r.warning.clone(),
+        check: Py::new(py, PidFileCheck::from(r.check.clone()))?,
+        terminate: r.terminate.clone().map(|t| Py::new(py, TerminateReport::from(t))).transpose()?,
+    })
+}
+
 fn exit_fields(e: ExitStatus) -> (Option<i32>, Option<i32>) {
     match e {
         ExitStatus::Signaled(s) => (e.code(), Some(s)),
@@ -720,6 +807,58 @@ fn terminate(
 /// arguments (InvalidArgumentError for a malformed schedule) before anything is sent;
 /// NotFoundError/PermissionDeniedError/IoError when `output_dir` cannot be read;
 /// InvalidArgumentError when it is not a directory. Every per-hook problem is in its report.
+/// Is the process at ``pid`` the one ``expected_token`` names? One of four verdicts, never a
+/// guess: returns a Judgement ('match', 'mismatch', 'unverifiable', 'gone' with its reason).
+/// Without a token a live process is 'unverifiable' ('no-recorded-token'); a failure to read the
+/// live identity is 'unverifiable' with its errno, never 'gone'.
+///
+/// Raises ValueError for a pid outside 1..pid_max, InvalidArgumentError for a malformed token.
+#[pyfunction]
+#[pyo3(signature = (pid, expected_token=None))]
+fn judge(py: Python<'_>, pid: &Bound<'_, PyAny>, expected_token: Option<&Bound<'_, PyAny>>) -> PyResult<Judgement> {
+    let pid = pid_arg(pid, "pid")?;
+    let token = token_arg(py, expected_token)?;
+    core_call(py, move || Ok(pidguard::judge(pid, token.as_ref())?.into()))
+}
+
+/// Stop the process an abx-dl pidfile names, with its process group, and nothing else (what
+/// ``pidguard stop`` does): a stale record (missing, gone, proven reuse) is removed if unchanged
+/// with nothing sent; an unproven one is refused and kept; a proven one is stopped with
+/// ``schedule`` and its pidfile removed. ``policy='lenient'`` also acts on a token-less record
+/// whose mtime is off, with a warning. Blocks with the GIL released. Returns a StopReport.
+///
+/// Raises MalformedError for content that is not one pid, UntrustedError for a symlink/FIFO,
+/// PermissionDeniedError when the file cannot be read, ValueError/TypeError for bad arguments.
+#[pyfunction]
+#[pyo3(signature = (pid_file, *, schedule=None, policy=None, cmd_file=None, tolerance=None, group=None))]
+fn stop_pid_file(
+    py: Python<'_>,
+    pid_file: &Bound<'_, PyAny>,
+    schedule: Option<&Bound<'_, PyAny>>,
+    policy: Option<&Bound<'_, PyAny>>,
+    cmd_file: Option<&Bound<'_, PyAny>>,
+    tolerance: Option<&Bound<'_, PyAny>>,
+    group: Option<&Bound<'_, PyAny>>,
+) -> PyResult<StopReport> {
+    let path = path_arg(pid_file, "pid_file")?;
+    let mut opts = pidguard::StopOptions::default();
+    if let Some(s) = schedule.filter(|s| !s.is_none()) {
+        opts.schedule = schedule_arg(py, s)?;
+    }
+    if let Some(p) = policy.filter(|p| !p.is_none()) {
+        opts.policy = policy_arg(p)?;
+    }
+    opts.cmd_file = opt_path_arg(cmd_file, "cmd_file")?;
+    if let Some(t) = tolerance.filter(|t| !t.is_none()) {
+        opts.tolerance = tolerance_arg(t)?;
+    }
+    if let Some(g) = group {
+        opts.group = bool_arg(g)?;
+    }
+    let r = core_call(py, move || pidguard::stop_pid_file(&path, &opts))?;
+    stop_report(py, r)
+}
+
 #[pyfunction]
 #[pyo3(text_signature = "(output_dir, index_path=None, is_tty=False, *, schedule='TERM/2/KILL/1', pattern='on_*.pid', tolerance=5.0, finalize=None)")]
 #[pyo3(signature = (output_dir, index_path=None, is_tty=None, *, schedule=None, pattern=None, tolerance=None, finalize=None))]
@@ -805,6 +944,8 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PidFileCheck>()?;
     m.add_class::<TerminateReport>()?;
     m.add_class::<HookReport>()?;
+    m.add_class::<Judgement>()?;
+    m.add_class::<StopReport>()?;
     m.add_class::<process::ProcessRef>()?;
     m.add_function(wrap_pyfunction!(write_pid_file_with_mtime, m)?)?;
     m.add_function(wrap_pyfunction!(validate_pid_file, m)?)?;
@@ -813,6 +954,8 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lookup, m)?)?;
     m.add_function(wrap_pyfunction!(start_token, m)?)?;
     m.add_function(wrap_pyfunction!(terminate, m)?)?;
+    m.add_function(wrap_pyfunction!(judge, m)?)?;
+    m.add_function(wrap_pyfunction!(stop_pid_file, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;
     guard::register(m)?;
     Ok(())

@@ -74,18 +74,29 @@ fn delivered(d: Delivery) -> bool {
 #[pymethods]
 impl ProcessRef {
     #[new]
-    #[pyo3(signature = (pid, expected_token=None, *, policy=None))]
-    #[pyo3(text_signature = "(pid, expected_token=None, *, policy='strict')")]
+    #[pyo3(signature = (pid, expected_token=None, *, policy=None, child=None))]
+    #[pyo3(text_signature = "(pid, expected_token=None, *, policy='strict', child=False)")]
     fn py_new(
         py: Python<'_>,
         pid: &Bound<'_, PyAny>,
         expected_token: Option<&Bound<'_, PyAny>>,
         policy: Option<&Bound<'_, PyAny>>,
+        child: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<ProcessRef> {
         let pid = pid_arg(pid, "pid")?;
         let token = token_arg(py, expected_token)?;
         let policy = policy.map(policy_arg).transpose()?.unwrap_or(Policy::Strict);
-        let h = core_call(py, move || pidguard::ProcessRef::open(pid, token.as_ref(), policy))?;
+        let child = child.map(bool_arg).transpose()?.unwrap_or(false);
+        if child && token.is_some() {
+            return Err(PyValueError::new_err("child=True pins the caller's own child: give no expected_token"));
+        }
+        let h = core_call(py, move || {
+            if child {
+                pidguard::ProcessRef::open_child(pid)
+            } else {
+                pidguard::ProcessRef::open(pid, token.as_ref(), policy)
+            }
+        })?;
         Ok(ProcessRef { inner: Mutex::new(Some(Arc::new(h))), pid })
     }
 

@@ -255,7 +255,7 @@ def test_process_ref_refusals_and_arguments(spawn):
         with pytest.raises(ValueError):
             ref.wait(-1)
         report = ref.terminate("TERM/5/KILL/5")
-        assert report.outcome == "exited" and report.after == "TERM" and ref.closed
+        assert report.outcome == "exited" and report.after == "TERM" and not ref.closed  # the handle is kept
     p.wait()
     with pytest.raises(pidguard.NoSuchProcessError):
         pidguard.ProcessRef(p.pid, policy="lenient")
@@ -485,3 +485,30 @@ def test_process_ref_terminate_and_close_while_another_thread_waits(spawn):
     assert result == [True]
     ref.close()
     assert ref.closed
+
+
+def test_graceful_kill_process_reaches_the_group_of_a_leader_that_exited_unreaped(spawn):
+    """The leader has exited but the spawner has not reaped it yet: it is still the caller's
+    child (a zombie pins its pid and group), so its leftover member is stopped, as the
+    original's killpg stops it."""
+    p = spawn.popen(["bash", "-c", "sleep 1000 & exit 0"])
+    assert wait_until(lambda: len(group_members(p.pid)) == 1)
+    member = group_members(p.pid)[0]
+    assert wait_until(lambda: open(f"/proc/{p.pid}/stat").read().split(") ")[1][0] == "Z")
+
+    class Unreaped:  # what asyncio's Process looks like before its watcher reaps the child
+        pid = p.pid
+        returncode = None
+
+        async def wait(self):
+            while p.poll() is None:
+                await asyncio.sleep(0.01)
+            return p.returncode
+
+    ref = pidguard.ProcessRef.for_child(p.pid)
+    assert ref.leads_group
+    ref.close()
+    run(lambda: A.graceful_kill_process(Unreaped(), grace_period=5))
+    assert wait_until(lambda: not alive(member), timeout=10)
+    with pytest.raises(ValueError):  # not our child: nothing pinned, nothing sent
+        pidguard.ProcessRef.for_child(os.getppid())

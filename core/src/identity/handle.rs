@@ -128,6 +128,29 @@ impl ProcessRef {
         }
     }
 
+    /// Pin the caller's own child `pid` — a process it spawned and has not reaped — for
+    /// signalling, without a token: until the caller reaps it, nobody else can, so the number
+    /// (and the process group it leads) cannot pass to another process. A child that has
+    /// already exited but is not reaped yet (a zombie) is pinned too: its process group may
+    /// still hold live members, and [`signal_group`](Self::signal_group) still reaches them.
+    /// This is the handle a spawner keeps from spawn to cleanup (Python's `Popen`, asyncio's
+    /// `Process`, Node's `ChildProcess` all leave the reaping to the caller).
+    ///
+    /// Errors: `Refused` for a protected target (pid ≤ 0, 1, our own pid); `NoSuchProcess` when
+    /// there is no such process (it was reaped); `InvalidArgument` when the process is not the
+    /// caller's child; `PermissionDenied`/`Io` with the errno when it cannot be read.
+    pub fn open_child(pid: i32) -> Result<ProcessRef> {
+        if let Some(r) = refuse(Target::Process { pid: pid as i64, token_matched: true }) {
+            return Err(refusal_error(pid, r));
+        }
+        let h = ProcessRef::probe(pid, None, true).map_err(|j| super::process::unreadable(pid, j))?;
+        match h.stat() {
+            Some(st) if st.ppid == sys::getpid() => Ok(h),
+            Some(st) => Err(Error::invalid(format!("pid {pid} is not a child of this process (its parent is {})", st.ppid)).with_pid(pid)),
+            None => Err(super::process::unreadable(pid, Judgement::new(Verdict::Unverifiable, Reason::LiveIdentityUnreadable(libc::EIO)))),
+        }
+    }
+
     /// Pin `pid` and judge it against `expected`, reading no more than the verdict needs.
     ///
     /// `Err(judgement)` when there is nothing to pin: the process is gone (reaped; `pidfd_open`

@@ -17,6 +17,8 @@ __all__ = [
     "PidFileCheck",
     "TerminateReport",
     "HookReport",
+    "Judgement",
+    "StopReport",
     "ProcessRef",
     "write_pid_file_with_mtime",
     "validate_pid_file",
@@ -25,6 +27,8 @@ __all__ = [
     "lookup",
     "start_token",
     "terminate",
+    "judge",
+    "stop_pid_file",
     "cleanup_background_hooks",
     "GUARD_MAX_BYTES",
     "Entry",
@@ -99,6 +103,42 @@ class PidFileCheck:
     @property
     def is_foreign(self) -> bool: ...
     def __bool__(self) -> bool: ...
+
+@final
+class Judgement:
+    @property
+    def verdict(self) -> Literal["match", "mismatch", "unverifiable", "gone"]: ...
+    @property
+    def reason(self) -> str: ...
+
+@final
+class StopReport:
+    @property
+    def pid_file(self) -> Path: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def stale_reason(self) -> Optional[str]: ...
+    @property
+    def after(self) -> Optional[str]: ...
+    @property
+    def refusal(self) -> Optional[str]: ...
+    @property
+    def detail(self) -> Optional[str]: ...
+    @property
+    def error(self) -> Optional[str]: ...
+    @property
+    def signals(self) -> List[str]: ...
+    @property
+    def status(self) -> int: ...
+    @property
+    def pid_file_removed(self) -> bool: ...
+    @property
+    def warning(self) -> Optional[str]: ...
+    @property
+    def check(self) -> PidFileCheck: ...
+    @property
+    def terminate(self) -> Optional[TerminateReport]: ...
 
 @final
 class TerminateReport:
@@ -188,7 +228,12 @@ def check_pid_file(
 @disjoint_base
 class ProcessRef:
     def __new__(
-        cls, pid: int, expected_token: Optional[str] = None, *, policy: Literal["strict", "lenient"] = "strict"
+        cls,
+        pid: int,
+        expected_token: Optional[str] = None,
+        *,
+        policy: Literal["strict", "lenient"] = "strict",
+        child: bool = False,
     ) -> Self: ...
     @property
     def pid(self) -> int: ...
@@ -229,6 +274,16 @@ def terminate(
     group: bool = True,
     reap: bool = False,
 ) -> TerminateReport: ...
+def judge(pid: int, expected_token: Optional[str] = None) -> Judgement: ...
+def stop_pid_file(
+    pid_file: _StrOrBytesPath,
+    *,
+    schedule: Optional[str] = None,
+    policy: Optional[Literal["strict", "lenient"]] = None,
+    cmd_file: Optional[_StrOrBytesPath] = None,
+    tolerance: Optional[float] = None,
+    group: Optional[bool] = None,
+) -> StopReport: ...
 def cleanup_background_hooks(
     output_dir: _StrOrBytesPath,
     index_path: Optional[_StrOrBytesPath] = None,

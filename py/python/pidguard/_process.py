@@ -11,6 +11,17 @@ class ProcessRef(_pidguard.ProcessRef):
     """A process pinned by a pidfd (see the native class for opening, signals, states and
     errors), with :meth:`wait_async` for asyncio code."""
 
+    @classmethod
+    def for_child(cls, pid: int) -> "ProcessRef":
+        """Pin the caller's own child ``pid`` (a ``subprocess.Popen``, an
+        ``asyncio.subprocess.Process`` not yet reaped) without a token: until the caller reaps
+        it nobody else can, so its pid and the process group it leads are still its own. A
+        child that has exited but is not reaped yet is pinned too, so the live members of its
+        group can still be reached. Raises ValueError (InvalidArgumentError) when ``pid`` is not
+        a child of this process, NoSuchProcessError once it was reaped, RefusedError for pid 1
+        or our own pid."""
+        return cls(pid, child=True)
+
     async def wait_async(self, timeout: Optional[float] = None) -> bool:
         """Wait until the process exits or ``timeout`` seconds pass (None: no limit), without
         blocking the event loop: the pidfd is registered with ``loop.add_reader`` (a duplicate

@@ -68,9 +68,9 @@ Different, on purpose:
    is); EPERM, or a /proc that cannot be read, means alive.
 8. ``graceful_kill_process`` on a process that asyncio has already reaped (its ``returncode``
    is set) sends nothing: the pid may name another process by then (the original sends
-   ``killpg(pid)`` anyway). One case is not improved: a leader that has exited but is not yet
-   reaped when the call is made is not signalled, and its leftover group members are not
-   reached (the original's ``killpg`` reaches them).
+   ``killpg(pid)`` anyway). A leader that has exited but is not yet reaped when the call is
+   made is pinned as the caller's child (``ProcessRef.for_child``), and its leftover group
+   members are stopped, as the original's ``killpg`` stops them.
 
 The pin is exact while asyncio reaps children on the event loop's thread (its
 ``PidfdChildWatcher``, the default of Python 3.12 on Linux >= 5.3): between ``returncode is
@@ -234,9 +234,11 @@ async def graceful_kill_process(
     if pid is None or process.returncode is not None:
         return
     try:
-        ref = ProcessRef(pid, policy="lenient")
+        # Our own unreaped child: pinned without a token, even when it has exited already (a
+        # zombie), so the rest of its group is still reached.
+        ref = ProcessRef.for_child(pid)
     except (PidguardError, ValueError):
-        return  # gone, a zombie, or a protected target
+        return  # reaped meanwhile, not our child, or a protected target
     if not await _stop(ref, _seconds(grace_period)):
         return
     try:
