@@ -8,6 +8,9 @@
 //! - `exit <runs>`: SIGKILL → `ProcessRef::wait` returning, vs a 10 ms `kill(pid, 0)` poll loop,
 //!   alternating, `runs` each.
 //! - `scan <n> <reps>`: `cleanup_background_hooks` over `n` stale pidfiles: wall, peak RSS.
+//! - `syscalls <n>`: `n` calls of `validate_pid_file` on the token-carrying pidfile and nothing
+//!   else, for `strace -c -f` (run it with n = 0 and n = N; the difference over N is the count
+//!   per call). Prints the pid of the fixture's child on stderr.
 //!
 //! Files go under `$PIDGUARD_BENCH_DIR` (default `target/`): it must support user xattrs.
 use std::os::unix::process::CommandExt;
@@ -234,6 +237,14 @@ fn scan(n: usize, reps: usize) {
     }
 }
 
+fn syscalls(n: usize) {
+    let fx = Fixture::new(&base());
+    eprintln!("fixture pid {}", fx.pid());
+    for _ in 0..n {
+        assert!(pidguard::validate_pid_file(std::hint::black_box(&fx.with_token), None, 5.0));
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
@@ -241,8 +252,9 @@ fn main() {
         Some("hooks") => hooks(arg(&args, 2, 10), arg(&args, 3, 3)),
         Some("exit") => exit_latency(arg(&args, 2, 1000)),
         Some("scan") => scan(arg(&args, 2, 10_000), arg(&args, 3, 5)),
+        Some("syscalls") => syscalls(arg(&args, 2, 1000)),
         _ => {
-            eprintln!("usage: scenarios validate|hooks|exit|scan [args] (see the module docs)");
+            eprintln!("usage: scenarios validate|hooks|exit|scan|syscalls [args] (see the module docs)");
             std::process::exit(2);
         }
     }
