@@ -407,3 +407,85 @@ pub(crate) fn read_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
 pub(crate) fn fchmod(fd: BorrowedFd<'_>, mode: u32) -> io::Result<()> {
     Ok(nix::sys::stat::fchmod(fd, Mode::from_bits_retain(mode as libc::mode_t))?)
 }
+
+#[cfg(test)]
+mod tests {
+    //! The places where this layer does more than call nix: real-time signals (nix's `Signal`
+    //! has none), `waitid` kept on raw libc for them, and the descriptor-bound `flock`.
+    use super::*;
+    use std::os::fd::AsFd;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    /// A `sleep` child leading its own process group (so a group signal reaches only it).
+    fn child() -> (i32, OwnedFd) {
+        let c = Command::new("sleep").arg("300").process_group(0).stdin(Stdio::null()).spawn().expect("spawn sleep");
+        let pid = c.id() as i32;
+        // Reaped below through its pidfd, never through `Child`.
+        std::mem::forget(c);
+        (pid, pidfd_open(pid).expect("pidfd_open"))
+    }
+
+    /// Wait (at most 10 s) for the child to exit and reap it.
+    fn reap(fd: &OwnedFd) -> Option<ChildExit> {
+        poll_readable(&[fd.as_fd()], Some(Duration::from_secs(10))).expect("poll");
+        waitid_pidfd(fd.as_fd(), false).expect("waitid")
+    }
+
+    #[test]
+    fn kill_and_killpg_deliver_every_signal_number_and_waitid_reports_it() {
+        let rt = libc::SIGRTMIN() + 1;
+        for (sig, group) in [(libc::SIGTERM, false), (libc::SIGTERM, true), (rt, false), (rt, true)] {
+            let (pid, fd) = child();
+            let sent = if group { killpg(pid, sig) } else { kill(pid, sig) };
+            if let Err(e) = sent {
+                // Our own unreaped child: its pid cannot have been reused. Do not leak it.
+                let _ = kill(pid, libc::SIGKILL);
+                let _ = reap(&fd);
+                panic!("signal {sig}, group {group}: {e}");
+            }
+            assert_eq!(reap(&fd), Some(ChildExit::Signal(sig)), "signal {sig}, group {group}");
+        }
+    }
+
+    #[test]
+    fn kill_probe_sees_a_live_child_and_not_a_reaped_one() {
+        let (pid, fd) = child();
+        kill_probe(pid).expect("live child");
+        assert_eq!(waitid_pidfd(fd.as_fd(), false).expect("waitid"), None, "still running");
+        kill(pid, libc::SIGKILL).expect("kill");
+        assert_eq!(reap(&fd), Some(ChildExit::Signal(libc::SIGKILL)));
+        assert_eq!(kill_probe(pid).unwrap_err().raw_os_error(), Some(libc::ESRCH));
+    }
+
+    #[test]
+    fn flock_lives_with_the_descriptor() {
+        let dir = std::env::temp_dir().join(format!("pidguard-sys-flock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let open = || open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0).expect("open dir");
+        let (a, b) = (open(), open());
+        assert!(try_flock_exclusive(a.as_fd()).unwrap(), "first taker wins");
+        assert!(!try_flock_exclusive(b.as_fd()).unwrap(), "held by another open file description");
+        // Still held after the call returned: nothing unlocked it behind the caller's back.
+        assert!(!try_flock_exclusive(b.as_fd()).unwrap());
+        drop(a);
+        assert!(try_flock_exclusive(b.as_fd()).unwrap(), "closing the holder releases it");
+        drop(b);
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn open_raw_refuses_an_inner_nul_and_passes_flags_through() {
+        let e = open_raw(Path::new("/tmp/a\0b"), libc::O_RDONLY, 0).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        // O_NOFOLLOW reaches open(2): a symlink is refused with ELOOP.
+        let dir = std::env::temp_dir().join(format!("pidguard-sys-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+        let e = open_raw(&link, libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
