@@ -217,6 +217,8 @@ pub(crate) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -
             Err(Errno::EINTR) => continue,
             Err(e) => return Err(e.into()),
             Ok(_) => {
+                // `revents()` is `None` only for bits nix does not know; the kernel reports just
+                // the requested events plus POLLERR, POLLHUP and POLLNVAL, all of which it knows.
                 let ready = PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR;
                 return Ok(pfds.iter().map(|p| p.revents().is_some_and(|r| r.intersects(ready))).collect());
             }
