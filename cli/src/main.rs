@@ -276,6 +276,20 @@ fn parse() -> Result<Cli, ProcessExit> {
     })
 }
 
+/// Write generated text to stdout; a reader that stops early (`| head`) is not an error.
+fn print_bytes(buf: &[u8]) -> ProcessExit {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(buf).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::Done.into(),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::Done.into(),
+        Err(e) => {
+            eprintln!("pidguard: {e}");
+            ExitCode::BadInput.into()
+        }
+    }
+}
+
 fn parse_pid(pid: &str) -> Result<i32, ProcessExit> {
     pid.trim().parse::<i32>().map_err(|_| bad_input(format!("not a pid: {pid:?}")))
 }
@@ -411,15 +425,19 @@ fn main() -> ProcessExit {
         }
         Cmd::Demo { no_namespace, in_namespace } => demo::run(no_namespace, in_namespace),
         Cmd::Completions { shell } => {
-            clap_complete::generate(shell, &mut command(), "pidguard", &mut std::io::stdout());
-            ExitCode::Done.into()
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut command(), "pidguard", &mut buf);
+            print_bytes(&buf)
         }
-        Cmd::Man => match man::render(&mut std::io::stdout()) {
-            Ok(()) => ExitCode::Done.into(),
-            Err(e) => {
-                eprintln!("pidguard: {e}");
-                ExitCode::BadInput.into()
+        Cmd::Man => {
+            let mut buf = Vec::new();
+            match man::render(&mut buf) {
+                Ok(()) => print_bytes(&buf),
+                Err(e) => {
+                    eprintln!("pidguard: {e}");
+                    ExitCode::BadInput.into()
+                }
             }
-        },
+        }
     }
 }

@@ -144,7 +144,12 @@ pub fn print_hooks(reports: &[HookReport]) {
         line.push_str(&r.outcome.to_string());
         let why = match (r.verdict, r.verdict_reason) {
             (Some(v), Some(why)) if r.reason.as_str() != v.as_str() && r.reason != CheckReason::Valid => {
-                format!("{}, {}", r.reason, verdict_text(v, why))
+                let vt = verdict_text(v, why);
+                if vt.contains(r.reason.as_str()) {
+                    vt
+                } else {
+                    format!("{}, {vt}", r.reason)
+                }
             }
             (Some(v), Some(why)) if !(v == Verdict::Match && r.reason == CheckReason::Valid) => verdict_text(v, why),
             (None, _) if r.reason != CheckReason::Valid => r.reason.to_string(),
