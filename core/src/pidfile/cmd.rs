@@ -191,15 +191,15 @@ pub struct LiveCommand {
     pub name: String,
     /// `/proc/<pid>/exe`, when readable.
     pub exe: Option<PathBuf>,
-    /// `/proc/<pid>/cwd`, when readable (to resolve a relative argv[0]).
+    /// `/proc/<pid>/cwd`, when readable (to resolve a relative `argv[0]`).
     pub cwd: Option<PathBuf>,
 }
 
 /// Whether a live command matches the recorded one (SPEC §3.1, the seed's rules):
-/// - an absolute recorded argv[0] equals the real path of the live argv[0], or the live argv[1]
+/// - an absolute recorded `argv[0]` equals the real path of the live `argv[0]`, or the live `argv[1]`
 ///   (a script started through its interpreter: `node /abs/hook.js`);
 /// - otherwise basenames match, with a trailing version folded (`python3.11` → `python`);
-/// - the recorded argv[1], if any, equals the live argv[1] unless the interpreter case applied;
+/// - the recorded `argv[1]`, if any, equals the live `argv[1]` unless the interpreter case applied;
 /// - a script text mentioning `chrome`/`chromium` needs a live name containing one of them;
 /// - a script text with `--remote-debugging-port` needs it in the live argv too.
 pub fn command_matches(script_text: &str, recorded: &[String], live: &LiveCommand) -> bool {
