@@ -141,7 +141,7 @@ enum Cmd {
 
 /// The clap definition with the exit-code table, as `--help`, completions and the man page see it.
 pub(crate) fn command() -> clap::Command {
-    Cli::command().after_help(exit_codes_help())
+    Cli::command().after_help(exit_codes_help()).mut_subcommands(|s| s.after_help(exit_codes_help()))
 }
 
 fn bad_input(msg: impl std::fmt::Display) -> ProcessExit {

@@ -86,7 +86,7 @@ impl ExitCode {
     /// One line for a user: what a script may conclude from the code.
     pub const fn meaning(self) -> &'static str {
         match self {
-            ExitCode::Done => "done (stopped, written; status: valid)",
+            ExitCode::Done => "done (stopped, started, written; status: valid)",
             ExitCode::NothingToDo => "nothing to do (stale, missing or already gone; status: not valid)",
             ExitCode::Unkillable => "still alive after the whole schedule, or signalling failed",
             ExitCode::Refused => "refused by a safety rule or policy (protected pid, untrusted or foreign record, live holder)",
