@@ -49,6 +49,17 @@ pub fn run(args: &RunArgs) -> ProcessExit {
     if let Err(e) = launch::ensure_vacant(&args.pidfile, format) {
         return fail(&e);
     }
+    if args.guard {
+        // A guard record's directory is created as guard::create creates it (0700), before the
+        // logs that go beside the record are opened.
+        if let Some(dir) = args.pidfile.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            use std::os::unix::fs::DirBuilderExt;
+            if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(pidguard::guard::DIR_MODE).create(dir) {
+                eprintln!("pidguard: {}: {e}", dir.display());
+                return ExitCode::for_io(&e).into();
+            }
+        }
+    }
     let out_path = args.stdout.clone().unwrap_or_else(|| beside(&args.pidfile, "stdout.log"));
     let err_path = args.stderr.clone().unwrap_or_else(|| beside(&args.pidfile, "stderr.log"));
     let out = match open_log(&out_path) {
