@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{spawn_group, TempDir};
+use std::time::Duration;
+
+use common::{spawn_group, wait_for, TempDir};
 use pidguard::launch::{self, RecordFormat};
 use pidguard::{check_pid_file, CheckReason, ErrorKind, ExitCode, Verdict, DEFAULT_TOLERANCE};
 
@@ -13,12 +15,16 @@ fn abx_dl_record_of_a_spawned_child_is_valid_and_held_until_it_exits() {
     let pidfile = dir.path().join("on_x.bg.pid");
     launch::ensure_vacant(&pidfile, RecordFormat::AbxDl).expect("a missing pidfile is vacant");
 
-    let mut child = spawn_group("sleep 300");
-    let argv = ["bash", "-c", "sleep 300"];
+    let mut child = spawn_group("exec sleep 300");
+    // The recorded argv is the one the process runs once bash has exec'd: a token-less reader
+    // (no xattrs) checks it against the .sh file.
+    let cmdline = format!("/proc/{}/cmdline", child.pid());
+    assert!(wait_for(Duration::from_secs(10), || std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(b"sleep\0"))));
+    let argv = ["sleep", "300"];
     launch::record(&pidfile, child.pid(), launch::now(), &argv, RecordFormat::AbxDl, &[]).unwrap();
 
     let sh = std::fs::read_to_string(dir.path().join("on_x.bg.sh")).unwrap();
-    assert_eq!(sh, "#!/bin/bash\nbash -c 'sleep 300'\n");
+    assert_eq!(sh, "#!/bin/bash\nsleep 300\n");
     let c = check_pid_file(&pidfile, Some(&dir.path().join("on_x.bg.sh")), DEFAULT_TOLERANCE);
     assert!(c.valid, "{c:?}");
     if c.token.is_some() {
@@ -42,8 +48,9 @@ fn abx_dl_record_of_a_spawned_child_is_valid_and_held_until_it_exits() {
 fn record_existing_validates_a_process_started_earlier() {
     let dir = TempDir::new("launch-existing");
     let pidfile = dir.path().join("svc.pid");
-    let child = spawn_group("sleep 300");
-    std::thread::sleep(std::time::Duration::from_millis(50)); // let bash exec
+    let child = spawn_group("exec sleep 300");
+    let cmdline = format!("/proc/{}/cmdline", child.pid());
+    assert!(wait_for(Duration::from_secs(10), || std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(b"sleep\0"))));
     launch::record_existing(&pidfile, child.pid(), RecordFormat::AbxDl).unwrap();
     let c = check_pid_file(&pidfile, Some(&dir.path().join("svc.sh")), DEFAULT_TOLERANCE);
     assert!(c.valid, "{c:?}");

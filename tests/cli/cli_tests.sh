@@ -182,6 +182,8 @@ out=$("$PG" status "$T/run/svc.json"); case "$out" in *"valid — guard record o
 "$PG" stop "$T/run/svc.json" >/dev/null; expect_status "stop the guard record run wrote" 0 $?
 # write: record a process that is already running.
 wp=$(spawn_group sleep 300)
+# Record it once setsid has exec'd sleep: the .sh then holds the argv it keeps.
+for _ in $(seq 200); do tr '\0' ' ' < "/proc/$wp/cmdline" 2>/dev/null | grep -q '^sleep 300' && break; sleep 0.01; done
 "$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write records a running process" 0 $?
 out=$("$PG" status "$T/w.pid"); case "$out" in *"valid — pid $wp, match") ok "status after write: $out";; *) bad "status after write: $out";; esac
 "$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write again of the same process" 0 $?
