@@ -12,10 +12,17 @@ ROOT=$PWD
 t0=$SECONDS
 timing=()
 timed() { # NAME CMD...: run, and remember how long it took
-  local s=$SECONDS
-  "${@:2}"
-  timing+=("$(printf '%-22s %4d s' "$1" $((SECONDS - s)))")
+  local s=$SECONDS rc=0
+  "${@:2}" || rc=$?
+  timing+=("$(printf '%-22s %4d s%s' "$1" $((SECONDS - s)) "$([ $rc = 0 ] || echo "  (failed: exit $rc)")")")
+  return $rc
 }
+print_timing() {
+  echo "== time per step =="
+  printf '  %s\n' "${timing[@]}"
+  echo "  total                  $((SECONDS - t0)) s"
+}
+trap print_timing EXIT
 
 # The system interpreter's packages before anything ran (compared at the end).
 mkdir -p target
@@ -55,7 +62,4 @@ fi
 echo "== the scripts left the system Python alone =="
 timed system-untouched bash scripts/test-system-untouched.sh target/system-pip-before.txt
 
-echo "== time per step =="
-printf '  %s\n' "${timing[@]}"
-echo "  total                  $((SECONDS - t0)) s"
 echo "== all test suites passed =="
