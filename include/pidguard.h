@@ -189,7 +189,7 @@ enum pidguard_reason
      */
     PIDGUARD_REASON_NO_RECORDED_TOKEN = 5,
     /**
-     * The live process's token could not be read (UNVERIFIABLE).
+     * The live token was read without the pidfs inode the record has (UNVERIFIABLE).
      */
     PIDGUARD_REASON_LIVE_TOKEN_UNREADABLE = 6,
     /**
@@ -208,6 +208,11 @@ enum pidguard_reason
      * The process is a zombie (GONE).
      */
     PIDGUARD_REASON_ZOMBIE = 10,
+    /**
+     * The live identity could not be read: EMFILE, EACCES, a /proc mounted hidepid, …
+     * (UNVERIFIABLE; never read as gone).
+     */
+    PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE = 11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -405,6 +410,11 @@ enum pidguard_hook_outcome
      * Signalling failed (see pidguard_cleanup_report_error()); pidfile kept.
      */
     PIDGUARD_HOOK_ERROR = 7,
+    /**
+     * The live identity could not be read: nothing signalled, pidfile and logs kept, no index
+     * records (see pidguard_cleanup_report_error() for the cause).
+     */
+    PIDGUARD_HOOK_UNVERIFIED = 8,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -930,11 +940,12 @@ int pidguard_check_pid_file(const char *pid_file,
  * (temporary file and rename), refusing a symlink at `path`.
  *
  * - `path`: the `.sh` file to write. Required.
- * - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL or hold a newline.
- * - `argc`: number of strings in `argv`, at least 1.
+ * - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL. A line break inside one is
+ *   quoted as `shlex.join` quotes it (and read back as one argument).
+ * - `argc`: number of strings in `argv`; 0 writes the shebang line alone, as abx-dl does.
  *
- * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument, `argc` 0, an argument that is not
- * UTF-8 or holds a line break; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an argument that is not
+ * UTF-8; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
  * PIDGUARD_ENOT_FOUND, PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from the file system.
  */
 int pidguard_write_cmd_file(const char *path,
@@ -1022,7 +1033,9 @@ int pidguard_lookup(int32_t pid,
  * PIDGUARD_OUTCOME_REFUSED with the refusal, and nothing is sent. For REFUSED and ERROR the
  * explanation is also stored as the thread's last error message.
  *
- * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
+ * Returns 0; PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal —
+ * another user's process: the call could not do what was asked, and `result_out` is not
+ * written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
  * a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
  * errors.
  */

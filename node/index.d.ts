@@ -360,8 +360,10 @@ export declare function stopPidFile(pidFile: string | Buffer, options?: StopOpti
  * Resolves to a `TerminateReport` (`outcome` `'exited'`, `'unkillable'`, …). Throws at once
  * `TypeError`/`RangeError` for a bad pid or option type and `PIDGUARD_INVALID_ARGUMENT` for a
  * malformed token or schedule. Rejects with `PIDGUARD_REFUSED` (`.refusal` says why: `'init'`,
- * `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled, and
- * `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie.
+ * `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled,
+ * `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie, and
+ * `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel refused the signal (another
+ * user's process).
  */
 export declare function terminate(pid: number, options?: TerminateOptions | null): Promise<TerminateReport>
 
@@ -380,7 +382,9 @@ export declare function validatePidFile(pidFile: string | Buffer, options?: stri
  * Write a hook's command file: `#!/bin/bash\n` + the argv joined as `shlex.join` joins it +
  * `\n`, mode 0755, through a temporary file and `rename`.
  * 
- * Throws `PIDGUARD_INVALID_ARGUMENT` for an empty argv or an argument with a NUL or newline;
+ * As abx-dl writes it: an empty argv gives the shebang line alone, and a line break inside an
+ * argument is quoted (and read back as one argument). Throws `PIDGUARD_INVALID_ARGUMENT` for
+ * an argument with a NUL;
  * `PIDGUARD_UNTRUSTED` when `path` is a symlink, FIFO or directory; file system errors.
  */
 export declare function writeCmdFile(path: string | Buffer, argv: string[]): void

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run every test: Rust (unit, integration, doc), then each binding's suite that exists, the CLI,
-# the packages a user installs (scripts/test-packages.sh), and finally a check that none of this
-# touched the system Python. Exit status is non-zero if anything failed.
+# abx-dl's own process code with pidguard swapped in (test-abx-dl.sh: when a Python >= 3.12
+# exists; it says so and skips otherwise), the packages a user installs
+# (scripts/test-packages.sh), and finally a check that none of this touched the system Python.
+# Exit status is non-zero if anything failed.
 #
 # What it needs from the machine is installed by scripts/install-system-deps.sh (apt-get; the one
 # step that changes the system). Python tools go into .venv/, Node tools into node/node_modules.
@@ -47,9 +49,9 @@ timed cargo-test cargo test --workspace
 others=()
 for f in scripts/test-*.sh; do
   name=$(basename "$f" .sh); name=${name#test-}
-  case "$name" in c | python | node | cli | packages | system-untouched) ;; *) others+=("$name") ;; esac
+  case "$name" in c | python | node | cli | abx-dl | packages | system-untouched) ;; *) others+=("$name") ;; esac
 done
-for name in c python node cli "${others[@]}"; do
+for name in c python node cli abx-dl "${others[@]}"; do
   if [ -f "scripts/test-$name.sh" ]; then
     echo "== $name tests =="
     timed "$name" bash "scripts/test-$name.sh"

@@ -197,7 +197,7 @@ fn guard_status(pidfile: &Path, json: bool) -> ProcessExit {
             "{}",
             json!({"pidfile": pidfile, "format": "guard", "found": v.found, "valid": held,
                    "pid": v.entry.as_ref().map(|e| e.pid),
-                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.as_str()),
+                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.to_string()),
                    "fields": v.entry.as_ref().map(|e| e.fields.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>()),
                    "exit": code.code()})
         );
@@ -232,12 +232,11 @@ fn guard_stop(pidfile: &Path, schedule: Schedule, policy: Policy, json: bool) ->
     };
     let (status, outcome, signals) = if v.is_stale() {
         (ExitCode::NothingToDo, format!("stale ({}), nothing sent", report::verdict_text(j.verdict, j.reason)), vec![])
-    } else if !v.authorizes(policy) {
-        let code = if j.reason == pidguard::Reason::LiveTokenUnreadable { ExitCode::Undecided } else { ExitCode::Refused };
-        (code, format!("refused ({}), nothing sent", report::verdict_text(j.verdict, j.reason)), vec![])
+    } else if j.reason == pidguard::Reason::LiveTokenUnreadable {
+        // A failed read is not a fact about the holder: nothing is sent, the record is kept.
+        (ExitCode::Undecided, format!("undecided ({}), nothing sent", report::verdict_text(j.verdict, j.reason)), vec![])
     } else {
-        let token = entry.start_token.parse::<pidguard::StartToken>().ok();
-        match pidguard::ProcessRef::open(entry.pid, token.as_ref(), policy) {
+        match v.open(policy) {
             Ok(h) => {
                 let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
                 let st = match r.outcome {
@@ -249,7 +248,7 @@ fn guard_stop(pidfile: &Path, schedule: Schedule, policy: Policy, json: bool) ->
                 (st, r.outcome.to_string(), r.signals.iter().map(|s| s.name()).collect())
             }
             Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => (ExitCode::NothingToDo, "already gone".to_string(), vec![]),
-            Err(e) => (ExitCode::for_error(&e), report::error_text(&e), vec![]),
+            Err(e) => (ExitCode::for_error(&e), format!("{}, nothing sent", report::error_text(&e)), vec![]),
         }
     };
     // Like an abx-dl record, a stale or stopped guard record is removed — by content, so a
@@ -388,7 +387,7 @@ fn main() -> ProcessExit {
                 println!(
                     "{}",
                     json!({"pidfile": pidfile, "format": "abx-dl", "pid": r.check.pid, "check": r.check.reason.as_str(),
-                           "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "signals": signals,
+                           "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "refusal_detail": r.detail, "signals": signals,
                            "exit_code": r.exit().code(), "pid_file_removed": r.pid_file_removed, "exit": status.code()})
                 );
             } else {
@@ -402,12 +401,8 @@ fn main() -> ProcessExit {
                 Err(e) => return bad_input(e),
             };
             let opts = CleanupOptions { index_path: index, is_tty: true, schedule, pattern, ..Default::default() };
-            let progress = progress::Progress::start(!json);
-            let mut finalize = |r: &pidguard::HookReport| {
-                progress.hook_done(r);
-                pidguard::hooks::default_finalize(r, opts.index_path.as_deref(), opts.is_tty).map_err(|e| e.to_string())
-            };
-            let result = cleanup_background_hooks(&dir, &opts, Some(&mut finalize));
+            let progress = progress::Progress::start(!json, &dir);
+            let result = cleanup_background_hooks(&dir, &opts, None);
             progress.finish();
             let reports = match result {
                 Ok(r) => r,

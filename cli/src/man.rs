@@ -57,7 +57,7 @@ pub fn render(out: &mut dyn Write) -> io::Result<()> {
     for c in ExitCode::ALL {
         writeln!(out, ".TP\n\\fB{}\\fR ({})\n{}", c.code(), c.slug(), roff(c.meaning()))?;
     }
-    writeln!(out, ".PP\nA cleanup of several hooks exits with the most urgent code of its hooks: 2, then 5, then 3.")?;
+    writeln!(out, ".PP\nA cleanup of several hooks exits with the most urgent code of its hooks: 2, then 3, then 5.")?;
     writeln!(out, ".SH \"SEE ALSO\"\nstart\\-stop\\-daemon(8)")?;
     man.render_version_section(out)?;
     Ok(())

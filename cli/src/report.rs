@@ -13,7 +13,7 @@ pub fn check_json(path: &Path, c: &PidFileCheck) -> Value {
         "reason": c.reason.as_str(),
         "pid": c.pid,
         "verdict": c.judgement.map(|j| j.verdict.as_str()),
-        "verdict_reason": c.judgement.map(|j| j.reason.as_str()),
+        "verdict_reason": c.judgement.map(|j| j.reason.to_string()),
         "token": c.token.as_ref().map(|t| t.to_string()),
         "mtime": c.mtime,
         "create_time": c.create_time,
@@ -26,13 +26,14 @@ pub fn hook_json(r: &HookReport) -> Value {
         "dir": r.dir,
         "pid": r.pid,
         "verdict": r.verdict.map(|v| v.as_str()),
-        "verdict_reason": r.verdict_reason.map(|v| v.as_str()),
+        "verdict_reason": r.verdict_reason.map(|v| v.to_string()),
         "reason": r.reason.as_str(),
         "outcome": r.outcome.as_str(),
         "outcome_detail": r.outcome.to_string(),
         "signals": r.signals.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "exit_code": r.exit_code,
         "error": r.error,
+        "notes": r.notes,
         "output_files": r.output_files,
         "unverified_leftovers": r.unverified_leftovers,
         "pid_file_removed": r.pid_file_removed,
@@ -128,7 +129,8 @@ pub fn stop_text(path: &Path, r: &StopReport, signals: &[String]) -> String {
     }
     let who = r.check.pid.map(|n| format!("pid {n}")).unwrap_or_else(|| "no pid".into());
     let sent = if r.terminate.is_some() || !signals.is_empty() { signals_text(signals) } else { " (no signal sent)".into() };
-    format!("{p}: {who} — {}{sent}{}", r.outcome, removed_text(r.pid_file_removed))
+    let detail = r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+    format!("{p}: {who} — {}{detail}{sent}{}", r.outcome, removed_text(r.pid_file_removed))
 }
 
 /// One line per hook of a cleanup, sorted by name, then the notes.
@@ -181,6 +183,9 @@ pub fn print_hooks(reports: &[HookReport]) {
         }
         if let Some(e) = &r.error {
             println!("  note: {}: {e}", r.name);
+        }
+        for n in &r.notes {
+            println!("  note: {}: {n}", r.name);
         }
     }
 }

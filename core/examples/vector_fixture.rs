@@ -249,7 +249,11 @@ fn forge(live: &Token, variant: &str) -> Result<String, String> {
         "other-boot" => Token { boot: "00000000-0000-4000-8000-000000000000".into(), ..t }.render(),
         "other-machine" => Token { machine: "0123456789abcdef0123456789abcdef".into(), ..t }.render(),
         "other-pidns" => Token { pidns: t.pidns + 1, ..t }.render(),
-        "other-ticks" => Token { ticks: t.ticks + 1, ..t }.render(),
+        // Another process's start ticks, as recorded without a pidfs inode (which would decide
+        // alone, ticks unread).
+        "other-ticks" => Token { ticks: t.ticks + 1, pidfs: None, ..t }.render(),
+        // The same process seen from another time namespace: other ticks, the same inode.
+        "other-ticks-same-inode" => Token { ticks: t.ticks + 86_400 * 100, ..t }.render(),
         "other-pidfs" => match t.pidfs {
             Some(i) => Token { pidfs: Some(i + 1), ..t }.render(),
             None => return Err("the kernel has no pidfs (Linux < 6.9): no pidfs inode to forge".into()),
@@ -319,8 +323,16 @@ impl Fixture {
             }
         }
         // Extra files the process needs (a script for an interpreter).
+        // A file whose text starts with `#!` is made executable, so that the kernel runs it
+        // through its shebang (a node hook under `plugins/chrome/`).
         for (name, text) in case["files"].as_object().into_iter().flatten() {
-            fs::write(dir.join(name), subst(text.as_str().unwrap_or(""), &[("dir", dir_s.clone())])).unwrap();
+            let path = dir.join(name);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let text = subst(text.as_str().unwrap_or(""), &[("dir", dir_s.clone())]);
+            fs::write(&path, &text).unwrap();
+            if text.starts_with("#!") {
+                fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+            }
         }
         let kind = case["process"].as_str().unwrap_or("none");
         let mut token: Option<Token> = None;

@@ -199,6 +199,15 @@ impl Error {
         e
     }
 
+    /// A `Refused` error with the particulars (`"owned by uid 65534, target uid 0"`), shown
+    /// after the refusal's slug: `pid 7: refused to signal (untrusted-pidfile: owned by …)`.
+    pub fn refused_because(pid: i32, r: crate::signal::Refusal, detail: impl fmt::Display) -> Error {
+        let mut e = Error::new(ErrorKind::Refused, format!("pid {pid}: refused to signal ({r}: {detail})"));
+        e.pid = Some(pid);
+        e.refusal = Some(r);
+        e
+    }
+
     /// Why signalling was refused, for `Refused` errors.
     pub fn refusal(&self) -> Option<crate::signal::Refusal> {
         self.refusal
@@ -220,6 +229,11 @@ impl Error {
     /// from being taken over.
     pub fn holder(&self) -> Option<&crate::guard::Verdict> {
         self.holder.as_deref()
+    }
+
+    /// Set the errno (for an error built from a reason rather than an `io::Error`).
+    pub(crate) fn set_errno(&mut self, errno: i32) {
+        self.errno = Some(errno);
     }
 
     /// Attach the pid this error is about.

@@ -14,7 +14,7 @@
 //! | 77 | `NoPermission` | the operating system refused access (sysexits `EX_NOPERM`), with its own text |
 //!
 //! Codes are never renumbered. When several hooks of one cleanup end differently, the most
-//! urgent code wins, in this order: 2, 5, 3, 0 (see [`ExitCode::for_cleanup`]).
+//! urgent code wins, in this order: 2, 3, 5, 0 (see [`ExitCode::for_cleanup`]).
 
 use std::fmt;
 
@@ -158,8 +158,8 @@ impl ExitCode {
     }
 
     /// The code of a whole cleanup: no pidfiles found → 1; otherwise the most urgent of its
-    /// hooks, in the order unkillable or error (2), undecided (5: an unverified hook or an
-    /// unreadable pidfile kept), refused (3), and done (0) when every hook was stopped, already
+    /// hooks, in the order unkillable or error (2), refused (3), undecided (5: an unverified
+    /// hook or an unreadable pidfile kept), and done (0) when every hook was stopped, already
     /// gone, stale or foreign.
     pub fn for_cleanup(reports: &[HookReport]) -> ExitCode {
         if reports.is_empty() {
@@ -167,8 +167,8 @@ impl ExitCode {
         }
         let rank = |c: ExitCode| match c {
             ExitCode::Unkillable => 3,
-            ExitCode::Undecided => 2,
-            ExitCode::Refused => 1,
+            ExitCode::Refused => 2,
+            ExitCode::Undecided => 1,
             _ => 0,
         };
         reports.iter().map(|r| ExitCode::for_hook(&r.outcome)).max_by_key(|c| rank(*c)).unwrap_or(ExitCode::Done)
@@ -176,14 +176,10 @@ impl ExitCode {
 
     /// The contribution of one hook to [`for_cleanup`](Self::for_cleanup).
     pub fn for_hook(o: &HookOutcome) -> ExitCode {
-        // A hook kept because its identity could not be read ("unverified") is undecided.
-        // Matched by slug so that the code is fixed before the outcome exists in every build.
-        if o.as_str() == "unverified" {
-            return ExitCode::Undecided;
-        }
         match o {
             HookOutcome::Unkillable | HookOutcome::Error => ExitCode::Unkillable,
-            HookOutcome::Unreadable => ExitCode::Undecided,
+            // Kept because its identity (or its pidfile) could not be read: undecided.
+            HookOutcome::Unverified | HookOutcome::Unreadable => ExitCode::Undecided,
             HookOutcome::Refused(crate::Refusal::Unverifiable) => ExitCode::Undecided,
             HookOutcome::Refused(_) => ExitCode::Refused,
             _ => ExitCode::Done,
@@ -231,6 +227,7 @@ mod tests {
     fn cleanup_takes_the_most_urgent_hook() {
         assert_eq!(ExitCode::for_cleanup(&[]), ExitCode::NothingToDo);
         assert_eq!(ExitCode::for_hook(&HookOutcome::Unreadable), ExitCode::Undecided);
+        assert_eq!(ExitCode::for_hook(&HookOutcome::Unverified), ExitCode::Undecided);
         assert_eq!(ExitCode::for_hook(&HookOutcome::Stale), ExitCode::Done);
     }
 

@@ -52,6 +52,8 @@
 mod error;
 pub mod exit;
 pub mod guard;
+mod protect;
+mod signo;
 pub mod hooks;
 pub mod identity;
 pub mod launch;
@@ -67,11 +69,10 @@ pub use identity::{
     compare_tokens, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
     Reason, StartToken, Verdict,
 };
-pub use pidfile::cmd::write_cmd_file;
-pub use pidfile::target::{pin_pidfile, PidfileTarget};
-pub use pidfile::mtime::{check_pid_file, validate_pid_file, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
+pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
+pub use pidfile::mtime::{check_pid_file, check_pid_file_recorded, validate_pid_file, validate_pid_file_recorded, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
 pub use signal::{
-    stop_pid_file, terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,
+    stop_pid_file, terminate, terminate_pid, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,
     TerminateOptions, TerminateReport,
 };
 

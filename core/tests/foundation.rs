@@ -20,7 +20,10 @@ fn token_and_lookup_of_a_live_process() {
     assert_eq!(tok.to_string().parse::<StartToken>().unwrap(), tok);
     assert_eq!(judge(p.pid(), Some(&tok)).unwrap().verdict, Verdict::Match);
     let mut other = tok.clone();
+    // Another process: other start ticks, and (as a record from a kernel without pidfs) no
+    // inode, which would otherwise decide alone.
     other.start_ticks += 1;
+    other.pidfs_ino = None;
     assert_eq!(judge(p.pid(), Some(&other)).unwrap().verdict, Verdict::Mismatch);
     assert_eq!(judge(p.pid(), None).unwrap().verdict, Verdict::Unverifiable);
 }
@@ -152,7 +155,10 @@ fn open_refuses_protected_and_mismatched() {
     }
     let p = spawn_group("exec sleep 30");
     let mut tok = start_token(p.pid()).unwrap();
+    // Another process: other start ticks, and (as a record from a kernel without pidfs) no
+    // inode, which would otherwise decide alone.
     tok.start_ticks += 7;
+    tok.pidfs_ino = None;
     let e = ProcessRef::open(p.pid(), Some(&tok), Policy::Lenient).unwrap_err();
     assert_eq!(e.refusal(), Some(Refusal::Mismatch));
     let e = ProcessRef::open(p.pid(), None, Policy::Strict).unwrap_err();

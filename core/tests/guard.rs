@@ -277,7 +277,7 @@ fn d2_a7_racing_acquire_over_stale_holders_one_owner_and_readers_never_see_parti
         // A stale holder of three kinds: exited, pid reused (other start ticks), earlier boot.
         let stale = match round % 3 {
             0 => dead_entry(),
-            1 => edited_entry(bystander.pid(), |t| t.start_ticks += 1),
+            1 => edited_entry(bystander.pid(), |t| { t.start_ticks += 1; t.pidfs_ino = None }),
             _ => edited_entry(bystander.pid(), |t| t.boot_id = "00000000-0000-0000-0000-000000000000".into()),
         };
         guard::create(&path, &stale).unwrap();
@@ -586,8 +586,8 @@ fn a7_a_reused_pid_or_pid_1_does_not_block_acquire() {
     let path = d.path().join("g.json");
     let bystander = spawn_group("exec sleep 30");
     for stale in [
-        edited_entry(bystander.pid(), |t| t.start_ticks += 1),
-        edited_entry(1, |t| t.start_ticks += 1),
+        edited_entry(bystander.pid(), |t| { t.start_ticks += 1; t.pidfs_ino = None }),
+        edited_entry(1, |t| { t.start_ticks += 1; t.pidfs_ino = None }),
         dead_entry(),
     ] {
         guard::create(&path, &stale).unwrap();
@@ -658,24 +658,45 @@ fn foreign_namespace_is_held_and_foreign_machine_is_never_taken_over() {
 }
 
 #[test]
-fn f1_as_root_a_file_owned_by_another_user_authorises_only_a_match() {
+fn f1_i9_as_root_a_file_owned_by_another_user_aims_only_at_that_users_processes() {
     if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
         eprintln!("skipped: needs root to chown a file to another user");
         return;
     }
     let d = TempDir::new("f1");
     let path = d.path().join("g.json");
+    // A root process: a user's record naming it authorises nothing, even with its exact token
+    // (anyone can compute a token: this is the forged record of the confused-deputy attack).
     let live = spawn_group("exec sleep 30");
     let matching = Entry::new(live.pid(), pidguard::start_token(live.pid()).unwrap().to_string());
     let unverifiable = edited_entry(live.pid(), |t| t.pidns_ino += 1);
-    for (entry, by_root, by_user) in [(&matching, true, true), (&unverifiable, true, false)] {
+    for (entry, by_root, by_user) in [(&matching, true, false), (&unverifiable, true, false)] {
         guard::create(&path, entry).unwrap();
         assert_eq!(guard::check(&path).unwrap().authorizes(pidguard::Policy::Lenient), by_root);
-        std::os::unix::fs::chown(&path, Some(1000), Some(1000)).unwrap();
+        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
         let v = guard::check(&path).unwrap();
-        assert_eq!(v.owner_uid, Some(1000));
+        assert_eq!(v.owner_uid, Some(65534));
         assert_eq!(v.authorizes(pidguard::Policy::Lenient), by_user, "{v:?}");
+        if entry == &matching {
+            let e = v.open(pidguard::Policy::Strict).unwrap_err();
+            assert_eq!(e.refusal(), Some(pidguard::Refusal::UntrustedPidfile), "{e}");
+            assert!(e.to_string().contains("owned by uid 65534, target uid 0"), "{e}");
+        }
         std::fs::remove_file(&path).unwrap();
+    }
+    // The user's own process, named by the user's record: authorised, and pinned for it.
+    if std::process::Command::new("setpriv").arg("--version").output().is_ok() {
+        let users = spawn_group("exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30");
+        assert!(common::wait_for(std::time::Duration::from_secs(5), || {
+            pidguard::sys::procfs::read_uids(users.pid()).is_ok_and(|u| u.0 == 65534)
+        }));
+        let e = Entry::new(users.pid(), pidguard::start_token(users.pid()).unwrap().to_string());
+        guard::create(&path, &e).unwrap();
+        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+        let v = guard::check(&path).unwrap();
+        assert!(v.authorizes(pidguard::Policy::Strict), "{v:?}");
+        let h = v.open(pidguard::Policy::Strict).unwrap();
+        assert_eq!(h.uid_restriction(), Some(65534));
     }
 }
 

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{alive, group_members, now, spawn_group, wait_for, Proc, TempDir};
+use common::{alive, child_role, group_members, now, reexec, spawn_group, wait_for, Proc, TempDir};
 use pidguard::sys::fault::{self, Call};
 use pidguard::{
     cleanup_background_hooks, judge, lookup, start_token, stop_pid_file, terminate, write_pid_file_with_mtime,
@@ -59,28 +59,6 @@ fn term_ignoring_group() -> Proc {
 }
 
 /// Which child role this process plays, if it was started by `reexec`.
-fn child_role() -> Option<String> {
-    std::env::var("PIDGUARD_TEST_CHILD").ok()
-}
-
-/// Run the test `name` of this binary again as a child with `PIDGUARD_TEST_CHILD=name`.
-fn reexec(name: &str, prefix: &[&str], setup: impl FnOnce(&mut Command)) -> std::process::Output {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = if prefix.is_empty() {
-        Command::new(&exe)
-    } else {
-        let mut c = Command::new(prefix[0]);
-        c.args(&prefix[1..]).arg(&exe);
-        c
-    };
-    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env("PIDGUARD_TEST_CHILD", name);
-    setup(&mut cmd);
-    let out = cmd.output().expect("re-run the test binary");
-    println!("--- child {name} stdout ---\n{}", String::from_utf8_lossy(&out.stdout));
-    println!("--- child {name} stderr ---\n{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
 // ---------------------------------------------------------------------------------------------
 // (1) every kernel path, chosen at run time and reported (H1, C2)
 
@@ -322,7 +300,10 @@ fn a5_pidfile_naming_the_caller_is_refused_or_stale() {
     // Container PID 1 reuse: the file names our pid with another process's token → stale, and
     // still nothing is sent to ourselves.
     let mut other = info.token.clone();
+    // Another process: other start ticks, and (as a record from a kernel without pidfs) no
+    // inode, which would otherwise decide alone.
     other.start_ticks += 1;
+    other.pidfs_ino = None;
     set_token_xattr(&pf, Some(&other));
     let r = stop_pid_file(&pf, &opts).unwrap();
     assert!(matches!(r.outcome, StopOutcome::Stale(_)), "{r:?}");
@@ -384,7 +365,10 @@ fn h2_parent_is_not_ours_without_an_exact_token() {
         let e = ProcessRef::open(parent, None, Policy::Lenient).unwrap_err();
         assert_eq!(e.refusal(), Some(Refusal::Parent));
         let mut wrong = exact.clone();
+        // Another process: other start ticks, and (as a record from a kernel without pidfs) no
+        // inode, which would otherwise decide alone.
         wrong.start_ticks += 1;
+        wrong.pidfs_ino = None;
         assert_eq!(ProcessRef::open(parent, Some(&wrong), Policy::Lenient).unwrap_err().refusal(), Some(Refusal::Mismatch));
         // A token-less pidfile whose mtime fits the parent: the mtime rule passes, the parent
         // rule still refuses.
@@ -419,7 +403,10 @@ fn strict_and_lenient_policies() {
     let h = ProcessRef::open(p.pid(), None, Policy::Lenient).unwrap();
     assert_eq!(h.judgement().verdict, Verdict::Unverifiable);
     let mut wrong = token.clone();
+    // Another process: other start ticks, and (as a record from a kernel without pidfs) no
+    // inode, which would otherwise decide alone.
     wrong.start_ticks += 1;
+    wrong.pidfs_ino = None;
     for policy in [Policy::Strict, Policy::Lenient] {
         assert_eq!(ProcessRef::open(p.pid(), Some(&wrong), policy).unwrap_err().refusal(), Some(Refusal::Mismatch));
     }
@@ -479,20 +466,24 @@ fn set_mtime(path: &Path, t: f64) {
 }
 
 #[test]
-fn f1_root_refuses_pidfiles_others_could_write_unless_match() {
+fn f1_i9_root_acts_on_another_users_pidfile_only_against_that_users_processes() {
     if unsafe { libc::geteuid() } != 0 {
-        println!("SKIP f1: the root trust rule applies to root callers only");
+        println!("SKIP f1: the owner rule is tested from root, where the confused deputy would do harm");
         return;
     }
-    // (owner uid, mode, keep token) → expected: true = stopped, false = refused.
+    // The target is always a root process. (owner uid, mode, keep token) → stopped?
+    // A token proves which process a file names, never who wrote the file: any user can compute
+    // any process's token (machine id, boot id, namespace inode, /proc/<pid>/stat, a pidfd's
+    // inode). So a file another user could write never aims root at root's processes, even when
+    // its token matches — the cases marked "forged" are the attack of CVE-2018-16888.
     let cases: [(u32, u32, bool, bool); 7] = [
-        (0, 0o644, false, true),     // root's own file, mtime rule: acted on
-        (65534, 0o644, true, true),  // another user's file, token Match: acted on
+        (0, 0o644, false, true),      // root's own file, mtime rule: acted on
+        (65534, 0o644, true, false),  // forged: another user's file with a matching token: refused
         (65534, 0o644, false, false), // another user's file without a token: refused
-        (0, 0o664, false, false),    // group-writable, no token: refused
-        (0, 0o664, true, true),      // group-writable, token Match: acted on
-        (0, 0o666, true, false),     // world-writable: always refused
-        (0, 0o646, false, false),    // world-writable: always refused
+        (0, 0o664, false, false),     // group-writable, no token: refused
+        (0, 0o664, true, false),      // forged: group-writable with a matching token: refused
+        (0, 0o666, true, false),      // world-writable: always refused
+        (0, 0o646, false, false),     // world-writable: always refused
     ];
     for (i, &(uid, mode, keep_token, stops)) in cases.iter().enumerate() {
         for via_cleanup in [true, false] {
@@ -515,6 +506,11 @@ fn f1_root_refuses_pidfiles_others_could_write_unless_match() {
                 } else {
                     assert_eq!(r.outcome, HookOutcome::Refused(Refusal::UntrustedPidfile), "{what}: {r:?}");
                     assert!(r.signals.is_empty() && pf.exists(), "{what}");
+                    let err = r.error.as_deref().unwrap_or("");
+                    assert!(err.contains("untrusted-pidfile"), "{what}: {err}");
+                    if uid != 0 && mode & 0o022 == 0 {
+                        assert!(err.contains("owned by uid 65534, target uid 0"), "{what}: {err}");
+                    }
                 }
             } else {
                 let r = stop_pid_file(&pf, &StopOptions { schedule: sched("TERM/5/KILL/5"), ..StopOptions::default() }).unwrap();
@@ -523,11 +519,74 @@ fn f1_root_refuses_pidfiles_others_could_write_unless_match() {
                 } else {
                     assert_eq!(r.outcome, StopOutcome::Refused(Refusal::UntrustedPidfile), "{what}: {r:?}");
                     assert!(r.signals().is_empty() && pf.exists(), "{what}");
+                    assert!(r.detail.is_some(), "{what}: {r:?}");
                 }
             }
             assert_eq!(alive(p.pid()), !stops, "{what}");
         }
     }
+}
+
+/// A group led by a process of uid 65534 (`setpriv`), optionally joined by a root `sleep`.
+fn spawn_user_group(with_root_member: bool) -> (Proc, Option<Proc>) {
+    let leader = Proc(
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "1000"])
+            .process_group(0)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn setpriv"),
+    );
+    assert!(wait_for(Duration::from_secs(5), || pidguard::sys::procfs::read_uids(leader.pid()).is_ok_and(|u| u.0 == 65534)));
+    let member = with_root_member.then(|| {
+        Proc(Command::new("sleep").arg("1000").process_group(leader.pid()).stdin(std::process::Stdio::null()).spawn().unwrap())
+    });
+    (leader, member)
+}
+
+#[test]
+fn i9_root_still_stops_the_users_own_process_named_by_the_users_pidfile() {
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+        println!("SKIP i9: needs root and setpriv");
+        return;
+    }
+    for via_cleanup in [true, false] {
+        let (leader, _) = spawn_user_group(false);
+        let dir = TempDir::new(&format!("i9-own-{via_cleanup}"));
+        let pf = dir.path().join("on_Snapshot__1_hook.bg.pid");
+        write_pid_file_with_mtime(&pf, leader.pid(), now()).unwrap();
+        std::os::unix::fs::chown(&pf, Some(65534), Some(65534)).unwrap();
+        if via_cleanup {
+            let copts = CleanupOptions { schedule: sched("TERM/5/KILL/5"), no_finalize: true, ..CleanupOptions::default() };
+            let r = cleanup_background_hooks(dir.path(), &copts, None).unwrap().pop().unwrap();
+            assert_eq!(r.outcome, HookOutcome::Exited(Signal::TERM), "{r:?}");
+        } else {
+            let r = stop_pid_file(&pf, &StopOptions { schedule: sched("TERM/5/KILL/5"), ..StopOptions::default() }).unwrap();
+            assert_eq!(r.outcome, StopOutcome::Exited(Signal::TERM), "{r:?}");
+        }
+        assert!(!alive(leader.pid()));
+    }
+}
+
+#[test]
+fn i9_a_root_member_of_the_users_group_is_never_signalled() {
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+        println!("SKIP i9: needs root and setpriv");
+        return;
+    }
+    // The user's pidfile names the user's own group leader, but a root process sits in that
+    // group: the owner could not have signalled it, so neither may root on the file's word.
+    let (leader, member) = spawn_user_group(true);
+    let member = member.unwrap();
+    let dir = TempDir::new("i9-member");
+    let pf = dir.path().join("on_Snapshot__1_hook.bg.pid");
+    write_pid_file_with_mtime(&pf, leader.pid(), now()).unwrap();
+    std::os::unix::fs::chown(&pf, Some(65534), Some(65534)).unwrap();
+    let copts = CleanupOptions { schedule: sched("TERM/1/KILL/1"), no_finalize: true, ..CleanupOptions::default() };
+    let r = cleanup_background_hooks(dir.path(), &copts, None).unwrap().pop().unwrap();
+    assert!(!alive(leader.pid()), "{r:?}");
+    assert!(alive(member.pid()), "the root member was signalled: {r:?}");
+    assert_eq!(r.outcome, HookOutcome::Unkillable, "{r:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ pub enum pidguard_reason {
     PIDGUARD_REASON_PIDFS_INODE_DIFFERS = 4,
     /// The record carries no token (UNVERIFIABLE).
     PIDGUARD_REASON_NO_RECORDED_TOKEN = 5,
-    /// The live process's token could not be read (UNVERIFIABLE).
+    /// The live token was read without the pidfs inode the record has (UNVERIFIABLE).
     PIDGUARD_REASON_LIVE_TOKEN_UNREADABLE = 6,
     /// The record was written in another PID namespace (UNVERIFIABLE; leave it alone).
     PIDGUARD_REASON_FOREIGN_PID_NAMESPACE = 7,
@@ -66,6 +66,9 @@ pub enum pidguard_reason {
     PIDGUARD_REASON_NO_SUCH_PROCESS = 9,
     /// The process is a zombie (GONE).
     PIDGUARD_REASON_ZOMBIE = 10,
+    /// The live identity could not be read: EMFILE, EACCES, a /proc mounted hidepid, …
+    /// (UNVERIFIABLE; never read as gone).
+    PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE = 11,
 }
 
 impl pidguard_reason {
@@ -82,6 +85,7 @@ impl pidguard_reason {
             Some(Reason::ForeignMachine) => Self::PIDGUARD_REASON_FOREIGN_MACHINE,
             Some(Reason::NoSuchProcess) => Self::PIDGUARD_REASON_NO_SUCH_PROCESS,
             Some(Reason::Zombie) => Self::PIDGUARD_REASON_ZOMBIE,
+            Some(Reason::LiveIdentityUnreadable(_)) => Self::PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE,
         }
     }
 }
@@ -294,6 +298,9 @@ pub enum pidguard_hook_outcome {
     PIDGUARD_HOOK_REFUSED = 6,
     /// Signalling failed (see pidguard_cleanup_report_error()); pidfile kept.
     PIDGUARD_HOOK_ERROR = 7,
+    /// The live identity could not be read: nothing signalled, pidfile and logs kept, no index
+    /// records (see pidguard_cleanup_report_error() for the cause).
+    PIDGUARD_HOOK_UNVERIFIED = 8,
 }
 
 impl pidguard_hook_outcome {
@@ -307,6 +314,7 @@ impl pidguard_hook_outcome {
             HookOutcome::Unkillable => Self::PIDGUARD_HOOK_UNKILLABLE,
             HookOutcome::Refused(_) => Self::PIDGUARD_HOOK_REFUSED,
             HookOutcome::Error => Self::PIDGUARD_HOOK_ERROR,
+            HookOutcome::Unverified => Self::PIDGUARD_HOOK_UNVERIFIED,
         }
     }
 }

@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 mod guard;
+mod process;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use pidguard::{
-    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, ProcessRef, Schedule, StartToken,
+    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, Schedule, StartToken,
     TerminateOptions,
 };
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -309,7 +310,7 @@ impl From<pidguard::PidFileCheck> for PidFileCheck {
             reason: c.reason.as_str().to_string(),
             pid: c.pid,
             verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-            verdict_reason: c.judgement.map(|j| j.reason.as_str().to_string()),
+            verdict_reason: c.judgement.map(|j| j.reason.to_string()),
             token: c.token.map(|t| t.to_string()),
             mtime: c.mtime,
             create_time: c.create_time,
@@ -533,33 +534,72 @@ fn write_pid_file_with_mtime(
 /// rules, made stricter where the start token can decide). Every file or process problem gives
 /// False, never an exception; `check_pid_file` says why. `tolerance` is in seconds.
 ///
-/// Raises TypeError/ValueError only for bad argument types (a negative or non-finite tolerance is
-/// a failure like any other: False).
+/// The second argument records the hook's command either way abx-dl has recorded it: a path to
+/// its `.sh` file (str, bytes or os.PathLike; releases up to 1.12), or the argv itself as a
+/// list of str (`expected_argv`, the current release); None or an empty list: no command rules.
+///
+/// Raises TypeError/ValueError only for bad argument types. A negative or non-finite tolerance
+/// is a failure like any other (False), and so is `tolerance=None`, as in the original (where
+/// the comparison with None raises inside its `try`).
 #[pyfunction]
 #[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
-#[pyo3(signature = (pid_file, cmd_file=None, tolerance=None))]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(pidguard::DEFAULT_TOLERANCE)))]
 fn validate_pid_file(
     py: Python<'_>,
     pid_file: &Bound<'_, PyAny>,
     cmd_file: Option<&Bound<'_, PyAny>>,
-    tolerance: Option<&Bound<'_, PyAny>>,
+    tolerance: Tolerance,
 ) -> PyResult<bool> {
-    let (path, cmd, tol) = check_args(pid_file, cmd_file, tolerance)?;
-    core_call(py, move || Ok(pidguard::validate_pid_file(&path, cmd.as_deref(), tol)))
+    let (path, cmd) = check_args(pid_file, cmd_file)?;
+    let tol = tolerance.0;
+    core_call(py, move || Ok(pidguard::validate_pid_file_recorded(&path, cmd.as_ref().map(Recorded::as_core), tol)))
 }
 
-fn check_args(
-    pid_file: &Bound<'_, PyAny>,
-    cmd_file: Option<&Bound<'_, PyAny>>,
-    tolerance: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(PathBuf, Option<PathBuf>, f64)> {
-    let path = path_arg(pid_file, "pid_file")?;
-    let cmd = opt_path_arg(cmd_file, "cmd_file")?;
-    let tol = match tolerance {
-        Some(t) if !t.is_none() => tolerance_arg(t)?,
-        _ => pidguard::DEFAULT_TOLERANCE,
-    };
-    Ok((path, cmd, tol))
+/// A tolerance argument: seconds, or None, which fails every check as in the original (a NaN
+/// tolerance is core's "no tolerance": `mtime-skew`).
+pub(crate) struct Tolerance(f64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Tolerance {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_none() {
+            return Ok(Tolerance(f64::NAN));
+        }
+        tolerance_arg(&obj.to_owned()).map(Tolerance)
+    }
+}
+
+/// The recorded command, converted: a `.sh` path or an argv list.
+enum Recorded {
+    File(PathBuf),
+    Argv(Vec<String>),
+}
+
+impl Recorded {
+    fn as_core(&self) -> pidguard::RecordedCommand<'_> {
+        match self {
+            Recorded::File(p) => pidguard::RecordedCommand::File(p),
+            Recorded::Argv(a) => pidguard::RecordedCommand::Argv(a),
+        }
+    }
+}
+
+/// A list (or tuple) is an argv, each item a str; anything else is a path.
+fn recorded_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Recorded>> {
+    match obj {
+        Some(o) if o.is_instance_of::<pyo3::types::PyList>() || o.is_instance_of::<pyo3::types::PyTuple>() => {
+            let argv = o
+                .try_iter()?
+                .map(|a| a.and_then(|a| str_arg(&a, "each expected_argv item")))
+                .collect::<PyResult<Vec<String>>>()?;
+            Ok(Some(Recorded::Argv(argv)))
+        }
+        _ => Ok(opt_path_arg(obj, "cmd_file")?.map(Recorded::File)),
+    }
+}
+
+fn check_args(pid_file: &Bound<'_, PyAny>, cmd_file: Option<&Bound<'_, PyAny>>) -> PyResult<(PathBuf, Option<Recorded>)> {
+    Ok((path_arg(pid_file, "pid_file")?, recorded_arg(cmd_file)?))
 }
 
 /// Like `validate_pid_file`, but returns a PidFileCheck saying why (its `reason`), with the
@@ -567,23 +607,26 @@ fn check_args(
 /// problems; TypeError/ValueError for bad arguments.
 #[pyfunction]
 #[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
-#[pyo3(signature = (pid_file, cmd_file=None, tolerance=None))]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(pidguard::DEFAULT_TOLERANCE)))]
 fn check_pid_file(
     py: Python<'_>,
     pid_file: &Bound<'_, PyAny>,
     cmd_file: Option<&Bound<'_, PyAny>>,
-    tolerance: Option<&Bound<'_, PyAny>>,
+    tolerance: Tolerance,
 ) -> PyResult<PidFileCheck> {
-    let (path, cmd, tol) = check_args(pid_file, cmd_file, tolerance)?;
-    core_call(py, move || Ok(pidguard::check_pid_file(&path, cmd.as_deref(), tol).into()))
+    let (path, cmd) = check_args(pid_file, cmd_file)?;
+    let tol = tolerance.0;
+    core_call(py, move || Ok(pidguard::check_pid_file_recorded(&path, cmd.as_ref().map(Recorded::as_core), tol).into()))
 }
 
-/// Write a hook's command file: `#!/bin/bash`, then `argv` joined as `shlex.join` joins it,
-/// mode 0755, atomically (a symlink at the path is refused).
+/// Write a hook's command file as abx-dl's `write_cmd_file` writes it: `#!/bin/bash`, then
+/// `argv` joined as `shlex.join` joins it (an argument with a line break is quoted, and read
+/// back as one argument; an empty argv writes the shebang line alone), mode 0755, atomically
+/// (a symlink at the path is refused).
 ///
 /// Raises TypeError when argv is not a sequence of str; InvalidArgumentError (a ValueError) for
-/// an empty argv or an argument holding a NUL or line break; UntrustedError for a symlink, FIFO
-/// or directory at the path; file system errors otherwise.
+/// an argument holding a NUL; UntrustedError for a symlink, FIFO or directory at the path;
+/// file system errors otherwise.
 #[pyfunction]
 #[pyo3(text_signature = "(cmd_file, argv)")]
 fn write_cmd_file(py: Python<'_>, cmd_file: &Bound<'_, PyAny>, argv: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -660,11 +703,7 @@ fn terminate(
     if let Some(r) = reap {
         opts.reap = bool_arg(r)?;
     }
-    core_call(py, move || {
-        let h = ProcessRef::open(pid, token.as_ref(), policy)?;
-        let mut reports = pidguard::terminate(vec![h], &opts);
-        Ok(reports.remove(0).into())
-    })
+    core_call(py, move || Ok(pidguard::terminate_pid(pid, token.as_ref(), policy, &opts)?.into()))
 }
 
 /// Stop every background hook under `output_dir` that is provably still itself (with its
@@ -766,6 +805,7 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PidFileCheck>()?;
     m.add_class::<TerminateReport>()?;
     m.add_class::<HookReport>()?;
+    m.add_class::<process::ProcessRef>()?;
     m.add_function(wrap_pyfunction!(write_pid_file_with_mtime, m)?)?;
     m.add_function(wrap_pyfunction!(validate_pid_file, m)?)?;
     m.add_function(wrap_pyfunction!(check_pid_file, m)?)?;

@@ -62,6 +62,9 @@ static void my_token_with(int index, const char *value, char *out, size_t len) {
     for (char *p = strtok(tok, ":"); p && k < 8; p = strtok(NULL, ":")) parts[k++] = p;
     CHECK(k == 6 && strcmp(parts[0], "linux1") == 0);
     parts[index + 1] = (char *)value;
+    /* Other start ticks stand for another process only in a record without a pidfs inode:
+     * with inodes on both sides the inode decides alone. */
+    if (index == 3) parts[5] = "-";
     snprintf(out, len, "%s:%s:%s:%s:%s:%s", parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
 }
 

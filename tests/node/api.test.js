@@ -176,7 +176,12 @@ test('errors: code PIDGUARD_<KIND>, errno where there is one, the path in the me
   if (pidMax < 2 ** 31 - 1) {
     assert.throws(() => pidguard.lookup(pidMax + 1), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT');
   }
-  assert.throws(() => pidguard.writeCmdFile(path.join(dir, 'x.sh'), []), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT');
+  // As abx-dl's write_cmd_file: an empty argv gives the shebang line alone, a line break is quoted.
+  pidguard.writeCmdFile(path.join(dir, 'x.sh'), []);
+  assert.equal(fs.readFileSync(path.join(dir, 'x.sh'), 'utf8'), '#!/bin/bash\n\n');
+  pidguard.writeCmdFile(path.join(dir, 'x.sh'), ['echo', 'a\nb']);
+  assert.equal(fs.readFileSync(path.join(dir, 'x.sh'), 'utf8'), "#!/bin/bash\necho 'a\nb'\n");
+  assert.throws(() => pidguard.writeCmdFile(path.join(dir, 'x.sh'), ['a\0b']), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT');
   // Buffers are paths too.
   pidguard.writeCmdFile(Buffer.from(path.join(dir, 'b.sh')), ['sleep', '1']);
   assert.equal(fs.readFileSync(path.join(dir, 'b.sh'), 'utf8'), '#!/bin/bash\nsleep 1\n');

@@ -44,10 +44,12 @@
 //! another machine (a shared NFS volume) is never removed, even with `takeover`. A record from
 //! an earlier boot of this machine is `Mismatch` whatever runs at its pid now, and is replaced.
 //!
-//! ## Running as root (SPEC §3.3)
+//! ## Records written by someone else
 //! A file that group or others may write is always refused by [`read`]. A file owned by another
-//! user may be read, but [`Verdict::authorizes`] lets a root caller signal on its strength only
-//! when the identity is `Match`.
+//! user may be read and judged, but it aims signals only at that user's own processes
+//! ([`Verdict::authorizes`], [`Verdict::open`]): a token proves which process a record names,
+//! never who wrote the record, so root acting on a user's file never lends the user root's
+//! reach.
 //!
 //! ## Example
 //! ```
@@ -78,7 +80,8 @@ pub use entry::{decode, encode, token_sha256, Entry, MAX_BYTES, PID_MEMBER, TOKE
 pub use file::{create, read, remove, replace, DIR_MODE, FILE_MODE};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::identity::{judge, Judgement, Policy, Reason, StartToken, Verdict as Identity};
+use crate::identity::{judge, Judgement, Policy, ProcessRef, Reason, StartToken, Verdict as Identity};
+use crate::signal::Refusal;
 
 /// The answer of [`check`]: is there a record, and is its holder still that process?
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,16 +109,53 @@ impl Verdict {
         matches!(self.identity.map(|j| j.verdict), Some(Identity::Gone) | Some(Identity::Mismatch))
     }
 
-    /// Whether a signal to the holder would be authorised under `policy` (SPEC §2.3) and the
-    /// root rule of §3.3: a root caller acts on a file owned by another user only when the
-    /// identity is `Match`. `false` when nothing was found.
+    /// Whether a signal to the holder would be authorised now under `policy` and the owner
+    /// rule: a record owned by another uid than the caller's effective uid may aim signals only
+    /// at that uid's own processes, whatever its token says (anyone can compute any process's
+    /// token, so a matching token proves nothing about who wrote the file). `false` when
+    /// nothing was found. [`open`](Self::open) applies the same rules and pins the holder.
     pub fn authorizes(&self, policy: Policy) -> bool {
-        let Some(j) = self.identity else { return false };
+        let (Some(j), Some(e), Some(owner)) = (self.identity, &self.entry, self.owner_uid) else { return false };
         if !policy.authorizes(j.verdict) {
             return false;
         }
-        let root = crate::sys::geteuid() == 0;
-        !(root && self.owner_uid != Some(0) && j.verdict != Identity::Match)
+        match crate::signal::pidfile_authority(owner, 0o600) {
+            Ok(crate::signal::Authority::Any) => true,
+            Ok(crate::signal::Authority::OwnerOnly(o)) => {
+                matches!(crate::sys::procfs::read_uids(e.pid), Ok((r, eu)) if r == o || eu == o)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Pin the holder for signalling: [`ProcessRef::open`] with the record's token under
+    /// `policy`, restricted (see [`ProcessRef::restrict_to_uid`]) to the file owner's processes
+    /// when the record is owned by another uid than the caller's effective uid.
+    ///
+    /// Errors: `NotFound` when no record was found; `BadToken` for a token that does not
+    /// parse; those of [`ProcessRef::open`] (`NoSuchProcess`, `Refused` with the refusal);
+    /// `Refused` (`untrusted-pidfile`, saying both uids) when the holder is not the owner's.
+    pub fn open(&self, policy: Policy) -> Result<ProcessRef> {
+        let (Some(e), Some(owner)) = (&self.entry, self.owner_uid) else {
+            return Err(Error::new(ErrorKind::NotFound, "no guard record"));
+        };
+        let token: StartToken = e
+            .start_token
+            .parse()
+            .map_err(|_| Error::new(ErrorKind::BadToken, format!("start_token {:?} is not a pidguard start token", e.start_token)))?;
+        let mut h = ProcessRef::open(e.pid, Some(&token), policy)?;
+        // `read` refused group and world bits already: only the owner is left to weigh.
+        if let Ok(crate::signal::Authority::OwnerOnly(o)) = crate::signal::pidfile_authority(owner, 0o600) {
+            h.restrict_to_uid(o);
+            match h.uids() {
+                Ok((r, eu)) if r == o || eu == o => {}
+                Ok((r, _)) => {
+                    return Err(Error::refused_because(e.pid, Refusal::UntrustedPidfile, format!("owned by uid {o}, target uid {r}")))
+                }
+                Err(x) => return Err(x),
+            }
+        }
+        Ok(h)
     }
 }
 
@@ -168,12 +208,22 @@ const MAX_ROUNDS: usize = 64;
 ///
 /// 1. [`create`]; if the name is free, it is ours.
 /// 2. Otherwise [`check`] the holder: `Gone` or `Mismatch` → [`replace`] it by content;
-///    `Match` or `Unverifiable` → a `Held` error carrying the holder's record and verdict, unless
-///    `options.takeover`.
+///    the caller itself with a `Match` token → that record is handed back as the caller's guard
+///    (see below); another `Match` or an `Unverifiable` holder → a `Held` error carrying the
+///    holder's record and verdict, unless `options.takeover`. An `Unverifiable` holder is never
+///    replaced without `takeover`: a failure to read its identity is not proof that it died.
 /// 3. A race lost in between (the file changed or vanished) goes back to 1.
 ///
 /// Of any number of racing callers, at most one holds the guard at a time, and a stale holder
 /// never blocks forever.
+///
+/// **Re-exec.** A daemon that replaces itself with `execv` keeps its pid and start token. To
+/// keep its guard across the exec: `acquire(...)`, then [`Guard::keep`] (so the record is not
+/// removed), `execv`, and in the new image `acquire` again with the same path: the record
+/// naming the caller itself with a `Match` token, held by no live `Guard` of this process, is
+/// handed back as the caller's guard — its [`entry`](Guard::entry) is the record as found (the
+/// fields of the first image), and it releases that record when dropped. While a `Guard` of
+/// this process holds the record, a second `acquire` of it is `Held`, as for anyone else.
 ///
 /// Errors: `InvalidArgument` when `entry` fails [`Entry::validate`]; `Held` (see
 /// [`Error::holder`](crate::Error::holder)); every refusal of [`read`] and `BadToken` from
@@ -181,6 +231,12 @@ const MAX_ROUNDS: usize = 64;
 /// when the file kept changing for 64 rounds; file-system errors as in [`create`].
 pub fn acquire(path: &Path, entry: &Entry, options: &AcquireOptions) -> Result<Guard> {
     entry.validate()?;
+    // Threads of one process acquire one at a time, so that a record this process has just
+    // created is registered as held here before another thread can read it and take it for a
+    // record left by an earlier image of this process (see "Re-exec"). Processes still race
+    // through link(2) as before.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mine = encode(entry);
     for _ in 0..MAX_ROUNDS {
         match file::create_bytes(path, &mine) {
@@ -195,6 +251,13 @@ pub fn acquire(path: &Path, entry: &Entry, options: &AcquireOptions) -> Result<G
         };
         let holder = judge_raw(path, &raw)?;
         let j = holder.identity.expect("found");
+        // A record naming the caller itself with a matching token, that no live Guard of this
+        // process holds, is its own: a daemon that re-executed itself (`execv` keeps the pid and
+        // the start token) after `keep()`. A record a live Guard here holds stays held: two
+        // guards of one record would each remove it.
+        if j.verdict == Identity::Match && raw.entry.pid == crate::sys::getpid() && !held_here(path) {
+            return Ok(Guard::new(path, &raw.entry, raw.bytes.clone(), None));
+        }
         let take = holder.is_stale() || (options.takeover && j.reason != Reason::ForeignMachine);
         if !take {
             return Err(Error::held(path, holder));
@@ -224,9 +287,31 @@ pub struct Guard {
     owner_pid: u32,
 }
 
+/// The paths of the records that live, armed `Guard`s of this process hold.
+fn held_registry() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    HELD.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn held_here(path: &Path) -> bool {
+    held_registry().iter().any(|p| p == path)
+}
+
 impl Guard {
     fn new(path: &Path, entry: &Entry, bytes: Vec<u8>, replaced: Option<Verdict>) -> Guard {
+        held_registry().push(path.to_path_buf());
         Guard { path: path.to_path_buf(), entry: entry.clone(), bytes, replaced, armed: true, owner_pid: std::process::id() }
+    }
+
+    /// Forget this guard in the registry of records held by this process.
+    fn disarm(&mut self) {
+        if self.armed {
+            self.armed = false;
+            let mut held = held_registry();
+            if let Some(i) = held.iter().position(|p| *p == self.path) {
+                held.swap_remove(i);
+            }
+        }
     }
 
     /// The pidfile's path.
@@ -255,7 +340,7 @@ impl Guard {
     /// longer held it, or when called in a forked child of the acquiring process (nothing
     /// changed). Errors: `PermissionDenied` or `Io` from the file system.
     pub fn release(mut self) -> Result<bool> {
-        self.armed = false;
+        self.disarm();
         if self.owner_pid != std::process::id() {
             return Ok(false);
         }
@@ -265,7 +350,7 @@ impl Guard {
     /// Give up the guard without removing the record (for example when handing it to a
     /// process that will release it itself) and return our record.
     pub fn keep(mut self) -> Entry {
-        self.armed = false;
+        self.disarm();
         std::mem::replace(&mut self.entry, Entry::new(1, "-"))
     }
 }
@@ -278,5 +363,6 @@ impl Drop for Guard {
                 log::warn!("{}: could not release the guard: {e}", self.path.display());
             }
         }
+        self.disarm();
     }
 }

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::{ProcessRef, Reason, Verdict};
 use crate::pidfile::cmd::read_cmd_file;
-use crate::pidfile::mtime::{check_pid_file, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::mtime::{check_pinned, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
 use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions};
 use crate::sys::procfs;
@@ -61,6 +61,10 @@ pub enum HookOutcome {
     Refused(Refusal),
     /// Signalling failed; pidfile kept.
     Error,
+    /// The live identity could not be read (`EMFILE`, `EACCES`, a `/proc` mounted `hidepid`,
+    /// an unreadable command line or `.sh`): nothing was signalled, and the pidfile and the logs
+    /// are kept, with no index records — a failed read is not a fact about the hook.
+    Unverified,
 }
 
 impl HookOutcome {
@@ -91,6 +95,7 @@ impl HookOutcome {
             HookOutcome::Unkillable => "unkillable",
             HookOutcome::Refused(_) => "refused",
             HookOutcome::Error => "error",
+            HookOutcome::Unverified => "unverified",
         }
     }
     /// Whether the hook is finalized as succeeded.
@@ -147,6 +152,10 @@ pub struct HookReport {
     pub ended_at: SystemTime,
     /// Whether the pidfile was removed.
     pub pid_file_removed: bool,
+    /// What is worth knowing and is not an error: a log cut at
+    /// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES), a planted symlink or FIFO where a log belongs
+    /// (not read).
+    pub notes: Vec<String>,
     /// Time from the start of the cleanup to this hook's outcome, when it was signalled or
     /// waited for.
     pub elapsed: Option<std::time::Duration>,
@@ -281,14 +290,19 @@ fn aside_name(path: &Path) -> PathBuf {
 ///    live processes still in a group with its pid are listed as unverified leftovers; a hook
 ///    leader that is a zombie with a matching identity has its group (which the zombie pins)
 ///    terminated;
-/// 3. valid hooks are pinned, re-checked against the pinned process (and, when running as
-///    root, refused unless `Match` if the pidfile could have been written by another user,
-///    §3.3), and terminated with their process groups, all in parallel;
+/// 3. valid hooks are pinned, re-checked against the pinned process, and terminated with
+///    their process groups, all in parallel. A pidfile owned by another uid aims only at that
+///    uid's processes (others are `Refused`, `untrusted-pidfile`, record kept); a
+///    world-writable one — or a group-writable one when the caller is privileged — at none;
 /// 4. each hook is finalized: by `finalize` when given (its error goes into the report), else
 ///    by [`super::default_finalize`] (unless `opts.no_finalize`).
 ///
-/// Errors: `InvalidArgument` for a tolerance that is not finite seconds ≥ 0 or a pattern that is
-/// empty or holds `/`, and when `output_dir` is not a directory; `NotFound`, `PermissionDenied`,
+/// The logs are read without following symlinks or blocking on FIFOs, at most
+/// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each (see [`HookReport::notes`]).
+///
+/// Errors (before any hook is touched): `InvalidArgument` for a tolerance that is not finite
+/// seconds ≥ 0 or a pattern that is empty or holds `/`, and when `output_dir` is not a
+/// directory; `Untrusted` when `index_path` names a symlink or anything but a regular file; `NotFound`, `PermissionDenied`,
 /// `Io` when it cannot be read. Every per-hook problem is in its report.
 pub fn cleanup_background_hooks(
     output_dir: &Path,
@@ -306,67 +320,154 @@ pub fn cleanup_background_hooks(
     if !meta.is_dir() {
         return Err(Error::at(ErrorKind::InvalidArgument, output_dir, "not a directory"));
     }
+    // The index is opened (and refused if it is not a regular file) before any hook is
+    // touched, so a planted link or FIFO there costs nothing but this error.
+    let index = match (&opts.index_path, finalize.is_none() && !opts.no_finalize) {
+        (Some(p), true) => Some(super::Index::open(p)?),
+        _ => None,
+    };
     let mut files = Vec::new();
     find_pidfiles(output_dir, &opts.pattern, &mut files).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
     files.sort();
 
-    let mut pending: Vec<Pending> = Vec::with_capacity(files.len());
-    let mut handles: Vec<ProcessRef> = Vec::new();
+    // Hooks are stopped in batches that fit the descriptors this process can get (a pinned
+    // hook holds a pidfd, and its group members get theirs while it is terminated): a cleanup
+    // of any number of hooks works whatever RLIMIT_NOFILE is. A hook whose identity could not
+    // be read for want of descriptors (EMFILE, ENFILE) is tried again in a later batch, once
+    // the batch before it has closed its own.
+    let mut queue: std::collections::VecDeque<(PathBuf, u32)> = files.into_iter().map(|f| (f, 0)).collect();
+    let mut reports = Vec::with_capacity(queue.len());
+    // Process groups of the live processes, read once, at the first stale record that needs them.
+    let mut leftover_groups: Option<std::collections::HashMap<i32, Vec<i32>>> = None;
+    let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
+    while !queue.is_empty() {
+        let budget = hooks_per_batch();
+        let mut pending: Vec<Pending> = Vec::new();
+        let mut handles: Vec<ProcessRef> = Vec::new();
+        let mut retry: Vec<(PathBuf, u32)> = Vec::new();
+        while handles.len() < budget {
+            let Some((pid_file, attempts)) = queue.pop_front() else { break };
+            let (report, check, pin) = judge_hook(&pid_file, opts);
+            let out_of_fds = matches!(check.judgement.and_then(|j| j.reason.errno()), Some(libc::EMFILE) | Some(libc::ENFILE));
+            if out_of_fds && attempts < 3 && (!handles.is_empty() || !pending.is_empty()) {
+                retry.push((pid_file, attempts + 1));
+                continue;
+            }
+            let mut p = Pending { report, check, handle_index: None };
+            p.decide(pin, &mut handles);
+            pending.push(p);
+        }
+        let results = terminate(handles, &topts);
+        for p in pending {
+            let report = p.finish(&results, &mut leftover_groups, opts, index.as_ref(), &mut finalize);
+            reports.push(report);
+        }
+        // Put the retries first: the next batch starts with every descriptor of this one closed.
+        for r in retry.into_iter().rev() {
+            queue.push_front(r);
+        }
+    }
+    reports.sort_by(|a, b| a.pid_file.cmp(&b.pid_file));
+    Ok(reports)
+}
 
-    for pid_file in files {
-        let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let stem = pid_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let cmd_file = dir.join(format!("{stem}.sh"));
-        let check = check_pid_file(&pid_file, Some(&cmd_file), opts.tolerance);
-        let cmd = read_cmd_file(&cmd_file).ok().flatten().map(|(_, argv)| argv).unwrap_or_default();
-        let mut report = HookReport {
-            name: stem,
-            dir,
-            pid_file: pid_file.clone(),
-            pid: check.pid,
-            verdict: check.judgement.map(|j| j.verdict),
-            verdict_reason: check.judgement.map(|j| j.reason),
-            reason: check.reason,
-            outcome: HookOutcome::Stale,
-            signals: Vec::new(),
-            exit_code: None,
-            error: None,
-            output_files: Vec::new(),
-            cmd,
-            unverified_leftovers: Vec::new(),
-            started_at: check.mtime.filter(|m| *m >= 0.0).map(|m| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs_f64(m)),
-            ended_at: SystemTime::now(),
-            pid_file_removed: false,
-            elapsed: None,
-        };
-        let mut handle_index = None;
+/// How many hooks the next batch may pin: what the soft `RLIMIT_NOFILE` leaves after the
+/// descriptors already open, a reserve for reading pidfiles, logs and `/proc`, and about four
+/// descriptors per hook (its pidfd, its group members' during termination). At least one.
+fn hooks_per_batch() -> usize {
+    const RESERVE: u64 = 16;
+    const PER_HOOK: u64 = 4;
+    let soft = crate::sys::nofile_soft_limit().unwrap_or(1024);
+    let open = crate::sys::open_fd_count().unwrap_or(64) as u64;
+    (soft.saturating_sub(open).saturating_sub(RESERVE) / PER_HOOK).clamp(1, 4096) as usize
+}
+
+/// Check one hook's pidfile (with its `.sh`) and start its report.
+fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>) {
+    let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let stem = pid_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let cmd_file = dir.join(format!("{stem}.sh"));
+    let (check, pin) = check_pinned(pid_file, Some(&cmd_file), opts.tolerance);
+    let cmd = read_cmd_file(&cmd_file).ok().flatten().map(|(_, argv)| argv).unwrap_or_default();
+    let report = HookReport {
+        name: stem,
+        dir,
+        pid_file: pid_file.to_path_buf(),
+        pid: check.pid,
+        verdict: check.judgement.map(|j| j.verdict),
+        verdict_reason: check.judgement.map(|j| j.reason),
+        reason: check.reason,
+        outcome: HookOutcome::Stale,
+        signals: Vec::new(),
+        exit_code: None,
+        error: None,
+        output_files: Vec::new(),
+        cmd,
+        unverified_leftovers: Vec::new(),
+        started_at: check.mtime.filter(|m| *m >= 0.0).map(|m| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs_f64(m)),
+        ended_at: SystemTime::now(),
+        pid_file_removed: false,
+        elapsed: None,
+        notes: Vec::new(),
+    };
+    (report, check, pin)
+}
+
+fn unverified(report: &mut HookReport, j: Option<crate::identity::Judgement>) {
+    report.outcome = HookOutcome::Unverified;
+    report.error = Some(match j {
+        Some(j) => format!("identity not established: {j}; pidfile and logs kept, nothing signalled"),
+        None => "identity not established; pidfile and logs kept, nothing signalled".to_string(),
+    });
+}
+
+impl Pending {
+    /// Decide what the checked record allows; a pinned hook joins this batch's `handles`.
+    fn decide(&mut self, pin: Option<ProcessRef>, handles: &mut Vec<ProcessRef>) {
+        let (report, check) = (&mut self.report, &self.check);
         match check.reason {
             CheckReason::Foreign => report.outcome = HookOutcome::Foreign,
             CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
-            CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(&check) {
+            // Stale only on proof: gone, reused, or a token-less record whose mtime or command
+            // was compared against a process whose identity was read. A file that names no pid
+            // at all (malformed) names nothing to keep.
+            CheckReason::Gone | CheckReason::Mismatch | CheckReason::MtimeSkew | CheckReason::CmdMismatch | CheckReason::Missing | CheckReason::Malformed => {
+                report.outcome = HookOutcome::Stale
+            }
+            // A token xattr that is not a token, an identity that could not be read: keep.
+            CheckReason::BadToken | CheckReason::Unverifiable => unverified(report, check.judgement),
+            CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(check, pin) {
                 PidfileTarget::Pinned(h) => {
-                    handle_index = Some(handles.len());
+                    self.handle_index = Some(handles.len());
                     handles.push(h);
                 }
-                PidfileTarget::Refused(r) => report.outcome = HookOutcome::Refused(r),
+                PidfileTarget::Refused(r, detail) => {
+                    report.outcome = HookOutcome::Refused(r);
+                    report.error = Some(match detail {
+                        Some(d) => format!("refused to signal: {r}: {d}"),
+                        None => format!("refused to signal: {r}"),
+                    });
+                }
                 PidfileTarget::Foreign => report.outcome = HookOutcome::Foreign,
+                PidfileTarget::Unverifiable(j) => unverified(report, j.or(check.judgement)),
                 PidfileTarget::Stale(reason) => {
                     report.reason = reason;
                     report.outcome = HookOutcome::Stale;
                 }
             },
-            _ => report.outcome = HookOutcome::Stale,
         }
-        pending.push(Pending { report, check, handle_index });
     }
 
-    let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
-    let results = terminate(handles, &topts);
-
-    let mut reports = Vec::with_capacity(pending.len());
-    // Process groups of the live processes, read once, at the first stale record that needs them.
-    let mut leftover_groups: Option<std::collections::HashMap<i32, Vec<i32>>> = None;
-    for Pending { mut report, check, handle_index } in pending {
+    /// Take the termination result, retire the record when that is proven right, and finalize.
+    fn finish(
+        self,
+        results: &[crate::signal::TerminateReport],
+        leftover_groups: &mut Option<std::collections::HashMap<i32, Vec<i32>>>,
+        opts: &CleanupOptions,
+        index: Option<&super::Index>,
+        finalize: &mut Option<&mut dyn FnMut(&HookReport) -> std::result::Result<(), String>>,
+    ) -> HookReport {
+        let Pending { mut report, check, handle_index } = self;
         if let Some(i) = handle_index {
             let r = &results[i];
             report.signals = r.signals.clone();
@@ -394,7 +495,7 @@ pub fn cleanup_background_hooks(
             HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
                 report.pid_file_removed = remove_if_unchanged(&report.pid_file, &check);
             }
-            HookOutcome::Refused(r) => report.error = Some(format!("refused to signal: {r}")),
+            HookOutcome::Refused(r) if report.error.is_none() => report.error = Some(format!("refused to signal: {r}")),
             _ => {}
         }
         if report.outcome == HookOutcome::Stale {
@@ -409,14 +510,19 @@ pub fn cleanup_background_hooks(
         }
         report.output_files = super::finalize::output_files(&report.dir, &report.name);
         report.ended_at = SystemTime::now();
-        if matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable) {
-            reports.push(report);
-            continue;
+        if matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified) {
+            return report;
         }
         let fin = match finalize.as_mut() {
             Some(f) => f(&report),
             None if opts.no_finalize => Ok(()),
-            None => super::finalize::default_finalize(&report, opts.index_path.as_deref(), opts.is_tty).map_err(|e| e.to_string()),
+            None => match super::finalize::default_finalize(&report, index, opts.is_tty) {
+                Ok(notes) => {
+                    report.notes.extend(notes);
+                    Ok(())
+                }
+                Err(e) => Err(e.to_string()),
+            },
         };
         if let Err(e) = fin {
             report.error = Some(match report.error.take() {
@@ -424,9 +530,8 @@ pub fn cleanup_background_hooks(
                 None => format!("finalize failed: {e}"),
             });
         }
-        reports.push(report);
+        report
     }
-    Ok(reports)
 }
 
 #[cfg(test)]

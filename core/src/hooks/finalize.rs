@@ -92,27 +92,90 @@ struct ArchiveResultRecord<'a> {
     error: Option<String>,
 }
 
-/// Read a log, at most 16 MiB, lossily decoded; empty when missing.
-fn read_log(path: &Path) -> String {
+/// The most of one log that finalize reads into the index, bytes (16 MiB).
+pub const MAX_LOG_BYTES: u64 = 16 << 20;
+
+/// Read a hook's log for its `Process` record: lossily decoded, empty when missing.
+///
+/// The log sits in a directory the hook's user may write, so it is opened without following a
+/// symlink (`O_NOFOLLOW`: a link to a root-only file must not copy that file into the index)
+/// and without blocking (`O_NONBLOCK`: a FIFO planted there must not hang the cleanup), and
+/// only a regular file is read. A longer log is cut at [`MAX_LOG_BYTES`] and ends with a
+/// marker line. Anything not read in full is said in the returned note.
+fn read_log(path: &Path, which: &str) -> (String, Option<String>) {
     use std::io::Read;
+    let fd = match crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return (String::new(), None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return (String::new(), Some(format!("{which} log is a symbolic link: not read")))
+        }
+        Err(e) => return (String::new(), Some(format!("{which} log cannot be opened: {e}"))),
+    };
+    let mut f = fs::File::from(fd);
+    let size = match f.metadata() {
+        Ok(m) if m.is_file() => m.len(),
+        Ok(_) => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),
+        Err(e) => return (String::new(), Some(format!("{which} log cannot be examined: {e}"))),
+    };
     let mut buf = Vec::new();
-    if let Ok(f) = fs::File::open(path) {
-        let _ = f.take(16 << 20).read_to_end(&mut buf);
+    if let Err(e) = Read::by_ref(&mut f).take(MAX_LOG_BYTES).read_to_end(&mut buf) {
+        return (String::from_utf8_lossy(&buf).into_owned(), Some(format!("{which} log could not be read in full: {e}")));
     }
-    String::from_utf8_lossy(&buf).into_owned()
+    let mut text = String::from_utf8_lossy(&buf).into_owned();
+    if size > MAX_LOG_BYTES {
+        text.push_str(&format!("\n[pidguard: log truncated: {size} bytes, the first {MAX_LOG_BYTES} kept]\n"));
+        return (text, Some(format!("{which} log truncated at {MAX_LOG_BYTES} of {size} bytes")));
+    }
+    (text, None)
 }
 
-/// abx-dl's finalize for one hook: read both logs; let `"type": "ArchiveResult"` lines on stdout
-/// override `status`/`output_str` (the last wins); append one `Process` and one `ArchiveResult`
-/// JSON line to `index_path` when given (and print them to stdout when `is_tty` is false); on
-/// success delete the two logs. The `.sh` file is always kept.
+/// The index that finalize appends to, opened once per cleanup.
+#[derive(Debug)]
+pub(crate) struct Index {
+    file: fs::File,
+    path: std::path::PathBuf,
+}
+
+impl Index {
+    /// Open (creating it 0644 when missing) the index for appending: `O_APPEND|O_NOFOLLOW|
+    /// O_NONBLOCK`, and only a regular file. A symlink, FIFO, directory or device at the path is
+    /// an `Untrusted` error, so a cleanup never appends to whatever file a planted link names.
+    pub(crate) fn open(path: &Path) -> Result<Index> {
+        let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let fd = crate::sys::open_raw(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Error::at(crate::ErrorKind::Untrusted, path, "the index is a symbolic link: nothing appended"),
+            _ => Error::io_at(path, "open index", &e),
+        })?;
+        let file = fs::File::from(fd);
+        let m = file.metadata().map_err(|e| Error::io_at(path, "fstat index", &e))?;
+        if !m.is_file() {
+            return Err(Error::at(crate::ErrorKind::Untrusted, path, "the index is not a regular file: nothing appended"));
+        }
+        Ok(Index { file, path: path.to_path_buf() })
+    }
+
+    /// Append `lines` in one `write(2)` (`O_APPEND`: concurrent appenders never interleave a
+    /// record).
+    fn append(&self, lines: &str) -> Result<()> {
+        (&self.file).write_all(lines.as_bytes()).map_err(|e| Error::io_at(&self.path, "append to index", &e))
+    }
+}
+
+/// abx-dl's finalize for one hook: read both logs (see [`read_log`]); let
+/// `"type": "ArchiveResult"` lines on stdout override `status`/`output_str` (the last wins);
+/// append one `Process` and one `ArchiveResult` JSON line to `index` when given (and print them
+/// to stdout when `is_tty` is false); on success delete the two logs (`unlink` removes a
+/// planted link itself, never its target). The `.sh` file is always kept. Returns the notes of
+/// logs not read in full.
 ///
-/// Errors: `Io`/`PermissionDenied`/`NotFound` when the index cannot be appended to.
-pub fn default_finalize(report: &HookReport, index_path: Option<&Path>, is_tty: bool) -> Result<()> {
+/// Errors: `Io`/`PermissionDenied` when the index cannot be appended to.
+pub(crate) fn default_finalize(report: &HookReport, index: Option<&Index>, is_tty: bool) -> Result<Vec<String>> {
     let stdout_path = report.dir.join(format!("{}.stdout.log", report.name));
     let stderr_path = report.dir.join(format!("{}.stderr.log", report.name));
-    let stdout = read_log(&stdout_path);
-    let stderr = read_log(&stderr_path);
+    let (stdout, n1) = read_log(&stdout_path, "stdout");
+    let (stderr, n2) = read_log(&stderr_path, "stderr");
+    let notes: Vec<String> = n1.into_iter().chain(n2).collect();
     let success = report.succeeded();
     let mut status = if success { "succeeded".to_string() } else { "failed".to_string() };
     let mut output_str = None;
@@ -134,7 +197,7 @@ pub fn default_finalize(report: &HookReport, index_path: Option<&Path>, is_tty: 
     let result_id = new_id();
     let started = report.started_at.map(iso);
     let ended = iso(report.ended_at);
-    if let Some(index) = index_path {
+    if let Some(index) = index {
         let p = ProcessRecord {
             kind: "Process",
             id: &process_id,
@@ -166,12 +229,7 @@ pub fn default_finalize(report: &HookReport, index_path: Option<&Path>, is_tty: 
             serde_json::to_string(&p).expect("plain data serialises"),
             serde_json::to_string(&a).expect("plain data serialises")
         );
-        let mut f = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(index)
-            .map_err(|e| Error::io_at(index, "open index", &e))?;
-        f.write_all(lines.as_bytes()).map_err(|e| Error::io_at(index, "append to index", &e))?;
+        index.append(&lines)?;
         if !is_tty {
             print!("{lines}");
         }
@@ -180,5 +238,5 @@ pub fn default_finalize(report: &HookReport, index_path: Option<&Path>, is_tty: 
         let _ = fs::remove_file(&stdout_path);
         let _ = fs::remove_file(&stderr_path);
     }
-    Ok(())
+    Ok(notes)
 }

@@ -5,4 +5,5 @@ pub(crate) mod cleanup;
 mod finalize;
 
 pub use cleanup::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport};
-pub use finalize::{default_finalize, new_id};
+pub use finalize::{new_id, MAX_LOG_BYTES};
+pub(crate) use finalize::Index;

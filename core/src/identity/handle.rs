@@ -1,14 +1,16 @@
-//! The pinned process handle (systemd's `PidRef` pattern, SPEC §4.1).
+//! The pinned process handle (systemd's `PidRef` pattern): the one way pidguard looks at, judges,
+//! signals, waits for and reaps a live process.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::Duration;
 
-use super::process::{info_from, snapshot, ProcessInfo, Snapshot};
+use super::process::{create_time, ProcessInfo};
 use super::token::StartToken;
-use super::verdict::{judge_record, judge_snapshot, Judgement, Policy, Verdict};
+use super::verdict::{compare_tokens, judge_record, Judgement, Policy, Reason, Verdict};
 use crate::error::{Error, ErrorKind, Result};
-use crate::signal::{refuse_group, refuse_pid, Refusal, Signal};
-use crate::sys::{self, procfs, PIDFD_SIGNAL_PROCESS_GROUP};
+use crate::protect::{refuse, Refusal, Target};
+use crate::signo::Signal;
+use crate::sys::{self, procfs, Stat, PIDFD_SIGNAL_PROCESS_GROUP};
 
 /// How a handle reaches its process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,36 +62,54 @@ pub enum Delivery {
 pub struct ProcessRef {
     pid: i32,
     pidfd: Option<OwnedFd>,
-    token: StartToken,
-    pgid: i32,
-    ppid: i32,
+    /// The pidfs inode of `pidfd` (Linux ≥ 6.9).
+    pidfs_ino: Option<u64>,
+    /// `/proc/<pid>/stat` as read through the pin; `None` only inside pidguard, for a handle
+    /// whose identity the pidfs inode decided without a procfs read (see [`Self::probe`]).
+    stat: Option<Stat>,
+    token: Option<StartToken>,
     zombie_at_open: bool,
     judgement: Judgement,
     unpinned_because: Option<i32>,
     /// Unpinned only: the open `/proc/<pid>` directory, which stops answering once this process
     /// is reaped, so a successor of the number is never mistaken for it.
     procfd: Option<OwnedFd>,
-    info: Option<ProcessInfo>,
+    /// When set, only processes whose real or effective uid is this one are signalled (a
+    /// pidfile owned by that uid aimed this handle; see [`ProcessRef::restrict_to_uid`]).
+    only_uid: Option<u32>,
+}
+
+fn gone(reason: Reason) -> Judgement {
+    Judgement::new(Verdict::Gone, reason)
+}
+
+fn unreadable(e: &std::io::Error) -> Judgement {
+    Judgement::new(Verdict::Unverifiable, Reason::LiveIdentityUnreadable(e.raw_os_error().unwrap_or(libc::EIO)))
 }
 
 impl ProcessRef {
-    /// Pin `pid` and check it against `expected` under `policy`.
+    /// Pin `pid` and check it against `expected` under `policy`: the handle to signal with.
     ///
-    /// Errors: `Refused` (see [`Error::refusal`]) for a protected target (pid ≤ 0, above
-    /// `pid_max`, 1, our own pid, our parent unless `Match`) or a verdict the policy does not
-    /// accept (`Mismatch`; `Unverifiable` under `Strict`); `NoSuchProcess` when the process is
-    /// gone or a zombie; `Io` for unexpected system errors.
-    ///
-    /// `Lenient` relaxes only the absence of a recorded token: when `expected` is given, only
-    /// `Match` is accepted under either policy (an unpinned handle cannot read the pidfs inode,
-    /// so a same-tick reuse would otherwise pass as `Unverifiable`).
+    /// Errors, with nothing sent:
+    /// - `Refused` (see [`Error::refusal`]) for a protected target (pid ≤ 0, above `pid_max`,
+    ///   1, our own pid, our parent unless `Match`) or a verdict the policy does not accept
+    ///   (`Mismatch`; `Unverifiable` under `Strict`, or under either policy when `expected` is
+    ///   given: `Lenient` relaxes only the absence of a recorded token);
+    /// - `NoSuchProcess` when the process is gone (reaped, or a zombie);
+    /// - `PermissionDenied` or `Io`, carrying the errno, when the live identity could not be
+    ///   read (`/proc` mounted `hidepid`, `EMFILE`): a failure to read is never "gone".
     pub fn open(pid: i32, expected: Option<&StartToken>, policy: Policy) -> Result<ProcessRef> {
-        if let Some(r) = expected {
-            if let Some(j) = judge_record(r) {
-                return Err(refusal_error(pid, if j.verdict == Verdict::Mismatch { Refusal::Mismatch } else { Refusal::Unverifiable }));
-            }
+        if let Some(r) = refuse(Target::Process { pid: pid as i64, token_matched: true }) {
+            return Err(refusal_error(pid, r));
         }
-        let h = ProcessRef::pin(pid, expected)?;
+        let h = match ProcessRef::probe(pid, expected, true) {
+            Ok(h) => h,
+            Err(j) if j.verdict == Verdict::Mismatch => return Err(refusal_error(pid, Refusal::Mismatch)),
+            Err(j) if j.verdict == Verdict::Unverifiable && j.reason.errno().is_none() => {
+                return Err(refusal_error(pid, Refusal::Unverifiable))
+            }
+            Err(j) => return Err(super::process::unreadable(pid, j)),
+        };
         match h.judgement.verdict {
             Verdict::Gone => Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid}: gone ({})", h.judgement.reason)).with_pid(pid)),
             Verdict::Mismatch => Err(refusal_error(pid, Refusal::Mismatch)),
@@ -97,8 +117,8 @@ impl ProcessRef {
                 Err(refusal_error(pid, Refusal::Unverifiable))
             }
             v => {
-                if h.pid == sys::getppid() && v != Verdict::Match {
-                    return Err(refusal_error(pid, Refusal::Parent));
+                if let Some(r) = refuse(Target::Process { pid: pid as i64, token_matched: v == Verdict::Match }) {
+                    return Err(refusal_error(pid, r));
                 }
                 if v == Verdict::Unverifiable {
                     log::warn!("pid {pid}: identity unverifiable ({}); signalling under the lenient policy", h.judgement.reason);
@@ -108,32 +128,271 @@ impl ProcessRef {
         }
     }
 
-    /// Pin `pid` without a policy decision: refuses only protected targets. The handle's
-    /// [`judgement`](Self::judgement) says how it compares with `expected`; zombies are pinned
-    /// too (their group number is still held by the kernel).
-    pub(crate) fn pin(pid: i32, expected: Option<&StartToken>) -> Result<ProcessRef> {
-        if let Some(r) = refuse_pid(pid as i64) {
-            return Err(refusal_error(pid, r));
+    /// Pin `pid` and judge it against `expected`, reading no more than the verdict needs.
+    ///
+    /// `Err(judgement)` when there is nothing to pin: the process is gone (reaped; `pidfd_open`
+    /// answered `ESRCH`, or `EINVAL`: the number is a thread of another process), the record is
+    /// decided without looking (another boot, machine or namespace), or the live identity could
+    /// not be read (`Unverifiable` with its errno). Otherwise the handle carries its
+    /// [`judgement`](Self::judgement), which may be `Gone` (a zombie, still pinned: its group
+    /// number is still held), `Mismatch`, `Unverifiable` or `Match`.
+    ///
+    /// The order is the cost order: `pidfd_open`, then the pidfd's pidfs inode (`fstat`) and
+    /// whether it has exited (`poll`). When `expected` has a pidfs inode too, that decides, and
+    /// no procfs file is read unless `with_stat` asks for the stat (pgid, ppid, start ticks).
+    /// Otherwise `/proc/<pid>/stat` is read and confirmed afterwards through the pin. No
+    /// protected-target refusal is applied here: judging pid 1 is harmless.
+    pub(crate) fn probe(pid: i32, expected: Option<&StartToken>, with_stat: bool) -> std::result::Result<ProcessRef, Judgement> {
+        if let Some(j) = expected.and_then(judge_record) {
+            return Err(j);
         }
-        let snap = snapshot(pid)?;
-        let judgement = judge_snapshot(expected, &snap);
-        Ok(ProcessRef::from_snapshot(snap, judgement))
+        for _ in 0..3 {
+            let fd = match sys::pidfd_open(pid) {
+                Ok(fd) => fd,
+                Err(e) => match e.raw_os_error() {
+                    // ESRCH: no such process. EINVAL (Linux < 6.9) or ENOENT (later kernels) for a
+                    // positive pid: it names a thread, not a thread-group leader, so no process
+                    // has it (pidfd_open(2)).
+                    Some(libc::ESRCH) | Some(libc::EINVAL) | Some(libc::ENOENT) => return Err(gone(Reason::NoSuchProcess)),
+                    // No pidfd on this system (old kernel, seccomp): pin by /proc/<pid> instead.
+                    Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error()),
+                    _ => return Err(unreadable(&e)),
+                },
+            };
+            let pidfs_ino = sys::pidfs_ino(fd.as_fd()).map_err(|e| unreadable(&e))?;
+            let exited = match sys::poll_readable(&[fd.as_fd()], Some(Duration::ZERO)) {
+                Ok(r) => r[0],
+                Err(e) => return Err(unreadable(&e)),
+            };
+            let mut h = ProcessRef {
+                pid,
+                pidfd: Some(fd),
+                pidfs_ino,
+                stat: None,
+                token: None,
+                zombie_at_open: exited,
+                judgement: Judgement::new(Verdict::Unverifiable, Reason::NoRecordedToken),
+                unpinned_because: None,
+                procfd: None,
+                only_uid: None,
+            };
+            if exited {
+                // Exited: a zombie still holds its number (and its group's); a reaped process
+                // answers ESRCH through its pidfd.
+                let fd = h.pidfd.as_ref().expect("pinned");
+                if matches!(sys::pidfd_send_signal(fd.as_fd(), 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)) {
+                    return Err(gone(Reason::NoSuchProcess));
+                }
+                h.judgement = gone(Reason::Zombie);
+                // The zombie's start time and pgid are still readable; a failure leaves them
+                // unknown (a zombie is never a Match, whatever is read).
+                let _ = h.read_stat();
+                return Ok(h);
+            }
+            if let (Some(exp), Some(_)) = (expected, pidfs_ino) {
+                if exp.pidfs_ino.is_some() && !with_stat {
+                    h.judgement = compare_tokens(exp, &h.inode_token());
+                    return Ok(h);
+                }
+            }
+            match h.read_stat() {
+                Ok(()) => {}
+                Err(ReadStat::Reaped) => continue,
+                Err(ReadStat::Gone) => return Err(gone(Reason::NoSuchProcess)),
+                Err(ReadStat::Unreadable(j)) => return Err(j),
+            }
+            h.judge_against(expected);
+            return Ok(h);
+        }
+        Err(gone(Reason::NoSuchProcess))
     }
 
-    fn from_snapshot(snap: Snapshot, judgement: Judgement) -> ProcessRef {
-        let info = info_from(&snap);
-        ProcessRef {
-            pid: snap.pid,
-            token: snap.token(),
-            pgid: snap.stat.pgrp,
-            ppid: snap.stat.ppid,
-            zombie_at_open: snap.is_zombie(),
-            judgement,
-            unpinned_because: snap.unpinned_because,
-            pidfd: snap.pidfd,
-            procfd: snap.procfd,
-            info: Some(info),
+    /// No pidfd here: pin by an open `/proc/<pid>` and read the stat through it, so the stat and
+    /// every later check describe this process and never a successor.
+    fn probe_unpinned(pid: i32, expected: Option<&StartToken>, because: Option<i32>) -> std::result::Result<ProcessRef, Judgement> {
+        let absent = |e: &std::io::Error| -> Judgement {
+            // /proc/<pid> missing is proof of absence only if the kernel agrees: under
+            // `hidepid` it is missing for a live process of another user.
+            match sys::kill_probe(pid) {
+                Err(k) if k.raw_os_error() == Some(libc::ESRCH) => gone(Reason::NoSuchProcess),
+                _ => unreadable(e),
+            }
+        };
+        let dir = match procfs::open_proc_dir(pid) {
+            Ok(d) => d,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) => return Err(absent(&e)),
+            Err(e) => return Err(unreadable(&e)),
+        };
+        let stat = match procfs::read_stat_at(dir.as_fd()) {
+            Ok(s) => s,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) => return Err(gone(Reason::NoSuchProcess)),
+            Err(e) => return Err(unreadable(&e)),
+        };
+        let mut h = ProcessRef {
+            pid,
+            pidfd: None,
+            pidfs_ino: None,
+            zombie_at_open: matches!(stat.state, b'Z' | b'X'),
+            stat: None,
+            token: None,
+            judgement: Judgement::new(Verdict::Unverifiable, Reason::NoRecordedToken),
+            unpinned_because: because,
+            procfd: Some(dir),
+            only_uid: None,
+        };
+        h.set_stat(stat);
+        h.judge_against(expected);
+        Ok(h)
+    }
+
+    /// The token as far as the pidfd alone tells it (no start ticks): only for comparing pidfs
+    /// inodes, which decide before ticks are looked at.
+    fn inode_token(&self) -> StartToken {
+        StartToken {
+            machine_id: procfs::machine_id().to_string(),
+            boot_id: procfs::boot_id().to_string(),
+            pidns_ino: procfs::pidns_ino(),
+            start_ticks: 0,
+            pidfs_ino: self.pidfs_ino,
         }
+    }
+
+    fn set_stat(&mut self, stat: Stat) {
+        self.token = Some(StartToken { start_ticks: stat.start_ticks, ..self.inode_token() });
+        self.stat = Some(stat);
+    }
+
+    fn judge_against(&mut self, expected: Option<&StartToken>) {
+        self.judgement = if self.zombie_at_open || self.stat.as_ref().is_some_and(|s| matches!(s.state, b'Z' | b'X')) {
+            self.zombie_at_open = true;
+            gone(Reason::Zombie)
+        } else {
+            match (expected, &self.token) {
+                (None, _) => Judgement::new(Verdict::Unverifiable, Reason::NoRecordedToken),
+                (Some(r), Some(live)) => compare_tokens(r, live),
+                (Some(r), None) => compare_tokens(r, &self.inode_token()),
+            }
+        };
+    }
+
+    /// Read `/proc/<pid>/stat` for a pinned handle, and confirm afterwards through the pidfd
+    /// that the pinned process still holds the number (so the stat is its own).
+    fn read_stat(&mut self) -> std::result::Result<(), ReadStat> {
+        let fd = self.pidfd.as_ref().expect("read_stat needs a pidfd");
+        let read = procfs::read_stat(self.pid);
+        let confirm = sys::pidfd_send_signal(fd.as_fd(), 0, 0);
+        let reaped = matches!(&confirm, Err(e) if e.raw_os_error() == Some(libc::ESRCH));
+        match read {
+            Ok(st) if !reaped => {
+                self.set_stat(st);
+                Ok(())
+            }
+            // Reaped meanwhile: the stat may describe a successor.
+            Ok(_) => Err(ReadStat::Reaped),
+            Err(_) if reaped => Err(ReadStat::Gone),
+            // The pinned process exists, yet its stat cannot be read: `hidepid` (ENOENT),
+            // EACCES, EMFILE, … — a cause, never a fact about the process.
+            Err(e) => Err(ReadStat::Unreadable(unreadable(&e))),
+        }
+    }
+
+    /// Make sure the stat has been read (a handle the pidfs inode decided without it), before
+    /// signalling: the process group and the parent come from it. `Err` with the judgement
+    /// that stands instead: `Gone` once reaped, `Unverifiable` when unreadable.
+    pub(crate) fn complete(&mut self) -> std::result::Result<(), Judgement> {
+        if self.stat.is_some() || self.pidfd.is_none() {
+            return Ok(());
+        }
+        match self.read_stat() {
+            Ok(()) => Ok(()),
+            Err(ReadStat::Reaped) | Err(ReadStat::Gone) => Err(gone(Reason::NoSuchProcess)),
+            Err(ReadStat::Unreadable(j)) => Err(j),
+        }
+    }
+
+    /// The stat read through the pin, if it has been read.
+    pub(crate) fn stat(&self) -> Option<&Stat> {
+        self.stat.as_ref()
+    }
+
+    /// Everything procfs says about the process now; the argv, executable and uid are read
+    /// now by number, the rest is what the pin read. Errors: `Io` with the errno when the stat
+    /// could not be read.
+    pub fn info(&self) -> Result<ProcessInfo> {
+        let (Some(st), Some(token)) = (&self.stat, &self.token) else {
+            return Err(Error::new(ErrorKind::Io, format!("pid {}: the stat was not read", self.pid)).with_pid(self.pid));
+        };
+        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        Ok(ProcessInfo {
+            pid: self.pid,
+            ppid: st.ppid,
+            pgid: st.pgrp,
+            sid: st.session,
+            uid: procfs::read_uid(self.pid).ok(),
+            state: st.state as char,
+            start_ticks: st.start_ticks,
+            token: token.clone(),
+            create_time: create_time(st.start_ticks).unwrap_or(f64::NAN),
+            name: lossy(&st.comm),
+            argv: procfs::read_cmdline(self.pid).ok().map(|v| v.iter().map(|a| lossy(a)).collect()),
+            exe: procfs::read_exe(self.pid),
+        })
+    }
+
+    /// Signal, from now on, only processes whose real or effective uid is `uid`: the handle's
+    /// own process and, for [`signal_group`](Self::signal_group), each member, checked right
+    /// before each signal through the pin. Members of another uid are skipped (never signalled);
+    /// the handle's own process of another uid makes every signal call fail with `Refused`
+    /// (`untrusted-pidfile`).
+    ///
+    /// For a record written by someone else: a pidfile owned by uid `u` may only aim signals
+    /// at processes `u` could have signalled itself, so a privileged caller never lends its
+    /// privilege to whoever wrote the file. pidguard's own pidfile readers apply this
+    /// themselves; call it when acting on a record of your own format.
+    pub fn restrict_to_uid(&mut self, uid: u32) {
+        self.only_uid = Some(uid);
+    }
+
+    /// The uid restriction set by [`restrict_to_uid`](Self::restrict_to_uid), if any.
+    pub fn uid_restriction(&self) -> Option<u32> {
+        self.only_uid
+    }
+
+    /// The real and effective uids of the pinned process, read now. The read goes by number
+    /// and is confirmed afterwards through the pin (the process still holds its number, alive
+    /// or zombie), so it is never a successor's. Errors: `NoSuchProcess` once the process is
+    /// reaped; `Io` (with its errno) when `/proc` cannot be read (`hidepid`, `EMFILE`).
+    pub fn uids(&self) -> Result<(u32, u32)> {
+        let read = match &self.procfd {
+            Some(dir) => sys::read_at(dir.as_fd(), "status").and_then(|b| procfs::parse_uids(&b)),
+            None => procfs::read_uids(self.pid),
+        };
+        let still_ours = match &self.pidfd {
+            Some(fd) => !matches!(sys::pidfd_send_signal(fd.as_fd(), 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)),
+            None => self.procfd.is_some(),
+        };
+        if !still_ours {
+            return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {}: reaped", self.pid)).with_pid(self.pid));
+        }
+        read.map_err(|e| Error::io_pid(self.pid, "read /proc/<pid>/status", &e))
+    }
+
+    /// Under a uid restriction: refuse unless the handle's own process has that uid.
+    fn check_own_uid(&self) -> Result<()> {
+        let Some(owner) = self.only_uid else { return Ok(()) };
+        match self.uids() {
+            Ok((r, e)) if r == owner || e == owner => Ok(()),
+            Ok((r, _)) => Err(untrusted(self.pid, owner, &format!("target uid {r}"))),
+            Err(e) if e.kind() == ErrorKind::NoSuchProcess => Ok(()),
+            Err(e) => Err(untrusted(self.pid, owner, &format!("target uid unreadable: {}", e.message()))),
+        }
+    }
+
+    /// The pidfd, for callers that wait on it with their own event loop (`poll`, `epoll`,
+    /// asyncio's `add_reader`, libuv): it becomes readable when the process exits. `None` for
+    /// an unpinned handle. The handle keeps owning it: do not close it.
+    pub fn pidfd_raw(&self) -> Option<RawFd> {
+        self.pidfd.as_ref().map(|f| f.as_raw_fd())
     }
 
     /// The pid.
@@ -154,19 +413,15 @@ impl ProcessRef {
     }
     /// The live start token read when the handle was opened.
     pub fn token(&self) -> &StartToken {
-        &self.token
+        self.token.as_ref().expect("a public ProcessRef has read its stat")
     }
     /// The verdict against the expected token when the handle was opened.
     pub fn judgement(&self) -> Judgement {
         self.judgement
     }
-    /// Facts read when the handle was opened.
-    pub fn info(&self) -> Option<&ProcessInfo> {
-        self.info.as_ref()
-    }
     /// Whether the process led its own process group when opened.
     pub fn leads_group(&self) -> bool {
-        self.pgid == self.pid
+        self.stat.as_ref().is_some_and(|s| s.pgrp == self.pid)
     }
     /// Whether the process was already a zombie when opened.
     pub fn was_zombie(&self) -> bool {
@@ -174,7 +429,7 @@ impl ProcessRef {
     }
     /// Whether the process is the caller's own child (so its exit status can be read).
     pub fn is_child(&self) -> bool {
-        self.ppid == sys::getpid()
+        self.stat.as_ref().is_some_and(|s| s.ppid == sys::getpid())
     }
     pub(crate) fn pidfd(&self) -> Option<BorrowedFd<'_>> {
         self.pidfd.as_ref().map(|f| f.as_fd())
@@ -185,7 +440,7 @@ impl ProcessRef {
     /// once our process is reaped, whatever holds the number then.
     fn unpinned_still_ours(&self) -> bool {
         let Some(dir) = &self.procfd else { return false };
-        matches!(procfs::read_stat_at(dir.as_fd()), Ok(st) if st.start_ticks == self.token.start_ticks)
+        matches!((procfs::read_stat_at(dir.as_fd()), &self.stat), (Ok(st), Some(mine)) if st.start_ticks == mine.start_ticks)
     }
 
     /// Whether the process group this handle's process led is provably still that group *now*,
@@ -215,6 +470,7 @@ impl ProcessRef {
     /// Returns `AlreadyGone` when it has exited (or, unpinned, when the number now names another
     /// process). Errors: `PermissionDenied` for `EPERM`; `Io` otherwise.
     pub fn signal(&self, sig: Signal) -> Result<Delivery> {
+        self.check_own_uid()?;
         let r = match &self.pidfd {
             Some(fd) => sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0),
             None => {
@@ -241,12 +497,21 @@ impl ProcessRef {
         if !self.leads_group() {
             return Err(Error::new(
                 ErrorKind::Refused,
-                format!("pid {} does not lead its process group ({}): its group is someone else's", self.pid, self.pgid),
+                format!("pid {} does not lead its process group: its group is someone else's", self.pid),
             )
             .with_pid(self.pid));
         }
-        if let Some(r) = refuse_group(self.pid) {
+        if let Some(r) = refuse(Target::Group { pgid: self.pid as i64 }) {
             return Err(refusal_error(self.pid, r));
+        }
+        self.check_own_uid()?;
+        if let Some(owner) = self.only_uid {
+            // Under a uid restriction every member is checked before it is signalled, so the
+            // group flag (which reaches every member at once) is not used.
+            if self.pidfd.is_none() {
+                return Err(untrusted(self.pid, owner, "the group members cannot be pinned to check their uids (no pidfd)"));
+            }
+            return self.signal_members(sig);
         }
         let Some(fd) = &self.pidfd else {
             if !self.unpinned_still_ours() {
@@ -281,7 +546,7 @@ impl ProcessRef {
             let mut batch: Vec<OwnedFd> = Vec::new();
             let mut leader_in_batch = false;
             for (m, _) in members {
-                if done.contains(&m) || refuse_pid(m as i64).is_some() {
+                if done.contains(&m) || refuse(Target::Process { pid: m as i64, token_matched: true }).is_some() {
                     continue;
                 }
                 done.push(m);
@@ -294,6 +559,13 @@ impl ProcessRef {
                 // process must still exist, so the stat read was its own.
                 if !matches!(procfs::read_stat(m), Ok(st) if st.pgrp == self.pid) {
                     continue;
+                }
+                if let Some(owner) = self.only_uid {
+                    // Confirmed below by the null signal through the member's own pidfd.
+                    if !matches!(procfs::read_uids(m), Ok((r, e)) if r == owner || e == owner) {
+                        log::warn!("pid {m} in group {}: not signalled, its uid is not the pidfile owner's ({owner})", self.pid);
+                        continue;
+                    }
                 }
                 match sys::pidfd_send_signal(fd.as_fd(), 0, 0) {
                     Ok(()) => batch.push(fd),
@@ -327,7 +599,7 @@ impl ProcessRef {
             None => {
                 let Some(dir) = &self.procfd else { return true };
                 match procfs::read_stat_at(dir.as_fd()) {
-                    Ok(st) => st.start_ticks != self.token.start_ticks || matches!(st.state, b'Z' | b'X'),
+                    Ok(st) => self.stat.as_ref().is_none_or(|m| m.start_ticks != st.start_ticks) || matches!(st.state, b'Z' | b'X'),
                     // Reaped. Any other error (EACCES, …) is not proof of death: EPERM-like
                     // answers never mean "dead".
                     Err(e) => matches!(e.raw_os_error(), Some(libc::ESRCH) | Some(libc::ENOENT)),
@@ -362,8 +634,7 @@ impl ProcessRef {
     /// `reap`, the child is reaped (`waitid(P_PIDFD)`, Linux ≥ 5.4); without, it is left
     /// waitable (`WNOWAIT`) for the code that spawned it (Python's `Popen`, Node's
     /// `ChildProcess`). `Unknown` for anybody else's process: never an invented 0.
-    pub fn exit_status(&self, reap: bool) -> crate::signal::ExitStatus {
-        use crate::signal::ExitStatus;
+    pub fn exit_status(&self, reap: bool) -> ExitStatus {
         let Some(fd) = &self.pidfd else { return ExitStatus::Unknown };
         match sys::waitid_pidfd(fd.as_fd(), !reap) {
             Ok(Some(sys::ChildExit::Code(c))) => ExitStatus::Code(c),
@@ -374,6 +645,46 @@ impl ProcessRef {
     }
 }
 
+/// How a child ended, when the caller is its parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// `exit(code)`.
+    Code(i32),
+    /// Killed by this signal number.
+    Signaled(i32),
+    /// Still running.
+    Running,
+    /// Not the caller's child (or reaped by someone else): the status cannot be known. Never an
+    /// invented 0.
+    Unknown,
+}
+
+impl ExitStatus {
+    /// The shell-style code: the exit code, or 128 + signal; `None` when unknown or running.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            ExitStatus::Code(c) => Some(c),
+            ExitStatus::Signaled(s) => Some(128 + s),
+            _ => None,
+        }
+    }
+}
+
+/// Why [`ProcessRef::read_stat`] did not read a stat.
+enum ReadStat {
+    /// The pinned process was reaped while the stat was read: try again from `pidfd_open`.
+    Reaped,
+    /// The pinned process was reaped and the stat was not there.
+    Gone,
+    /// The pinned process exists but its stat cannot be read.
+    Unreadable(Judgement),
+}
+
 pub(crate) fn refusal_error(pid: i32, r: Refusal) -> Error {
     Error::refused(pid, r)
+}
+
+/// The `untrusted-pidfile` refusal of a uid-restricted handle, saying why.
+fn untrusted(pid: i32, owner: u32, why: &str) -> Error {
+    Error::refused_because(pid, Refusal::UntrustedPidfile, format!("owned by uid {owner}, {why}"))
 }

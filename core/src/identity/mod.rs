@@ -1,13 +1,12 @@
-//! Process identity: the start token, the four verdicts, policies and the pinned handle (SPEC §2, §4.1).
+//! Process identity: the start token, the four verdicts, policies and the pinned handle.
 
 mod handle;
 mod process;
 mod token;
 mod verdict;
 
-pub use handle::{Delivery, GroupMode, PinMode, ProcessRef};
+pub use handle::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
 pub use process::{lookup, start_token, ProcessInfo};
-pub(crate) use process::{check_pid_range, create_time, snapshot};
+pub(crate) use process::{check_pid_range, create_time};
 pub use token::{StartToken, TOKEN_PREFIX};
 pub use verdict::{compare_tokens, judge, judge_record, Judgement, Policy, Reason, Verdict};
-pub(crate) use verdict::judge_snapshot;

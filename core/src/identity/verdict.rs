@@ -1,11 +1,12 @@
-//! The four verdicts of SPEC §2.2 and the two signalling policies of §2.3.
+//! The four verdicts, the order in which a recorded token is compared with a live process, and
+//! the two signalling policies.
 
 use std::fmt;
 
-use super::process::{snapshot, Snapshot};
+use super::handle::ProcessRef;
 use super::token::StartToken;
-use crate::error::{ErrorKind, Result};
-use crate::sys::procfs;
+use crate::error::Result;
+use crate::sys::{self, procfs};
 
 /// Is the process a record names still that same process? One of four answers, never a guess.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -15,8 +16,9 @@ pub enum Verdict {
     Match,
     /// Proven reuse: another boot, other start ticks, or another pidfs inode.
     Mismatch,
-    /// Nothing proves it either way: no recorded token, an unreadable live token, another pid
-    /// namespace or another machine.
+    /// Nothing proves it either way: no recorded token, another pid namespace or another
+    /// machine, or the live identity could not be read (the reason names the errno). Never
+    /// read as "gone": a failure to read is not a fact about the process.
     Unverifiable,
     /// No such process, or a zombie (exited, not yet reaped).
     Gone,
@@ -53,9 +55,12 @@ pub enum Reason {
     PidfsInodeDiffers,
     /// The record carries no token (`Unverifiable`).
     NoRecordedToken,
-    /// The live process's token could not be read, or was read without the pidfs inode that
-    /// the record has (no pidfd here), so a same-tick reuse cannot be ruled out (`Unverifiable`).
+    /// The live token was read without the pidfs inode that the record has (no pidfd here), so
+    /// a same-tick reuse cannot be ruled out (`Unverifiable`).
     LiveTokenUnreadable,
+    /// The live identity could not be read; the errno says why (`EMFILE`, `EACCES`, `ENOENT`
+    /// from a `/proc` mounted `hidepid` after `pidfd_open` succeeded, …) (`Unverifiable`).
+    LiveIdentityUnreadable(i32),
     /// The record was written in another PID namespace (`Unverifiable`, foreign).
     ForeignPidNamespace,
     /// The record was written on another machine (`Unverifiable`, foreign: never removed here).
@@ -76,6 +81,7 @@ impl Reason {
             Reason::PidfsInodeDiffers => "pidfs-inode-differs",
             Reason::NoRecordedToken => "no-recorded-token",
             Reason::LiveTokenUnreadable => "live-token-unreadable",
+            Reason::LiveIdentityUnreadable(_) => "live-identity-unreadable",
             Reason::ForeignPidNamespace => "foreign-pid-namespace",
             Reason::ForeignMachine => "foreign-machine",
             Reason::NoSuchProcess => "no-such-process",
@@ -88,11 +94,23 @@ impl Reason {
     pub const fn is_foreign(self) -> bool {
         matches!(self, Reason::ForeignMachine | Reason::ForeignPidNamespace)
     }
+
+    /// The errno behind [`Reason::LiveIdentityUnreadable`].
+    pub const fn errno(self) -> Option<i32> {
+        match self {
+            Reason::LiveIdentityUnreadable(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Reason {
+    /// The slug, and for an unreadable identity its errno: `live-identity-unreadable: EMFILE`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        match self {
+            Reason::LiveIdentityUnreadable(e) => write!(f, "{}: {}", self.as_str(), sys::errno_name(*e)),
+            _ => f.write_str(self.as_str()),
+        }
     }
 }
 
@@ -114,6 +132,17 @@ impl Judgement {
     pub fn is_zombie(&self) -> bool {
         self.reason == Reason::Zombie
     }
+    /// Whether the live identity could not be read (an errno, not a fact about the process).
+    pub fn is_unreadable(&self) -> bool {
+        matches!(self.reason, Reason::LiveIdentityUnreadable(_) | Reason::LiveTokenUnreadable)
+    }
+}
+
+impl fmt::Display for Judgement {
+    /// `match (token-equal)`, `unverifiable (live-identity-unreadable: EMFILE)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.verdict, self.reason)
+    }
 }
 
 /// Judge a recorded token against this machine before looking at any process: a record from
@@ -132,12 +161,20 @@ pub fn judge_record(recorded: &StartToken) -> Option<Judgement> {
     None
 }
 
-/// Compare a recorded token with a live one read in the same machine, boot and namespace.
+/// Compare a recorded token with a live one. The first rule that decides, decides:
 ///
-/// `Match` needs equal start ticks and, where the record has a pidfs inode, the same live
-/// pidfs inode: a recorded inode that the live token lacks (read without a pidfd) gives
-/// `Unverifiable` (`LiveTokenUnreadable`), since only the inode tells a same-tick reuse apart.
-/// A record without an inode (older kernels) matches on start ticks.
+/// 1. machine id differs → `Unverifiable` (foreign: never judged, never removed here);
+/// 2. boot id differs → `Mismatch` (an earlier boot: provably stale);
+/// 3. pid namespace differs → `Unverifiable` (the number means another process there);
+/// 4. pidfs inodes on both sides: equal → `Match`, different → `Mismatch`. A pidfs inode is
+///    never reused within a boot (a 64-bit counter, Linux ≥ 6.9), so it proves identity alone;
+///    start ticks are then not consulted — they are shifted by time namespaces (Linux ≥ 5.6),
+///    so a process recorded inside `unshare --time` has other ticks from the host;
+/// 5. otherwise start ticks: different → `Mismatch`; equal → `Match`, except when the record
+///    has an inode and the live side none (read without a pidfd: seccomp), where equal ticks
+///    cannot rule out a reuse within the same clock tick → `Unverifiable`
+///    (`LiveTokenUnreadable`). Without inodes on both sides, tokens compare only within one
+///    time namespace.
 pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
     if recorded.machine_id != live.machine_id {
         return Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine);
@@ -148,50 +185,33 @@ pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
     if recorded.pidns_ino != live.pidns_ino {
         return Judgement::new(Verdict::Unverifiable, Reason::ForeignPidNamespace);
     }
-    if recorded.start_ticks != live.start_ticks {
-        return Judgement::new(Verdict::Mismatch, Reason::StartTicksDiffer);
-    }
     match (recorded.pidfs_ino, live.pidfs_ino) {
-        (Some(a), Some(b)) if a != b => Judgement::new(Verdict::Mismatch, Reason::PidfsInodeDiffers),
-        // The record was made on this boot with a pidfs inode, so this kernel has pidfs: a live
-        // token without one was read without a pidfd (seccomp, EPERM). Equal start ticks alone
-        // cannot rule out a reuse within the same clock tick, so this is not a Match.
+        (Some(a), Some(b)) if a == b => Judgement::new(Verdict::Match, Reason::TokenEqual),
+        (Some(_), Some(_)) => Judgement::new(Verdict::Mismatch, Reason::PidfsInodeDiffers),
+        _ if recorded.start_ticks != live.start_ticks => Judgement::new(Verdict::Mismatch, Reason::StartTicksDiffer),
         (Some(_), None) => Judgement::new(Verdict::Unverifiable, Reason::LiveTokenUnreadable),
         _ => Judgement::new(Verdict::Match, Reason::TokenEqual),
     }
 }
 
-/// Judge a pinned snapshot against an optional recorded token.
-pub(crate) fn judge_snapshot(recorded: Option<&StartToken>, snap: &Snapshot) -> Judgement {
-    if snap.is_zombie() {
-        return Judgement::new(Verdict::Gone, Reason::Zombie);
-    }
-    match recorded {
-        None => Judgement::new(Verdict::Unverifiable, Reason::NoRecordedToken),
-        Some(r) => compare_tokens(r, &snap.token()),
-    }
-}
-
-/// Is the process at `pid` the one `recorded` names? (SPEC §2.2.)
+/// Is the process at `pid` the one `recorded` names? One of four answers, never a guess.
 ///
-/// `recorded = None` (a record without a token) gives `Unverifiable` for a live process. EPERM
-/// is never read as dead: another user's process is judged by its procfs token like any other.
-/// Errors: `InvalidArgument` for a pid outside `1..=pid_max`; `Io` when procfs fails oddly.
+/// `recorded = None` (a record without a token) gives `Unverifiable` for a live process.
+/// Only proof gives `Gone` (`ESRCH`, an exited pidfd, a zombie, a pid that is now a thread of
+/// another process) or `Mismatch` (another boot, pidfs inode or start ticks); any failure to
+/// read the live identity is `Unverifiable` with its errno
+/// ([`Reason::LiveIdentityUnreadable`]). With pidfs inodes on both sides the answer needs no
+/// `/proc` read at all (`pidfd_open`, `fstat`, `poll`, `close`), so a reader under a `/proc`
+/// mounted `hidepid` still gets `Match`.
+///
+/// Errors: `InvalidArgument` for a pid outside `1..=pid_max` (nothing else: every other
+/// problem is a verdict).
 pub fn judge(pid: i32, recorded: Option<&StartToken>) -> Result<Judgement> {
     let pid = super::process::check_pid_range(pid as i64)?;
-    if let Some(r) = recorded {
-        if let Some(j) = judge_record(r) {
-            return Ok(j);
-        }
-    }
-    match snapshot(pid) {
-        Ok(snap) => Ok(judge_snapshot(recorded, &snap)),
-        Err(e) if e.kind() == ErrorKind::NoSuchProcess => Ok(Judgement::new(Verdict::Gone, Reason::NoSuchProcess)),
-        Err(e) if e.kind() == ErrorKind::PermissionDenied => {
-            Ok(Judgement::new(Verdict::Unverifiable, Reason::LiveTokenUnreadable))
-        }
-        Err(e) => Err(e),
-    }
+    Ok(match ProcessRef::probe(pid, recorded, false) {
+        Ok(h) => h.judgement(),
+        Err(j) => j,
+    })
 }
 
 /// Who may be signalled on the strength of a verdict (SPEC §2.3, after pitchfork's fix, seed 003).
@@ -232,7 +252,16 @@ mod tests {
         assert_eq!(compare_tokens(&tok(5, None), &tok(5, Some(1))).verdict, Verdict::Match);
         assert_eq!(compare_tokens(&tok(5, None), &tok(5, None)).verdict, Verdict::Match);
         assert_eq!(compare_tokens(&tok(5, Some(1)), &tok(5, None)).reason, Reason::LiveTokenUnreadable);
+        assert_eq!(compare_tokens(&tok(5, Some(1)), &tok(6, None)).reason, Reason::StartTicksDiffer);
         assert_eq!(compare_tokens(&tok(5, None), &tok(6, None)).reason, Reason::StartTicksDiffer);
+    }
+
+    #[test]
+    fn a_pidfs_inode_proves_identity_across_time_namespaces() {
+        // Recorded inside `unshare --time --boottime 86400`, read from the host: other ticks,
+        // the same process.
+        assert_eq!(compare_tokens(&tok(8697804, Some(7)), &tok(57804, Some(7))).verdict, Verdict::Match);
+        assert_eq!(compare_tokens(&tok(57804, Some(7)), &tok(57804, Some(8))).verdict, Verdict::Mismatch);
     }
 
     #[test]

@@ -3,4 +3,4 @@
 pub(crate) mod atomic;
 pub mod cmd;
 pub mod mtime;
-pub mod target;
+pub(crate) mod target;

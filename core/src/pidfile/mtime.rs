@@ -9,11 +9,9 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::atomic;
-use super::cmd::{command_matches, read_cmd_file, LiveCommand};
-use crate::error::{Error, ErrorKind, Result};
-use crate::identity::{
-    check_pid_range, create_time, judge_record, judge_snapshot, snapshot, Judgement, Reason, StartToken, Verdict,
-};
+use super::cmd::{command_matches, py_isspace, LiveCommand, RecordedCommand};
+use crate::error::{Error, Result};
+use crate::identity::{check_pid_range, create_time, Judgement, ProcessRef, Reason, StartToken, Verdict};
 use crate::sys::{self, procfs};
 
 /// The extended attribute that carries the start token of the recorded process.
@@ -33,11 +31,14 @@ const MAX_CONTENT: u64 = 4096;
 /// through a temporary file (`O_EXCL|O_NOFOLLOW`, mode 0644 whatever the umask), `fsync`, then
 /// `rename`, so no reader sees an empty file or a wrong mtime. When the token of `pid` can be
 /// read and its psutil create time is within 5 s of `start_time`, the token is stored in
-/// [`TOKEN_XATTR`]; on file systems without user xattrs the write succeeds without it.
+/// [`TOKEN_XATTR`]; on file systems without user xattrs (`ENOTSUP`) the write succeeds without
+/// it.
 ///
-/// Errors (nothing is written): `InvalidArgument` when `start_time` is not finite or `pid` is
-/// outside `1..=pid_max`; `Untrusted` when the target is a symlink, FIFO or directory; file
-/// system errors as `NotFound`, `PermissionDenied` or `Io`.
+/// Errors (nothing is written, and a previous pidfile stays byte for byte as it was):
+/// `InvalidArgument` when `start_time` is not finite or `pid` is outside `1..=pid_max`;
+/// `Untrusted` when the target is a symlink, FIFO or directory; file system errors as
+/// `NotFound`, `PermissionDenied` or `Io` — including an `fsetxattr` of the token that fails
+/// with anything but `ENOTSUP` (`ENOSPC`, `EDQUOT`, `E2BIG`, `EIO`).
 pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> Result<()> {
     if !start_time.is_finite() {
         return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
@@ -53,9 +54,14 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
     });
     atomic::replace_file(pid_file, pid.to_string().as_bytes(), 0o644, |fd| {
         if let Some(t) = &token {
-            // A file system without user xattrs just gets no token.
-            if let Err(e) = sys::fsetxattr(fd.as_fd(), TOKEN_XATTR, t.to_string().as_bytes()) {
-                log::debug!("{}: cannot store the start token: {e}", pid_file.display());
+            // A file system without user xattrs (ENOTSUP) just gets no token. Any other failure
+            // (ENOSPC, EDQUOT, E2BIG, EIO) fails the write, and the previous pidfile stays as it
+            // was: a record silently written without its token would be judged by the weaker
+            // mtime rule.
+            match sys::fsetxattr(fd.as_fd(), TOKEN_XATTR, t.to_string().as_bytes()) {
+                Ok(true) => {}
+                Ok(false) => log::debug!("{}: no user xattrs here; written without a start token", pid_file.display()),
+                Err(e) => return Err(Error::io_at(pid_file, "store the start token (fsetxattr)", &e)),
             }
         }
         sys::futimens(fd.as_fd(), secs as i64, nsecs).map_err(|e| Error::io_at(pid_file, "futimens", &e))
@@ -85,7 +91,10 @@ pub enum CheckReason {
     Mismatch,
     /// The file was written on another machine or in another PID namespace.
     Foreign,
-    /// The file has a token but the live token cannot be read.
+    /// Nothing proves it either way: the live identity could not be read (the judgement's
+    /// reason names the errno), the record's token cannot be confirmed, or — for a token-less
+    /// record — the live argv or the command file could not be read. Never a reason to remove
+    /// the record or to signal.
     Unverifiable,
     /// No token, and the mtime is more than `tolerance` from the process's create time.
     MtimeSkew,
@@ -165,14 +174,17 @@ impl PidFileCheck {
     }
 }
 
-/// Parse pidfile content as the original's `int(text.strip())`, restricted: ASCII whitespace
-/// around one run of ASCII digits, value in `1..=pid_max`. Signs, underscores, several numbers
-/// and NUL bytes are refused.
+/// Parse pidfile content as the original's `int(text.strip())`, restricted: UTF-8 text, the
+/// whitespace `str.strip()` removes around it (Unicode White_Space and `\x1c`–`\x1f`: a vertical
+/// tab, a no-break space, an ideographic space), then one run of ASCII digits, value in
+/// `1..=pid_max`. Signs, underscores, non-ASCII digits, several numbers and NUL bytes are
+/// refused; so is text that is not UTF-8 (the original's `read_text()` raises there).
 ///
 /// Leading zeros are allowed, however many (`int("000000000007")` is 7); a value that
 /// overflows is refused like any other value above `pid_max`.
 pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
-    let t = content.trim_ascii();
+    let Ok(text) = std::str::from_utf8(content) else { return None };
+    let t = text.trim_matches(py_isspace).as_bytes();
     if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
         return None;
     }
@@ -186,6 +198,13 @@ pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f6
     check_pid_file(pid_file, cmd_file, tolerance).valid
 }
 
+/// [`validate_pid_file`] with the recorded command given either way ([`RecordedCommand`]): a
+/// `.sh` file, or the argv list abx-dl's current release passes
+/// (`validate_pid_file(pid_file, expected_argv)`).
+pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> bool {
+    check_pid_file_recorded(pid_file, recorded, tolerance).valid
+}
+
 /// Judge an abx-dl pidfile and say why (SPEC §3.1). Never fails: every problem is a reason.
 ///
 /// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
@@ -196,41 +215,70 @@ pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f6
 /// - Without one: valid only when `|mtime − create_time| <= tolerance` (seconds).
 /// - `cmd_file`, when given and present, must match the live argv ([`command_matches`]).
 pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
+    check_pinned(pid_file, cmd_file, tolerance).0
+}
+
+/// [`check_pid_file`] with the recorded command given either way ([`RecordedCommand`]): the
+/// hook's `.sh` file, or the argv itself (abx-dl's current release keeps it in memory). Without
+/// a token the record must match the live argv by abx-dl's current rules ([`command_matches`]);
+/// a `.sh` file that is missing, or an empty argv, records nothing.
+pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> PidFileCheck {
+    check_pinned_recorded(pid_file, recorded, tolerance).0
+}
+
+/// [`check_pid_file`], handing on the pin it made: the process it judged, for the caller to
+/// act on instead of pinning and reading again. The handle is there when the file names a
+/// process that may be acted on or needs its group looked at (valid, zombie, or a token-less
+/// record whose mtime or command is off); never for a proven mismatch or an unreadable one.
+pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
+    check_pinned_recorded(pid_file, cmd_file.map(RecordedCommand::File), tolerance)
+}
+
+/// [`check_pinned`] with the recorded command given either way ([`RecordedCommand`]).
+pub(crate) fn check_pinned_recorded(
+    pid_file: &Path,
+    recorded: Option<RecordedCommand<'_>>,
+    tolerance: f64,
+) -> (PidFileCheck, Option<ProcessRef>) {
     let fd = match sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
         Ok(fd) => fd,
         Err(e) => {
-            return PidFileCheck::new(match e.raw_os_error() {
-                Some(libc::ENOENT) | Some(libc::ENOTDIR) => CheckReason::Missing,
-                Some(libc::ELOOP) => CheckReason::NotRegular,
-                _ => CheckReason::Unreadable,
-            })
+            return (
+                PidFileCheck::new(match e.raw_os_error() {
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => CheckReason::Missing,
+                    Some(libc::ELOOP) => CheckReason::NotRegular,
+                    _ => CheckReason::Unreadable,
+                }),
+                None,
+            )
         }
     };
     let mut f = fs::File::from(fd);
-    let Ok(meta) = f.metadata() else { return PidFileCheck::new(CheckReason::Unreadable) };
+    let Ok(meta) = f.metadata() else { return (PidFileCheck::new(CheckReason::Unreadable), None) };
     if !meta.is_file() {
-        return PidFileCheck::new(CheckReason::NotRegular);
+        return (PidFileCheck::new(CheckReason::NotRegular), None);
     }
     let mut out = PidFileCheck::new(CheckReason::Malformed);
     out.owner = Some((meta.uid(), meta.mode()));
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
-    let mut buf = Vec::with_capacity(16);
-    if f.by_ref().take(MAX_CONTENT + 1).read_to_end(&mut buf).is_err() {
+    let mut buf_holder = Vec::new();
+    if read_bounded(&mut f, meta.len(), &mut buf_holder).is_err() {
         out.reason = CheckReason::Unreadable;
-        return out;
+        return (out, None);
     }
-    // Longer content is malformed, not truncated (BUGS E3): a prefix of it could parse.
+    let buf = buf_holder;
+    // Longer content is malformed, not truncated: a prefix of it could parse.
     if buf.len() as u64 > MAX_CONTENT {
-        return out;
+        return (out, None);
     }
-    let Some(pid) = parse_pid_content(&buf) else { return out };
+    let Some(pid) = parse_pid_content(&buf) else { return (out, None) };
     out.pid = Some(pid);
     let token = match sys::fgetxattr(f.as_fd(), TOKEN_XATTR) {
         Ok(Some(raw)) => match std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<StartToken>().ok()) {
             Some(t) => Some(t),
             None => {
                 out.reason = CheckReason::BadToken;
-                return out;
+                return (out, None);
             }
         },
         _ => None,
@@ -238,103 +286,129 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
     out.token = token.clone();
     drop(f);
 
-    // A record from another boot, machine or namespace is decided without a liveness probe.
-    if let Some(t) = &token {
-        if let Some(j) = judge_record(t) {
+    // A record from another boot, machine or namespace is decided without a liveness probe
+    // (inside `probe`).
+    let mut h = match ProcessRef::probe(pid, token.as_ref(), false) {
+        Ok(h) => h,
+        Err(j) => {
             out.judgement = Some(j);
-            out.reason = if j.reason.is_foreign() { CheckReason::Foreign } else { CheckReason::Mismatch };
-            return out;
-        }
-    }
-    let snap = match snapshot(pid) {
-        Ok(s) => s,
-        Err(e) if e.kind() == ErrorKind::NoSuchProcess => {
-            out.judgement = Some(Judgement { verdict: Verdict::Gone, reason: Reason::NoSuchProcess });
-            out.reason = CheckReason::Gone;
-            return out;
-        }
-        Err(_) => {
-            out.reason = CheckReason::Unverifiable;
-            return out;
+            out.reason = match j.verdict {
+                Verdict::Gone => CheckReason::Gone,
+                Verdict::Mismatch => CheckReason::Mismatch,
+                _ if j.reason.is_foreign() => CheckReason::Foreign,
+                _ => CheckReason::Unverifiable,
+            };
+            return (out, None);
         }
     };
-    out.live_start_ticks = Some(snap.stat.start_ticks);
-    if token.is_none() {
-        // Only the mtime rule needs the create time (and its read of /proc/stat).
-        out.create_time = create_time(snap.stat.start_ticks).ok();
-    }
-    let j = judge_snapshot(token.as_ref(), &snap);
-    let (pin, comm) = (snap.pidfd, snap.stat.comm);
+    let j = h.judgement();
     out.judgement = Some(j);
+    out.live_start_ticks = h.stat().map(|s| s.start_ticks);
     match j.verdict {
         Verdict::Gone => {
             out.reason = if j.reason == Reason::NoSuchProcess { CheckReason::Gone } else { CheckReason::Zombie };
-            return out;
+            return (out, Some(h));
         }
         Verdict::Mismatch => {
             out.reason = CheckReason::Mismatch;
-            return out;
+            return (out, None);
         }
         Verdict::Unverifiable if token.is_some() => {
             out.reason = if j.reason.is_foreign() { CheckReason::Foreign } else { CheckReason::Unverifiable };
-            return out;
+            return (out, None);
         }
-        Verdict::Unverifiable => {
-            // No token: the seed's rule (strict `>` fails).
-            let (Some(mt), Some(ct)) = (out.mtime, out.create_time) else {
-                out.reason = CheckReason::Unverifiable;
-                return out;
-            };
-            if !tolerance.is_finite() || (mt - ct).abs() > tolerance {
-                out.reason = CheckReason::MtimeSkew;
-                return out;
-            }
+        // A matching token alone decides: it was read from the process itself when it was
+        // spawned, stronger evidence than the mtime or the command line (a hook that execs into
+        // another program, or runs through its shebang, is still itself).
+        Verdict::Match => {
+            out.valid = true;
+            out.reason = CheckReason::Valid;
+            return (out, Some(h));
         }
-        Verdict::Match => {}
+        Verdict::Unverifiable => {}
     }
-    if let Some(cmd) = cmd_file {
-        match read_cmd_file(cmd) {
-            Ok(None) => {}
-            Ok(Some((text, recorded))) => {
-                let live = live_command(pid, &comm);
+    // No token: the seed's evidence. The probe read the stat (no inode to decide by).
+    let Some(stat) = h.stat() else {
+        out.reason = CheckReason::Unverifiable;
+        return (out, None);
+    };
+    out.create_time = create_time(stat.start_ticks).ok();
+    let (Some(mt), Some(ct)) = (out.mtime, out.create_time) else {
+        out.reason = CheckReason::Unverifiable;
+        return (out, None);
+    };
+    // The original's rule: strict `>` fails.
+    if !tolerance.is_finite() || (mt - ct).abs() > tolerance {
+        out.reason = CheckReason::MtimeSkew;
+        return (out, Some(h));
+    }
+    if let Some(cmd) = recorded {
+        match cmd.load() {
+            // A missing file, an empty file or argv, or a last line that does not split (an
+            // unbalanced quote) records no argv: the argv rules are skipped, as in the original.
+            Ok(Some(rec)) if !rec.argv.is_empty() || rec.text.contains("--remote-debugging-port") => {
+                let comm = stat.comm.clone();
+                let Some(live) = live_command(pid, &comm) else {
+                    // The argv could not be read (hidepid, a kernel thread, a process that just
+                    // exited): no evidence either way.
+                    out.reason = if h.has_exited() { CheckReason::Zombie } else { CheckReason::Unverifiable };
+                    return (out, None);
+                };
                 // The argv was read by number: it is the pinned process's only if that process
                 // still holds the number now.
-                if pin.as_ref().is_some_and(|fd| exited(fd.as_fd())) {
+                if h.has_exited() {
                     out.judgement = Some(Judgement { verdict: Verdict::Gone, reason: Reason::Zombie });
                     out.reason = CheckReason::Zombie;
-                    return out;
+                    return (out, Some(h));
                 }
-                if !live.as_ref().is_some_and(|l| command_matches(&text, &recorded, l)) {
+                if !command_matches(&rec, &live) {
                     out.reason = CheckReason::CmdMismatch;
-                    return out;
+                    return (out, Some(h));
                 }
             }
+            Ok(_) => {}
+            // A cmd file that cannot be read or trusted (planted FIFO, symlink, not UTF-8) is no
+            // evidence either way.
             Err(_) => {
-                out.reason = CheckReason::CmdMismatch;
-                return out;
+                out.reason = CheckReason::Unverifiable;
+                return (out, None);
             }
         }
     }
+    let _ = h.complete();
     out.valid = true;
     out.reason = CheckReason::Valid;
-    out
+    (out, Some(h))
 }
 
-/// Whether the process behind a pidfd has exited (a pidfd is readable once it has).
-fn exited(fd: std::os::fd::BorrowedFd<'_>) -> bool {
-    matches!(sys::poll_readable(&[fd], Some(std::time::Duration::ZERO)).as_deref(), Ok([true]))
+/// Read at most `MAX_CONTENT + 1` bytes of a regular file whose `fstat` size is `size`. One
+/// `read(2)` when it returns exactly the size (a regular file returns fewer bytes than asked only
+/// at its end), so the usual pidfile costs no second read for the end of file; otherwise read on
+/// to the end or the bound (the file may have grown).
+fn read_bounded(f: &mut fs::File, size: u64, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let cap = (size.min(MAX_CONTENT) + 1) as usize;
+    buf.resize(cap, 0);
+    let n = loop {
+        match f.read(buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    buf.truncate(n);
+    if n as u64 == size && n < cap {
+        return Ok(());
+    }
+    f.by_ref().take(MAX_CONTENT + 1 - n as u64).read_to_end(buf).map(drop)
 }
 
+/// The live argv; `None` when it cannot be read (another user's process under `hidepid`).
+/// An empty argv (a process that cleared it) is compared by its name, as psutil's is.
 fn live_command(pid: i32, comm: &[u8]) -> Option<LiveCommand> {
     let argv = procfs::read_cmdline(pid).ok()?;
-    if argv.is_empty() {
-        return None;
-    }
     Some(LiveCommand {
         argv: argv.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect(),
         name: String::from_utf8_lossy(comm).into_owned(),
-        exe: procfs::read_exe(pid),
-        cwd: fs::read_link(format!("/proc/{pid}/cwd")).ok(),
     })
 }
 
@@ -349,7 +423,10 @@ mod tests {
         // More than ten digits, all but the last zeros: still 7, as Python's int() reads it.
         assert_eq!(parse_pid_content(b"000000000007"), Some(7));
         assert_eq!(parse_pid_content(b"99999999999999999999999"), None);
-        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2"] {
+        // str.strip()'s set: a vertical tab, the separators \x1c-\x1f, NBSP, ideographic space.
+        assert_eq!(parse_pid_content(b"\x0b12\x1c\x1f"), Some(12));
+        assert_eq!(parse_pid_content("\u{a0}12\u{3000}".as_bytes()), Some(12));
+        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2", b"12\x85", b"\x01 12"] {
             assert_eq!(parse_pid_content(bad), None, "{bad:?}");
         }
     }

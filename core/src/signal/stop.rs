@@ -7,7 +7,7 @@ use super::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, Terminate
 use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::cleanup::remove_if_unchanged;
 use crate::identity::Policy;
-use crate::pidfile::mtime::{check_pid_file, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::mtime::{check_pinned, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
 
 /// Options of [`stop_pid_file`].
@@ -16,7 +16,7 @@ pub struct StopOptions {
     /// The escalation schedule (default `TERM/2/KILL/1`).
     pub schedule: Schedule,
     /// `Strict` (default): act only on a proven identity (a matching token, or for a token-less
-    /// file the mtime and command rules of [`check_pid_file`]). `Lenient`: also act on a
+    /// file the mtime and command rules of [`check_pid_file`](crate::check_pid_file)). `Lenient`: also act on a
     /// token-less file whose mtime is off (`mtime-skew`), with a warning; a recorded token that
     /// cannot be confirmed is still refused.
     pub policy: Policy,
@@ -122,7 +122,7 @@ impl fmt::Display for StopOutcome {
 pub struct StopReport {
     /// The pidfile.
     pub pid_file: PathBuf,
-    /// What [`check_pid_file`] said about it.
+    /// What [`check_pid_file`](crate::check_pid_file) said about it.
     pub check: PidFileCheck,
     /// What was done.
     pub outcome: StopOutcome,
@@ -133,6 +133,8 @@ pub struct StopReport {
     pub pid_file_removed: bool,
     /// A warning, e.g. that the identity was taken on the lenient policy.
     pub warning: Option<String>,
+    /// The particulars of a refusal, when there are any (`owned by uid 65534, target uid 0`).
+    pub detail: Option<String>,
 }
 
 impl StopReport {
@@ -148,7 +150,7 @@ impl StopReport {
 
 /// Stop the process an abx-dl pidfile names, with its process group, and nothing else.
 ///
-/// 1. [`check_pid_file`] judges the file (with `opts.cmd_file`).
+/// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file`).
 /// 2. A missing file, a gone process, proven reuse (`Mismatch`) → [`StopOutcome::Stale`]:
 ///    nothing is sent, the file is removed if unchanged (BUGS A1, A3). A foreign record is left
 ///    alone. A zombie leader with a matching identity has its group (pinned by the zombie)
@@ -168,7 +170,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     if !(opts.tolerance.is_finite() && opts.tolerance >= 0.0) {
         return Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {}", opts.tolerance)));
     }
-    let check = check_pid_file(pid_file, opts.cmd_file.as_deref(), opts.tolerance);
+    let (check, pin) = check_pinned(pid_file, opts.cmd_file.as_deref(), opts.tolerance);
     let mut report = StopReport {
         pid_file: pid_file.to_path_buf(),
         check: check.clone(),
@@ -176,8 +178,10 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
         terminate: None,
         pid_file_removed: false,
         warning: None,
+        detail: None,
     };
     let mut acting = check.clone();
+    let mut lenient_warning = None;
     match check.reason {
         CheckReason::Malformed => return Err(Error::at(ErrorKind::Malformed, pid_file, "content is not one pid in 1..=pid_max")),
         CheckReason::BadToken => return Err(Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token")),
@@ -193,7 +197,9 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             return Ok(report);
         }
         CheckReason::Unverifiable => {
+            // Could not tell: the record is kept and nothing is sent, under either policy.
             report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
+            report.detail = check.judgement.map(|j| j.to_string());
             return Ok(report);
         }
         CheckReason::CmdMismatch => {
@@ -201,7 +207,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             return Ok(report);
         }
         CheckReason::MtimeSkew if opts.policy == Policy::Lenient => {
-            report.warning = Some(format!(
+            lenient_warning = Some(format!(
                 "{}: no start token and the mtime is more than {} s from the process start; stopping on the lenient policy",
                 pid_file.display(),
                 opts.tolerance
@@ -214,8 +220,17 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
         }
         CheckReason::Valid | CheckReason::Zombie => {}
     }
-    let h = match pin_pidfile(&acting) {
-        PidfileTarget::Pinned(h) => h,
+    let h = match pin_pidfile(&acting, pin) {
+        PidfileTarget::Pinned(h) => {
+            // Said only when the policy changed the decision: the process is acted on.
+            report.warning = lenient_warning;
+            h
+        }
+        PidfileTarget::Unverifiable(j) => {
+            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
+            report.detail = j.map(|j| j.to_string());
+            return Ok(report);
+        }
         PidfileTarget::Stale(reason) => {
             // Not the recorded process after all (it exited or the number moved on meanwhile).
             report.outcome = StopOutcome::Stale(reason);
@@ -226,8 +241,9 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             report.outcome = StopOutcome::Foreign;
             return Ok(report);
         }
-        PidfileTarget::Refused(r) => {
+        PidfileTarget::Refused(r, detail) => {
             report.outcome = StopOutcome::Refused(r);
+            report.detail = detail;
             return Ok(report);
         }
     };

@@ -25,6 +25,13 @@ pub enum Call {
     Setxattr,
     /// `open(2)` with `O_TMPFILE` (guard pidfiles fall back to a named temporary without it).
     OpenTmpfile,
+    /// Every read of a live process's procfs files (`/proc/<pid>/stat`, `status`, `cmdline`,
+    /// the `/proc/<pid>` directory) on the identity path.
+    ProcRead,
+    /// `fstat(2)`/`fstatfs(2)` of a pidfd (its pidfs inode).
+    PidfdStat,
+    /// `poll(2)` of pidfds.
+    Poll,
 }
 
 thread_local! {

@@ -60,6 +60,15 @@ pub(crate) fn pidfd_send_signal(fd: BorrowedFd<'_>, sig: i32, flags: u32) -> io:
     .map(drop)
 }
 
+/// `kill(pid, 0)`: does a process with this pid exist (`Ok` or `EPERM`: yes; `ESRCH`: no)?
+/// Sends nothing.
+pub(crate) fn kill_probe(pid: i32) -> io::Result<()> {
+    fault::check(Call::Kill)?;
+    assert!(pid > 0, "pidguard bug: kill({pid}, 0) reached the system-call layer");
+    // SAFETY: plain system call; signal 0 only checks for existence and permission.
+    cvt(unsafe { libc::kill(pid, 0) } as libc::c_long).map(drop)
+}
+
 /// `kill(2)`. Callers have already refused pid ≤ 0, pid 1 and their own pid (see `signal::guard`).
 pub(crate) fn kill(pid: i32, sig: i32) -> io::Result<()> {
     fault::check(Call::Kill)?;
@@ -76,26 +85,99 @@ pub(crate) fn killpg(pgid: i32, sig: i32) -> io::Result<()> {
     cvt(unsafe { libc::kill(-pgid, sig) } as libc::c_long).map(drop)
 }
 
-/// The inode of a pidfd in pidfs (Linux ≥ 6.9), unique per process for the whole boot; `None`
-/// when the pidfd is an anonymous inode (older kernels), which identifies nothing.
-pub(crate) fn pidfs_ino(fd: BorrowedFd<'_>) -> Option<u64> {
-    // SAFETY: zeroed structs are valid out-parameters for fstatfs/fstat.
-    unsafe {
-        let mut sfs: libc::statfs = std::mem::zeroed();
-        if libc::fstatfs(fd.as_raw_fd(), &mut sfs) != 0 || sfs.f_type as i64 != PIDFS_MAGIC {
-            return None;
-        }
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd.as_raw_fd(), &mut st) != 0 {
-            return None;
-        }
-        Some(st.st_ino as u64)
+/// The inode of a pidfd in pidfs (Linux ≥ 6.9), unique per process for the whole boot;
+/// `Ok(None)` when pidfds are anonymous inodes here (older kernels), which identify nothing.
+///
+/// Whether pidfds live on pidfs is a property of the running kernel: it is found out with
+/// `fstatfs` on the first pidfd and cached, so each later call is one `fstat`. Errors: the
+/// errno of `fstat`/`fstatfs` (a failure to read is not "no inode").
+pub(crate) fn pidfs_ino(fd: BorrowedFd<'_>) -> io::Result<Option<u64>> {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    // 0 unknown, 1 pidfs, 2 anonymous inodes.
+    static ON_PIDFS: AtomicU8 = AtomicU8::new(0);
+    fault::check(Call::PidfdStat)?;
+    if ON_PIDFS.load(Ordering::Relaxed) == 0 {
+        // SAFETY: a zeroed statfs is a valid out-parameter.
+        let mut sfs: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is valid for the call.
+        cvt(unsafe { libc::fstatfs(fd.as_raw_fd(), &mut sfs) } as libc::c_long)?;
+        ON_PIDFS.store(if sfs.f_type as i64 == PIDFS_MAGIC { 1 } else { 2 }, Ordering::Relaxed);
     }
+    if ON_PIDFS.load(Ordering::Relaxed) != 1 {
+        return Ok(None);
+    }
+    // SAFETY: a zeroed stat is a valid out-parameter; `fd` is valid for the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } as libc::c_long)?;
+    Ok(Some(st.st_ino as u64))
+}
+
+/// The soft `RLIMIT_NOFILE`: how many descriptors this process may have open.
+pub(crate) fn nofile_soft_limit() -> Option<u64> {
+    // SAFETY: a zeroed rlimit is a valid out-parameter.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: plain system call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return None;
+    }
+    Some(r.rlim_cur as u64)
+}
+
+/// How many descriptors this process has open now (entries of `/proc/self/fd`).
+pub(crate) fn open_fd_count() -> Option<usize> {
+    std::fs::read_dir("/proc/self/fd").ok().map(|d| d.count())
+}
+
+/// The symbolic name of an errno (`"EMFILE"`), for reasons and messages; `"errno N"` for the
+/// rare ones.
+pub fn errno_name(errno: i32) -> String {
+    let name = match errno {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::ESRCH => "ESRCH",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EINVAL => "EINVAL",
+        libc::ENFILE => "ENFILE",
+        libc::EMFILE => "EMFILE",
+        libc::ENOSPC => "ENOSPC",
+        libc::ENOSYS => "ENOSYS",
+        libc::ENOTSUP => "ENOTSUP",
+        libc::ELOOP => "ELOOP",
+        libc::EDQUOT => "EDQUOT",
+        libc::E2BIG => "E2BIG",
+        libc::ENODATA => "ENODATA",
+        _ => return format!("errno {errno}"),
+    };
+    name.to_string()
+}
+
+/// A counter that a `fork(2)` child sees incremented (`pthread_atfork`): per-process caches
+/// (the pid namespace) compare it instead of asking the kernel for the pid on every call.
+pub(crate) fn fork_generation() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Once;
+    static GEN: AtomicU64 = AtomicU64::new(0);
+    static REGISTER: Once = Once::new();
+    extern "C" fn in_child() {
+        GEN.fetch_add(1, Ordering::Relaxed);
+    }
+    REGISTER.call_once(|| {
+        // SAFETY: registering a handler that only touches an atomic is async-signal-safe.
+        unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+    });
+    GEN.load(Ordering::Relaxed)
 }
 
 /// Poll `fds` for readability (a pidfd is readable once its process has exited). Returns which
 /// are readable; an empty result set after `timeout` means none. `None` waits forever.
 pub(crate) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> io::Result<Vec<bool>> {
+    fault::check(Call::Poll)?;
     let mut pfds: Vec<libc::pollfd> =
         fds.iter().map(|f| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
     let ms: libc::c_int = match timeout {
@@ -179,17 +261,17 @@ pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec
 
 /// `fsetxattr(2)`; `Ok(false)` when the file system does not support user xattrs.
 pub(crate) fn fsetxattr(fd: BorrowedFd<'_>, name: &str, value: &[u8]) -> io::Result<bool> {
-    fault::check(Call::Setxattr)?;
-    let cname = CString::new(name).expect("xattr name has no NUL");
-    // SAFETY: `value` is valid for its length.
-    let r = unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
-    if r == 0 {
-        return Ok(true);
-    }
-    let e = io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::ENOTSUP) | Some(libc::EPERM) => Ok(false),
-        _ => Err(e),
+    let r = fault::check(Call::Setxattr).and_then(|()| {
+        let cname = CString::new(name).expect("xattr name has no NUL");
+        // SAFETY: `value` is valid for its length.
+        cvt(unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) } as libc::c_long)
+    });
+    // Only "this file system has no user xattrs" means "store no token"; ENOSPC, EDQUOT, E2BIG
+    // or EIO fail the write (ENOTSUP and EOPNOTSUPP are one value on Linux).
+    match r {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 

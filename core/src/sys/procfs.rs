@@ -78,6 +78,7 @@ fn read_small(path: &str, buf: &mut Vec<u8>) -> io::Result<()> {
 
 /// Read and parse `/proc/<pid>/stat`. `ENOENT`/`ESRCH` mean no such process.
 pub fn read_stat(pid: i32) -> io::Result<Stat> {
+    super::fault::check(super::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(512);
     read_small(&format!("/proc/{pid}/stat"), &mut buf)?;
     parse_stat(&buf).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unparsable /proc/<pid>/stat"))
@@ -88,18 +89,21 @@ pub fn read_stat(pid: i32) -> io::Result<Stat> {
 /// number is reused. This pins a process on kernels (or under seccomp profiles) without
 /// `pidfd_open`.
 pub fn open_proc_dir(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
+    super::fault::check(super::Call::ProcRead)?;
     super::open_raw(std::path::Path::new(&format!("/proc/{pid}")), libc::O_RDONLY | libc::O_DIRECTORY, 0)
 }
 
 /// Read and parse `stat` under an open `/proc/<pid>` directory. `ESRCH`/`ENOENT`: that process
 /// is reaped.
 pub fn read_stat_at(dir: std::os::fd::BorrowedFd<'_>) -> io::Result<Stat> {
+    super::fault::check(super::Call::ProcRead)?;
     let buf = super::read_at(dir, "stat")?;
     parse_stat(&buf).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unparsable /proc/<pid>/stat"))
 }
 
 /// `/proc/<pid>/cmdline` split at NUL bytes. Empty for kernel threads and most zombies.
 pub fn read_cmdline(pid: i32) -> io::Result<Vec<Vec<u8>>> {
+    super::fault::check(super::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(256);
     read_small(&format!("/proc/{pid}/cmdline"), &mut buf)?;
     if buf.last() == Some(&0) {
@@ -119,6 +123,43 @@ pub fn read_uid(pid: i32) -> io::Result<u32> {
         .and_then(|l| l.split_ascii_whitespace().next())
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Uid line"))
+}
+
+/// The real and effective uids from the `Uid:` line of `/proc/<pid>/status`.
+pub fn read_uids(pid: i32) -> io::Result<(u32, u32)> {
+    super::fault::check(super::Call::ProcRead)?;
+    let mut buf = Vec::with_capacity(1024);
+    read_chunked(&format!("/proc/{pid}/status"), &mut buf, 2048)?;
+    parse_uids(&buf)
+}
+
+/// The real and effective uids of a `status` file's content.
+pub fn parse_uids(status: &[u8]) -> io::Result<(u32, u32)> {
+    parse_uids_opt(status).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Uid line"))
+}
+
+/// The first two numbers of a `status` file's `Uid:` line (real, effective).
+pub(crate) fn parse_uids_opt(status: &[u8]) -> Option<(u32, u32)> {
+    let text = std::str::from_utf8(status).ok()?;
+    let mut it = text.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_ascii_whitespace().map(|v| v.parse::<u32>());
+    Some((it.next()?.ok()?, it.next()?.ok()?))
+}
+
+/// `CAP_KILL` from `<linux/capability.h>`.
+const CAP_KILL: u32 = 5;
+
+/// Whether this process holds `CAP_KILL` (bit 5 of `CapEff` in `/proc/self/status`,
+/// capabilities(7)): it may then signal any process, like root.
+pub fn has_cap_kill() -> bool {
+    let mut buf = Vec::with_capacity(1024);
+    if read_chunked("/proc/self/status", &mut buf, 2048).is_err() {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(&buf) else { return false };
+    text.lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_KILL) != 0)
 }
 
 /// The target of `/proc/<pid>/exe`, when readable.
@@ -188,15 +229,16 @@ pub fn boot_id() -> &'static str {
 /// namespace.
 pub fn pidns_ino() -> u64 {
     use std::sync::Mutex;
-    static CACHE: Mutex<Option<(u32, u64)>> = Mutex::new(None);
-    let me = std::process::id();
+    static CACHE: Mutex<Option<(u64, u64)>> = Mutex::new(None);
+    // Keyed by the fork generation rather than the pid: no system call on the hot path.
+    let gen = super::fork_generation();
     let mut c = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     match *c {
-        Some((pid, ino)) if pid == me => ino,
+        Some((g, ino)) if g == gen => ino,
         _ => {
             let ino = fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).unwrap_or(0);
             if ino != 0 {
-                *c = Some((me, ino));
+                *c = Some((gen, ino));
             }
             ino
         }

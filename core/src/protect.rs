@@ -1,0 +1,145 @@
+//! Protected targets and trusted records: every refusal to signal, decided in one place before
+//! any system call.
+
+use std::fmt;
+
+use crate::sys::{self, procfs};
+
+/// Why pidguard refused to signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// pid ≤ 0: `kill(0)` is the caller's group and `kill(-1)` every process.
+    NonPositivePid,
+    /// pid above `/proc/sys/kernel/pid_max`: no process can have it.
+    AbovePidMax,
+    /// pid 1 or group 1: init, and `killpg(1, sig)` *is* `kill(-1, sig)`.
+    Init,
+    /// The caller's own pid.
+    OwnPid,
+    /// The caller's own process group.
+    OwnGroup,
+    /// The caller's parent, whose token did not match exactly (container PID 1 reuse, BUGS H2).
+    Parent,
+    /// The live process is provably not the recorded one.
+    Mismatch,
+    /// Identity not proven and the policy is strict.
+    Unverifiable,
+    /// The pidfile could have been written by someone who may not signal the target: it is
+    /// group- or world-writable, or it is owned by another uid than the target's real and
+    /// effective uids. A token in such a file is that writer's claim, not proof: anyone can
+    /// compute any process's token.
+    UntrustedPidfile,
+    /// The process is not the one the pidfile's mtime or command file describes.
+    NotTheRecordedProcess,
+}
+
+impl Refusal {
+    /// A stable kebab-case slug.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Refusal::NonPositivePid => "non-positive-pid",
+            Refusal::AbovePidMax => "above-pid-max",
+            Refusal::Init => "init",
+            Refusal::OwnPid => "own-pid",
+            Refusal::OwnGroup => "own-group",
+            Refusal::Parent => "parent",
+            Refusal::Mismatch => "mismatch",
+            Refusal::Unverifiable => "unverifiable",
+            Refusal::UntrustedPidfile => "untrusted-pidfile",
+            Refusal::NotTheRecordedProcess => "not-the-recorded-process",
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What is about to be signalled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// One process. `token_matched`: its recorded start token was proven equal (`Match`), the
+    /// only thing that makes the caller's parent a legitimate target (a container's PID 1
+    /// reuse names the parent's number in stale records).
+    Process { pid: i64, token_matched: bool },
+    /// The process group `pgid`.
+    Group { pgid: i64 },
+}
+
+/// The refusal for signalling `target`, if any: the one list of protected targets.
+///
+/// - pid ≤ 0: `kill(0)` is the caller's group and `kill(-1)` every process;
+/// - above `/proc/sys/kernel/pid_max`: no process can have it;
+/// - pid or group 1: init, and `killpg(1, sig)` *is* `kill(-1, sig)` (every process);
+/// - the caller's own pid, or its own process group;
+/// - the caller's parent, unless its token matched exactly.
+pub(crate) fn refuse(target: Target) -> Option<Refusal> {
+    let n = match target {
+        Target::Process { pid, .. } => pid,
+        Target::Group { pgid } => pgid,
+    };
+    if n <= 0 {
+        return Some(Refusal::NonPositivePid);
+    }
+    if n > procfs::pid_max() as i64 {
+        return Some(Refusal::AbovePidMax);
+    }
+    if n == 1 {
+        return Some(Refusal::Init);
+    }
+    match target {
+        Target::Process { pid, token_matched } => {
+            if pid == sys::getpid() as i64 {
+                return Some(Refusal::OwnPid);
+            }
+            if pid == sys::getppid() as i64 && !token_matched {
+                return Some(Refusal::Parent);
+            }
+        }
+        Target::Group { pgid } => {
+            if pgid == sys::getpgrp() as i64 {
+                return Some(Refusal::OwnGroup);
+            }
+        }
+    }
+    None
+}
+
+/// Which processes a pidfile may aim signals at, given who could have written it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Authority {
+    /// The file is the caller's own: any process the identity rules accept.
+    Any,
+    /// The file belongs to another uid: only processes whose real or effective uid is that
+    /// uid, i.e. processes its owner could have signalled itself.
+    OwnerOnly(u32),
+}
+
+/// What a pidfile owned by `owner_uid` with permission bits `mode` (from `fstat` of the very
+/// descriptor its content was read from) authorises.
+///
+/// A pidfile is a claim by whoever could write it, and a start token in it proves nothing
+/// about who makes the claim: every part of a token is readable without privilege. So:
+/// - world-writable: nothing (`UntrustedPidfile`), whoever the caller is;
+/// - group-writable, when the caller is privileged (euid 0 or `CAP_KILL`): nothing — any member
+///   of the group could have aimed it. (An unprivileged caller keeps the original's behaviour
+///   under `umask 002`, where files are group-writable by default.)
+/// - owned by another uid than the caller's effective uid: only that uid's own processes. For
+///   a privileged caller this keeps a user from steering it at root's processes
+///   (CVE-2018-16888; systemd's answer was to require the pid to be in the service's cgroup —
+///   without a cgroup to ask, the owner's uid is the bound). For an unprivileged caller it
+///   stops another user's file from aiming the caller's own rights at the caller's processes;
+/// - the caller's own file: whatever the identity rules accept.
+pub(crate) fn pidfile_authority(owner_uid: u32, mode: u32) -> Result<Authority, (Refusal, String)> {
+    let privileged = || sys::geteuid() == 0 || procfs::has_cap_kill();
+    if mode & 0o002 != 0 || (mode & 0o020 != 0 && privileged()) {
+        let who = if mode & 0o002 != 0 { "world" } else { "group" };
+        return Err((Refusal::UntrustedPidfile, format!("the pidfile is {who}-writable (mode {:04o})", mode & 0o7777)));
+    }
+    if owner_uid == sys::geteuid() {
+        return Ok(Authority::Any);
+    }
+    Ok(Authority::OwnerOnly(owner_uid))
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Root is never a confused deputy: files an unprivileged user planted in a tree root cleans
+# neither aim signals at root's processes nor steer root's reads and writes. Run as root by
+# scripts/test-cli.sh inside a private PID namespace; the user is uid 65534 (setpriv). Every
+# process started here is ended by pid.
+set -u
+PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+  echo "skip - the confused-deputy tests need root and setpriv"
+  echo "cli deputy: 0 passed, 0 failed"
+  exit 0
+fi
+T=$(mktemp -d /tmp/pidguard-cli-deputy-XXXXXX)
+chmod 755 "$T"
+pass=0; fail=0; started=()
+trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+ok()  { pass=$((pass+1)); echo "ok   - $1"; }
+bad() { fail=$((fail+1)); echo "FAIL - $1"; }
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# psutil's create time of pid $1: btime + start ticks / CLK_TCK.
+create_time() {
+  local rest ticks btime
+  rest=$(sed 's/.*) //' "/proc/$1/stat"); ticks=$(echo "$rest" | awk '{print $20}')
+  btime=$(awk '/^btime/ {print $2}' /proc/stat)
+  python3 -c "print($btime + $ticks / $(getconf CLK_TCK))"
+}
+# A pidfile written by the user: the pid, the mtime of its create time and the token the user
+# computed with `pidguard token` (every part of it is readable without privilege).
+user_pidfile() { # FILE PID
+  as_user "$PG" token "$2" > "$T/tok" || { bad "the user could not compute the token of $2"; return 1; }
+  as_user /usr/bin/python3 - "$1" "$2" "$(cat "$T/tok")" "$(create_time "$2")" <<'EOF'
+import os, sys
+path, pid, token, ct = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+with open(path, "w") as f:
+    f.write(pid)
+os.setxattr(path, "user.pidguard.token", token.encode())
+os.utime(path, (ct, ct))
+EOF
+}
+
+user_dir=$T/snap; mkdir -p "$user_dir/plug"; chown -R 65534:65534 "$user_dir"
+
+# Case 1: a forged token makes root kill root's process — must not.
+setsid sleep 300 </dev/null >/dev/null 2>&1 & v=$!; started+=("$v")
+sleep 0.2
+user_pidfile "$user_dir/plug/on_Snapshot__10_x.bg.pid" "$v"
+"$PG" cleanup "$user_dir" --json > "$T/c1.json" 2>&1; st=$?
+alive "$v" && ok "case 1: root's process lives" || bad "case 1: root's process was killed"
+[ -f "$user_dir/plug/on_Snapshot__10_x.bg.pid" ] && ok "case 1: the user's record stays" || bad "case 1: record removed"
+grep -q '"outcome":"refused"' "$T/c1.json" && grep -q 'untrusted-pidfile' "$T/c1.json" \
+  && ok "case 1: refused (untrusted-pidfile), exit $st" || bad "case 1: $(cat "$T/c1.json")"
+grep -q 'owned by uid 65534, target uid 0' "$T/c1.json" && ok "case 1: the JSON says both uids" || bad "case 1: no uids in $(cat "$T/c1.json")"
+"$PG" stop "$user_dir/plug/on_Snapshot__10_x.bg.pid" > "$T/s1.txt" 2>&1; st=$?
+alive "$v" && [ "$st" = 3 ] && grep -q 'owned by uid 65534, target uid 0' "$T/s1.txt" \
+  && ok "case 1: stop refuses too (exit 3) and says why" || bad "case 1 stop: exit $st $(cat "$T/s1.txt")"
+# The same through a guard record the user wrote (JSON format, mode 0600, owned by the user).
+tok=$(as_user "$PG" token "$v")
+as_user sh -c "umask 077; printf '{\"pid\":%s,\"start_token\":\"%s\"}\n' $v '$tok' > '$user_dir/plug/guard.json'"
+"$PG" stop "$user_dir/plug/guard.json" > "$T/g1.txt" 2>&1; st=$?
+alive "$v" && [ "$st" = 3 ] && grep -q "owned by uid 65534, target uid 0" "$T/g1.txt" && ok "case 1: a forged guard record is refused (exit 3) and says why" || bad "case 1 guard: exit $st $(cat "$T/g1.txt")"
+kill -KILL "$v" 2>/dev/null
+
+# The user's own process, named by the user's own pidfile, is still stopped by root's cleanup.
+setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u=$!; started+=("$u")
+sleep 0.2
+rm -f "$user_dir/plug"/*
+user_pidfile "$user_dir/plug/on_Snapshot__11_own.bg.pid" "$u"
+"$PG" cleanup "$user_dir" --json > "$T/own.json" 2>&1; st=$?
+! alive "$u" && grep -q '"outcome":"exited"' "$T/own.json" \
+  && ok "the user's own process is stopped by root's cleanup (exit $st)" || bad "own process: $(cat "$T/own.json")"
+
+# Case 2: the logs of a stale record are symlinks to a root-only file: not copied into the index.
+rm -rf "$user_dir/plug"; mkdir "$user_dir/plug"
+printf 'ROOT-ONLY-SECRET' > "$T/root-secret"; chmod 600 "$T/root-secret"
+printf 3000001 > "$user_dir/plug/on_Snapshot__12_s.bg.pid"
+ln -s "$T/root-secret" "$user_dir/plug/on_Snapshot__12_s.bg.stdout.log"
+ln -s "$T/root-secret" "$user_dir/plug/on_Snapshot__12_s.bg.stderr.log"
+chown -hR 65534:65534 "$user_dir/plug"
+"$PG" cleanup "$user_dir" --index "$user_dir/index.jsonl" --json > "$T/c2.json" 2>&1; st=$?
+[ -f "$user_dir/index.jsonl" ] && ! grep -q 'ROOT-ONLY-SECRET' "$user_dir/index.jsonl" \
+  && ok "case 2: the index holds no byte of the root file" || bad "case 2: $(cat "$user_dir/index.jsonl" 2>&1)"
+grep -q 'symbolic link' "$T/c2.json" && ok "case 2: the report says the logs were not read" || bad "case 2 report: $(cat "$T/c2.json")"
+[ "$(cat "$T/root-secret")" = ROOT-ONLY-SECRET ] && ok "case 2: the root file is unchanged" || bad "case 2: root file changed"
+
+# Case 3: the index is a symlink to a root-only file: an error before any hook is touched.
+rm -rf "$user_dir/plug" "$user_dir/index.jsonl"; mkdir "$user_dir/plug"
+printf 3000002 > "$user_dir/plug/on_Snapshot__13_s.bg.pid"
+ln -s "$T/root-secret" "$user_dir/index.jsonl"
+"$PG" cleanup "$user_dir" --index "$user_dir/index.jsonl" > "$T/c3.txt" 2>&1; st=$?
+[ "$st" != 0 ] && [ "$(cat "$T/root-secret")" = ROOT-ONLY-SECRET ] \
+  && ok "case 3: refused (exit $st), the root file is unchanged" || bad "case 3: exit $st, root file: $(cat "$T/root-secret")"
+[ -f "$user_dir/plug/on_Snapshot__13_s.bg.pid" ] && ok "case 3: no hook was touched" || bad "case 3: the stale record was removed"
+
+# Case 4: FIFOs planted as a stale hook's log and .sh: the cleanup ends promptly and reports them.
+rm -rf "$user_dir/plug" "$user_dir/index.jsonl"; mkdir "$user_dir/plug"
+printf 3000003 > "$user_dir/plug/on_Snapshot__14_s.bg.pid"
+mkfifo "$user_dir/plug/on_Snapshot__14_s.bg.stdout.log" "$user_dir/plug/on_Snapshot__14_s.bg.sh"
+timeout 20 "$PG" cleanup "$user_dir" --index "$T/index4.jsonl" --json > "$T/c4.json" 2>&1; st=$?
+[ "$st" != 124 ] && ok "case 4: the cleanup ends (exit $st)" || bad "case 4: the cleanup hung"
+grep -q 'not a regular file' "$T/c4.json" && ok "case 4: the planted FIFO is reported" || bad "case 4 report: $(cat "$T/c4.json")"
+
+echo "cli deputy: $pass passed, $fail failed"
+[ "$fail" = 0 ]
