@@ -285,7 +285,7 @@ fn aside_name(path: &Path) -> PathBuf {
 /// stale records (SPEC §5):
 ///
 /// 1. find files matching `opts.pattern` (`on_*.pid`) recursively;
-/// 2. [`check_pid_file`] each with its `<name>.sh`: a foreign record is left alone; an invalid
+/// 2. [`check_pid_file`](crate::check_pid_file) each with its `<name>.sh`: a foreign record is left alone; an invalid
 ///    one is stale: removed (only if unchanged), nothing signalled, finalized as succeeded, and
 ///    live processes still in a group with its pid are listed as unverified leftovers; a hook
 ///    leader that is a zombie with a matching identity has its group (which the zombie pins)
@@ -295,7 +295,7 @@ fn aside_name(path: &Path) -> PathBuf {
 ///    uid's processes (others are `Refused`, `untrusted-pidfile`, record kept); a
 ///    world-writable one — or a group-writable one when the caller is privileged — at none;
 /// 4. each hook is finalized: by `finalize` when given (its error goes into the report), else
-///    by [`super::default_finalize`] (unless `opts.no_finalize`).
+///    by the default finalize (unless `opts.no_finalize`).
 ///
 /// The logs are read without following symlinks or blocking on FIFOs, at most
 /// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each (see [`HookReport::notes`]).

@@ -436,7 +436,7 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
 /// work returns the report: exited (after which signal), already gone by the first signal, or
 /// unkillable.
 ///
-/// `token = None` is accepted only under [`Policy::Lenient`] (a record written before tokens
+/// `token = None` is accepted only under [`Policy::Lenient`](crate::Policy::Lenient) (a record written before tokens
 /// existed); under `Strict` it is `Refused` (`unverifiable`).
 pub fn terminate_pid(
     pid: i32,
