@@ -12,9 +12,9 @@
 #   valgrind                                  the C tests run under it
 #   attr (setfattr, getfattr)                 tests plant and read the token xattr
 #   strace                                    tests that count system calls
-#   util-linux (unshare, setpriv), bsdutils (script)
-#                                             private PID namespaces; running as another user;
-#                                             a terminal for the progress-line test
+#   util-linux (unshare, setpriv), bsdutils (script), iproute2 (ip)
+#                                             private PID and network namespaces; running as
+#                                             another user; a terminal for the progress-line test
 #   nodejs, npm (Node >= 18)                  the Node addon's tests and its package
 #   python3 with venv and pip (CPython >= 3.9) the Python binding (in .venv/, never system-wide)
 set -euo pipefail
@@ -35,6 +35,7 @@ need strace strace
 need unshare util-linux
 need setpriv util-linux
 need script bsdutils
+need ip iproute2
 need node nodejs
 need npm npm
 need python3 python3
