@@ -44,10 +44,13 @@ log "build (release)"
 S=target/release/scenarios
 
 if [ "${BENCH_SKIP_PY_INSTALL:-0}" != 1 ]; then
-  log "python binding (pip install ./py, release)"
+  log "python binding (pip install ./py into .venv, release)"
   bash scripts/setup-python.sh
-  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check ./py
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check ./py
 fi
+# The benchmarks' Python is the project's .venv (psutil and the binding live there).
+bash scripts/setup-python.sh
+export PATH="$ROOT/.venv/bin:$PATH"
 
 log "criterion: validate_pid_file vs the syscall floor"
 rm -rf target/criterion/validate_with_token target/criterion/validate_without_token target/criterion/floor_parts

@@ -21,6 +21,9 @@
 //!   created by exactly one of any number of racing creators, removed only by content, with
 //!   [`guard::acquire`] returning a guard that releases its own record on drop.
 //! - [`cleanup_background_hooks`] stops every background hook of an output directory.
+//! - [`launch`] records a process the caller has just spawned (start-stop-daemon's
+//!   `--make-pidfile`), refusing a pidfile that still belongs to a live process.
+//! - [`ExitCode`] is the exit status of the `pidguard` command for every result.
 //!
 //! ## Policies
 //! Under [`Policy::Strict`] only `Match` authorises a signal; [`Policy::Lenient`] also accepts
@@ -47,17 +50,20 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod exit;
 pub mod guard;
 mod protect;
 mod signo;
 pub mod hooks;
 pub mod identity;
+pub mod launch;
 pub mod pidfile;
 pub mod signal;
 #[doc(hidden)]
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
+pub use exit::ExitCode;
 pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport};
 pub use identity::{
     compare_tokens, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,

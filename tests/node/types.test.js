@@ -1,7 +1,7 @@
 'use strict';
 // index.d.ts type-checks real usage with the TypeScript compiler (strict), through the package's
 // `exports` ("types" condition), for both CommonJS and ESM importers. scripts/setup-node.sh
-// installs typescript and @types/node under target/node-tools.
+// installs typescript and @types/node (devDependencies of node/package.json) into node/node_modules.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('fs');
@@ -9,7 +9,7 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 const { ROOT, tempDir } = require('./helpers');
 
-const TOOLS = path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'node-tools', 'node_modules');
+const TOOLS = path.join(ROOT, 'node', 'node_modules');
 const TSC = path.join(TOOLS, '.bin', 'tsc');
 
 const USAGE = `
