@@ -625,6 +625,26 @@ typedef struct pidguard_entry pidguard_entry;
 typedef struct pidguard_guard pidguard_guard;
 
 /**
+ * A process pinned by pid and identity (a pidfd): every signal and wait goes through it, so
+ * none can reach a process that later reuses the number. Keep it from spawn to cleanup: after
+ * the process has exited (even once it was reaped), pidguard_process_signal_group() and
+ * pidguard_process_terminate() still reach the rest of the group it led, and nothing else.
+ *
+ * Opaque. Made by pidguard_process_open(); the caller owns it and frees it with
+ * pidguard_process_free(), which closes the pidfd. States:
+ * - running: signals reach this process (and the group it leads); a wait returns when it exits.
+ * - exited (zombie or reaped): pidguard_process_signal() sends nothing (`sent_out` false);
+ *   pidguard_process_signal_group() still reaches live members of the group it led while that
+ *   group is provably its own; a wait returns at once.
+ * - unpinned (pidguard_process_pidfd() gives -1: no pidfd on this system): each signal
+ *   re-reads the start time right before kill(2); a wait checks every 10 ms.
+ *
+ * Every function may be called on the same handle from several threads at once (a wait on one
+ * thread and a signal on another), but not while it is being freed.
+ */
+typedef struct pidguard_process pidguard_process;
+
+/**
  * The answer of pidguard_check_pid_file() about one abx-dl pidfile. A plain struct the caller
  * allocates (on the stack is fine); nothing in it needs freeing.
  */
@@ -940,11 +960,12 @@ int pidguard_check_pid_file(const char *pid_file,
  * (temporary file and rename), refusing a symlink at `path`.
  *
  * - `path`: the `.sh` file to write. Required.
- * - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL or hold a newline.
- * - `argc`: number of strings in `argv`, at least 1.
+ * - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL. A line break inside one is
+ *   quoted as `shlex.join` quotes it (and read back as one argument).
+ * - `argc`: number of strings in `argv`; 0 writes the shebang line alone, as abx-dl does.
  *
- * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument, `argc` 0, an argument that is not
- * UTF-8 or holds a line break; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an argument that is not
+ * UTF-8; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
  * PIDGUARD_ENOT_FOUND, PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from the file system.
  */
 int pidguard_write_cmd_file(const char *path,
@@ -1032,7 +1053,9 @@ int pidguard_lookup(int32_t pid,
  * PIDGUARD_OUTCOME_REFUSED with the refusal, and nothing is sent. For REFUSED and ERROR the
  * explanation is also stored as the thread's last error message.
  *
- * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
+ * Returns 0; PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal —
+ * another user's process: the call could not do what was asked, and `result_out` is not
+ * written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
  * a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
  * errors.
  */
@@ -1431,6 +1454,138 @@ int pidguard_guard_replaced(const struct pidguard_guard *guard,
                             struct pidguard_entry **holder_out);
 
 /**
+ * Pin the process `pid` and check it against `expected_token` under `policy`.
+ *
+ * - `pid`: the process, in 1..pid_max.
+ * - `expected_token`: its token from pidguard_start_token(), or NULL for a record without one
+ *   (a live process is then UNVERIFIABLE, which only PIDGUARD_POLICY_LENIENT accepts).
+ * - `policy`: a pidguard_policy value. With a token, only a MATCH is accepted under either
+ *   policy.
+ * - `process_out`: receives a new handle, which the caller owns and frees with
+ *   pidguard_process_free().
+ *
+ * Returns 0; PIDGUARD_EREFUSED for a target that may not be signalled (pid <= 0, 1, above
+ * pid_max, the caller itself, its parent without a MATCH, a MISMATCH, or an identity the policy
+ * does not accept): pidguard_last_error_refusal() says which rule;
+ * PIDGUARD_ENO_SUCH_PROCESS when no process has the pid or it is a zombie;
+ * PIDGUARD_EINVALID_ARGUMENT for a malformed token, an unknown policy or a NULL `process_out`;
+ * PIDGUARD_EIO for unexpected procfs errors.
+ */
+int pidguard_process_open(int32_t pid,
+                          const char *expected_token,
+                          int32_t policy,
+                          struct pidguard_process **process_out);
+
+/**
+ * Free a handle and close its pidfd. NULL is allowed and does nothing. Freeing twice, or using
+ * the handle afterwards, is undefined behaviour. The process itself is left as it is.
+ */
+void pidguard_process_free(struct pidguard_process *process);
+
+/**
+ * Send signal `sig` (SIGTERM, SIGKILL, ...) to the process alone.
+ *
+ * - `sent_out`: may be NULL; else receives true when the signal was sent, false when the
+ *   process had already exited (nothing was sent: nothing can reach a successor).
+ *
+ * Returns 0; PIDGUARD_EPERMISSION_DENIED when the kernel refused (EPERM: another user's
+ * process); PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or a signal outside 1..SIGRTMAX;
+ * PIDGUARD_EIO for other failures.
+ */
+int pidguard_process_signal(const struct pidguard_process *process,
+                            int sig,
+                            bool *sent_out);
+
+/**
+ * Send signal `sig` to the process group the process leads, also after the process itself has
+ * exited, as long as the group is provably still the one it led (a pidfd group signal,
+ * Linux >= 6.9; before, only while the leader is not reaped).
+ *
+ * - `sent_out`: may be NULL; else receives true when the signal reached at least one member,
+ *   false when none was left.
+ *
+ * Returns 0; PIDGUARD_EREFUSED when the process does not lead its group (the group is someone
+ * else's) or the group is 1 or the caller's own; PIDGUARD_EPERMISSION_DENIED when the kernel
+ * refused; PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or a signal outside 1..SIGRTMAX;
+ * PIDGUARD_EIO for other failures.
+ */
+int pidguard_process_signal_group(const struct pidguard_process *process,
+                                  int sig,
+                                  bool *sent_out);
+
+/**
+ * Stop the process, and the process group it leads, with an escalation schedule; the handle
+ * stays usable afterwards. A process that does not lead its group is stopped alone. The
+ * process counts as exited when no live member of its group is left. Blocks until the outcome
+ * is known: at most the schedule's total wait. The caller's child is not reaped.
+ *
+ * - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1"), or NULL for
+ *   "TERM/2/KILL/1".
+ * - `result_out`: receives the report: PIDGUARD_OUTCOME_ALREADY_GONE (nothing to do),
+ *   PIDGUARD_OUTCOME_EXITED or PIDGUARD_OUTCOME_UNKILLABLE.
+ *
+ * Returns 0; PIDGUARD_EPERMISSION_DENIED when the kernel refused a signal (EPERM; nothing more
+ * was sent); PIDGUARD_EREFUSED when a safety rule refused the group
+ * (pidguard_last_error_refusal()); PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or
+ * `result_out` or a malformed schedule (nothing sent); PIDGUARD_EIO for other failures.
+ */
+int pidguard_process_terminate(const struct pidguard_process *process,
+                               const char *schedule,
+                               struct pidguard_terminate_result *result_out);
+
+/**
+ * Wait until the process exits, or `timeout_ms` milliseconds pass. Pinned, this blocks on the
+ * pidfd (no polling); unpinned, it checks every 10 ms.
+ *
+ * - `timeout_ms`: milliseconds; a negative value waits without limit, 0 only looks.
+ * - `exited_out`: receives whether it exited.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument; PIDGUARD_EIO when poll fails.
+ */
+int pidguard_process_wait(const struct pidguard_process *process,
+                          int64_t timeout_ms,
+                          bool *exited_out);
+
+/**
+ * Whether the process has exited (it may still be an unreaped zombie), into `exited_out`.
+ * Never waits. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_process_has_exited(const struct pidguard_process *process,
+                                bool *exited_out);
+
+/**
+ * The pidfd of the handle, into `fd_out`, or -1 when the handle is unpinned. It becomes
+ * readable when the process exits, for the caller's own poll()/epoll loop. It stays the
+ * handle's: never close it; it is closed by pidguard_process_free(). Returns 0;
+ * PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+ */
+int pidguard_process_pidfd(const struct pidguard_process *process,
+                           int *fd_out);
+
+/**
+ * The pid of the handle, into `pid_out`. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL
+ * argument.
+ */
+int pidguard_process_pid(const struct pidguard_process *process,
+                         int32_t *pid_out);
+
+/**
+ * Copy the start token read when the handle was opened into `buf`, like snprintf (as
+ * pidguard_start_token() does).
+ *
+ * - `buf`: may be NULL when `buf_len` is 0. A token fits in 256 bytes.
+ * - `token_len_out`: receives the token's full length, not counting the NUL; when it is >=
+ *   `buf_len`, `buf` holds a truncated copy.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or `token_len_out`, or a NULL
+ * `buf` with `buf_len` > 0.
+ */
+int pidguard_process_token(const struct pidguard_process *process,
+                           char *buf,
+                           size_t buf_len,
+                           size_t *token_len_out);
+
+/**
  * Stop every background hook under a directory that is provably still itself, and drop stale
  * records (the seed's `cleanup_background_hooks`).
  *
@@ -1667,6 +1822,14 @@ size_t pidguard_last_error_message(char *buf,
  * call has failed on this thread. Same lifetime rules as pidguard_last_error_message().
  */
 int pidguard_last_error_errno(void);
+
+/**
+ * The rule behind the calling thread's most recent failure when it was PIDGUARD_EREFUSED
+ * (PIDGUARD_REFUSAL_INIT, PIDGUARD_REFUSAL_MISMATCH, ...); PIDGUARD_REFUSAL_NONE for any other
+ * failure or when no call has failed on this thread. Same lifetime rules as
+ * pidguard_last_error_message().
+ */
+pidguard_refusal pidguard_last_error_refusal(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -161,6 +161,119 @@ export interface ProcessInfo {
   exe?: string
 }
 
+/**
+ * A process pinned by pid and identity (core's `ProcessRef`, systemd's PidRef): every signal
+ * and wait goes through its pidfd, so none can reach a process that later reuses the number.
+ * Keep it from spawn to cleanup: after the leader has exited (even once Node has reaped it),
+ * `signalGroup` and `terminate` still reach the rest of the group it led, and nothing else.
+ * 
+ * Made by `ProcessRef.open(pid, token, policy)`; there is no constructor. States:
+ * - **running**: `signal`/`signalGroup` reach this process and its group; `wait` resolves when
+ *   it exits.
+ * - **exited** (zombie or reaped): `signal` returns `false` (nothing sent); `signalGroup`
+ *   still reaches live members of the group it led while that group is provably its own;
+ *   `wait` resolves `true` at once; `hasExited()` is `true`.
+ * - **unpinned** (`pinned === false`, `fd === null`: no pidfd on this system): each signal
+ *   re-reads the start time right before `kill(2)`; `wait` checks every 10 ms.
+ * - **closed** (`close()`): the pidfd is released once pending waits finish; every method then
+ *   throws `PIDGUARD_INVALID_ARGUMENT`; `pid` and `token` still say what the handle was.
+ */
+export declare class ProcessRef {
+  /**
+   * Pin the process `pid` and check it against `token` under `policy`, synchronously (it
+   * reads procfs, it never waits).
+   * 
+   * - `pid`: an integer in `1..=2^31-1` (`TypeError`/`RangeError` otherwise, before anything).
+   * - `token`: its recorded start token (from `startToken`), or `null` for a record without
+   *   one (then only `'lenient'` accepts it).
+   * - `policy`: `'strict'` (core's default: only a token `'match'`) or `'lenient'`.
+   * 
+   * Throws `PIDGUARD_REFUSED` (`.refusal`: `'init'`, `'own-pid'`, `'parent'`, `'mismatch'`,
+   * `'unverifiable'`, `'above-pid-max'`, …) for a target that may not be signalled;
+   * `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie;
+   * `PIDGUARD_INVALID_ARGUMENT` for a malformed token.
+   */
+  static open(pid: number, token?: string | null, policy?: 'strict' | 'lenient' | null): ProcessRef
+  /** The pid. */
+  get pid(): number
+  /**
+   * Whether signals and waits go through a pidfd (`false`: `kill(2)` right after re-reading
+   * the start time, on kernels or sandboxes without pidfds). Fixed when the handle is opened.
+   */
+  get pinned(): boolean
+  /** The live start token read when the handle was opened (`linux1:…`). */
+  get token(): string
+  /**
+   * The pidfd's number, readable once the process exits (for a poller of your own); `null`
+   * when unpinned or closed. It stays the handle's: never close it yourself.
+   */
+  get fd(): number | null
+  /**
+   * Send `sig` (`'TERM'`, `'SIGKILL'`, `15`) to the process alone. `true` when sent; `false`
+   * when it has already exited (nothing is sent, nothing can reach a successor).
+   * 
+   * Throws `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel refuses (another
+   * user's process); `PIDGUARD_INVALID_ARGUMENT` for an unknown signal or a closed handle.
+   */
+  signal(sig: string | number): boolean
+  /**
+   * Send `sig` to the process group this process leads, also after the leader has exited
+   * (as long as the group is provably still the one it led). `true` when sent to at least
+   * one member; `false` when no member is left.
+   * 
+   * Throws `PIDGUARD_REFUSED` when the process does not lead its group (its group is someone
+   * else's) or the group is 1 or ours; `PIDGUARD_PERMISSION_DENIED` when the kernel refuses;
+   * `PIDGUARD_INVALID_ARGUMENT` for an unknown signal or a closed handle.
+   */
+  signalGroup(sig: string | number): boolean
+  /**
+   * Whether the process has exited (it may still be an unreaped zombie). Never waits.
+   * Throws `PIDGUARD_INVALID_ARGUMENT` for a closed handle.
+   */
+  hasExited(): boolean
+  /**
+   * Wait, off the event loop, until the process exits or `timeoutSeconds` pass (`null` or
+   * omitted: no limit). Resolves to whether it exited. Pinned: the pidfd's readiness, no
+   * polling.
+   * 
+   * Throws at once `TypeError`/`RangeError` for a timeout that is not a finite number ≥ 0,
+   * `PIDGUARD_INVALID_ARGUMENT` for a closed handle.
+   */
+  wait(timeoutSeconds?: number | null): Promise<boolean>
+  /**
+   * Stop the process, and the group it leads, with an escalation schedule, off the event
+   * loop; the handle stays usable (`hasExited()`, `wait()`, `terminate()` again). Give the
+   * schedule (`'TERM/5/KILL/2'`) or `{ schedule, group, reap }`.
+   * 
+   * Resolves to a `TerminateReport` (`outcome` `'already-gone'`, `'exited'` or
+   * `'unkillable'`). Throws at once `PIDGUARD_INVALID_ARGUMENT` for a malformed schedule or a
+   * closed handle. Rejects with `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel
+   * refused a signal, `PIDGUARD_REFUSED` when a safety rule refused the group.
+   */
+  terminate(options?: string | ProcessTerminateOptions | null): Promise<TerminateReport>
+  /**
+   * Release the pidfd (once pending `wait()`/`terminate()` calls finish). Calling it again
+   * does nothing. The garbage collector also releases it, at a time of its choosing.
+   */
+  close(): void
+}
+
+/** Options of `ProcessRef#terminate`; every default is core's. */
+export interface ProcessTerminateOptions {
+  /** start-stop-daemon `--retry` syntax, e.g. `'TERM/2/KILL/1'` (the default), `'5'`, `'-9'`. */
+  schedule?: string
+  /**
+   * Signal the process group the process leads (default true). A process that does not lead
+   * its group is always signalled alone.
+   */
+  group?: boolean
+  /**
+   * Reap the process if it is this process's own child (default false: Node's
+   * `child_process` reaps its children itself).
+   */
+  reap?: boolean
+}
+
 /** Options of `stopPidFile`; every default is core's. */
 export interface StopOptions {
   /**
@@ -200,6 +313,8 @@ export interface StopReport {
   after?: string
   /** For `'refused'`: why (`'unverifiable'`, `'not-the-recorded-process'`, `'own-group'`, …). */
   refusal?: string
+  /** The particulars of a refusal (`'owned by uid 65534, target uid 0'`). */
+  detail?: string
   /** For `'error'`: the message. */
   error?: string
   /** Every signal sent, in order, by name (empty when nothing was sent). */
@@ -360,8 +475,10 @@ export declare function stopPidFile(pidFile: string | Buffer, options?: StopOpti
  * Resolves to a `TerminateReport` (`outcome` `'exited'`, `'unkillable'`, …). Throws at once
  * `TypeError`/`RangeError` for a bad pid or option type and `PIDGUARD_INVALID_ARGUMENT` for a
  * malformed token or schedule. Rejects with `PIDGUARD_REFUSED` (`.refusal` says why: `'init'`,
- * `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled, and
- * `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie.
+ * `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled,
+ * `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie, and
+ * `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel refused the signal (another
+ * user's process).
  */
 export declare function terminate(pid: number, options?: TerminateOptions | null): Promise<TerminateReport>
 
@@ -380,7 +497,9 @@ export declare function validatePidFile(pidFile: string | Buffer, options?: stri
  * Write a hook's command file: `#!/bin/bash\n` + the argv joined as `shlex.join` joins it +
  * `\n`, mode 0755, through a temporary file and `rename`.
  * 
- * Throws `PIDGUARD_INVALID_ARGUMENT` for an empty argv or an argument with a NUL or newline;
+ * As abx-dl writes it: an empty argv gives the shebang line alone, and a line break inside an
+ * argument is quoted (and read back as one argument). Throws `PIDGUARD_INVALID_ARGUMENT` for
+ * an argument with a NUL;
  * `PIDGUARD_UNTRUSTED` when `path` is a symlink, FIFO or directory; file system errors.
  */
 export declare function writeCmdFile(path: string | Buffer, argv: string[]): void

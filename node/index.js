@@ -1,21 +1,67 @@
 'use strict';
 // require('pidguard'): the native addon, plus the seed's snake_case names as aliases of the same
 // functions (validate_pid_file === validatePidFile), also inside the `guard` namespace
-// (guard.token_sha256 === guard.tokenSha256). The addon is `pidguard.node`, copied from
-// cargo's build (scripts/test-node.sh does it: target/debug/libpidguard_node.so).
+// (guard.token_sha256 === guard.tokenSha256).
+//
+// The loader follows napi-rs's layout. The addon for this machine is, in this order:
+//   1. the file named by PIDGUARD_NATIVE_PATH, when set (scripts/test-node.sh points it at the
+//      debug build it just made);
+//   2. `pidguard.<platform>.node` beside this file (`npm run build` in a clone puts it here);
+//   3. the platform package `pidguard-<platform>` (an optional dependency of the published
+//      package; node/npm/<platform>/ in the repository);
+//   4. `pidguard.node` beside this file (a plain cargo build copied by hand).
+// <platform> is napi-rs's name: linux-x64-gnu, linux-arm64-gnu, linux-x64-musl, linux-arm64-musl.
+const fs = require('fs');
 const path = require('path');
 
-let native;
-try {
-  native = require(path.join(__dirname, 'pidguard.node'));
-} catch (e) {
-  if (e && e.code === 'MODULE_NOT_FOUND') {
-    e.message = `pidguard: ${path.join(__dirname, 'pidguard.node')} is missing. Build it with ` +
-      '`cargo build -p pidguard-node` and copy target/debug/libpidguard_node.so there ' +
-      '(scripts/test-node.sh does both).\n' + e.message;
+/** Whether this Node runs on musl libc (Alpine) rather than glibc. */
+function isMusl() {
+  try {
+    const report = process.report && process.report.getReport();
+    const header = report && (typeof report === 'string' ? JSON.parse(report) : report).header;
+    if (header) return !header.glibcVersionRuntime;
+  } catch (_) { /* fall through */ }
+  try {
+    return fs.readFileSync('/usr/bin/ldd', 'utf8').includes('musl');
+  } catch (_) {
+    return false;
   }
-  throw e;
 }
+
+/** napi-rs's platform name of this process: `linux-x64-gnu`, … */
+function platformName() {
+  const abi = process.platform === 'linux' ? (isMusl() ? '-musl' : '-gnu') : '';
+  return `${process.platform}-${process.arch}${abi}`;
+}
+
+function loadNative() {
+  const platform = platformName();
+  const candidates = [];
+  if (process.env.PIDGUARD_NATIVE_PATH) candidates.push(process.env.PIDGUARD_NATIVE_PATH);
+  candidates.push(path.join(__dirname, `pidguard.${platform}.node`), `pidguard-${platform}`,
+    path.join(__dirname, 'pidguard.node'));
+  const failures = [];
+  for (const c of candidates) {
+    try {
+      return require(c);
+    } catch (e) {
+      // A file that exists but does not load (wrong ABI, missing symbol) is reported as such.
+      if (e && e.code === 'MODULE_NOT_FOUND' && !(path.isAbsolute(c) && fs.existsSync(c))) {
+        failures.push(`${c}: not found`);
+      } else {
+        failures.push(`${c}: ${e && e.message}`);
+      }
+    }
+  }
+  const err = new Error(
+    `pidguard: no native addon for ${platform}. Tried:\n  ${failures.join('\n  ')}\n` +
+    'Install the platform package (npm install pidguard-' + platform + '), or build from a clone: ' +
+    '`cd node && npm ci && npm run build`.');
+  err.code = 'MODULE_NOT_FOUND';
+  throw err;
+}
+
+const native = loadNative();
 
 /** `writePidFileWithMtime` → `write_pid_file_with_mtime`. */
 function snakeCase(name) {

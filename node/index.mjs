@@ -7,6 +7,7 @@ const pidguard = createRequire(import.meta.url)('./index.js');
 
 export default pidguard;
 export const {
+  ProcessRef,
   VERSION,
   checkPidFile,
   check_pid_file,

@@ -50,13 +50,15 @@ log "build (release)"
 (cd bench && CARGO_TARGET_DIR="$ROOT/target" cargo build --release --bin scenarios --benches)
 S=target/release/scenarios
 
-[ -x .venv/bin/python ] || python3 -m venv .venv
 PYV=.venv/bin/python
 if [ "${BENCH_SKIP_PY_INSTALL:-0}" != 1 ]; then
   log "python binding (pip install ./py into .venv, release)"
-  PYTHON=$PYV bash scripts/setup-python.sh
-  "$PYV" -m pip install --quiet --disable-pip-version-check ./py
+  bash scripts/setup-python.sh
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check ./py
 fi
+# The benchmarks' Python is the project's .venv (psutil and the binding live there).
+bash scripts/setup-python.sh
+export PATH="$ROOT/.venv/bin:$PATH"
 NS=(unshare --pid --fork --mount-proc)
 
 log "criterion: validate_pid_file vs the syscall floor"

@@ -6,7 +6,8 @@
 #   scripts/fuzz.sh [MINUTES] [TARGET...]      e.g. scripts/fuzz.sh 1 schedule cmd_line
 #
 # Only a stable rustc is needed: cargo fuzz needs nightly flags, which RUSTC_BOOTSTRAP=1 allows.
-# Installs cargo-fuzz with `cargo install` when missing. Corpora grow in fuzz/corpus/<target>
+# Installs cargo-fuzz with `cargo install --root target/cargo-tools` (inside the project, not
+# ~/.cargo) when missing. Corpora grow in fuzz/corpus/<target>
 # (gitignored; seeded from fuzz/seeds/<target>), crashes land in fuzz/artifacts/<target>.
 # Exit status: 1 when any target crashed, 0 otherwise.
 set -euo pipefail
@@ -20,9 +21,11 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 secs=$(awk -v m="$minutes" 'BEGIN { s = int(m * 60); print (s < 1 ? 1 : s) }')
 
+tools="$(cd .. && pwd)/target/cargo-tools"
+export PATH="$tools/bin:$PATH"
 if ! cargo fuzz --version >/dev/null 2>&1; then
-  echo "== installing cargo-fuzz =="
-  cargo install --locked cargo-fuzz
+  echo "== installing cargo-fuzz into target/cargo-tools =="
+  cargo install --locked --root "$tools" cargo-fuzz
 fi
 export RUSTC_BOOTSTRAP=1
 # Debug assertions on (overflow checks), no sanitizer: the parsers are safe Rust, so ASan would

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# What the Node addon's tests need: Node >= 18 with npm (the addon itself needs no npm package:
-# index.js loads node/pidguard.node, built by cargo). On a machine without Node, install it from
-# the distribution. Idempotent and quiet when everything is there.
+# What the Node addon's build, tests and package need: Node >= 18 with npm (from the system:
+# scripts/install-system-deps.sh installs them), and the devDependencies of node/package.json —
+# @napi-rs/cli (npm run build), typescript and @types/node (tests/node/types.test.js) — installed
+# into the project's own node/node_modules from node/package-lock.json. Nothing global.
+# Idempotent and quiet when everything is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "setup-node: installing nodejs and npm with apt-get"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  echo "setup-node: node and npm are needed (bash scripts/install-system-deps.sh installs them)" >&2
+  exit 1
 fi
 major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$major" -lt 18 ]; then
   echo "setup-node: Node $(node --version) is too old: node --test and the addon need Node >= 18" >&2
   exit 1
 fi
-
-# The TypeScript compiler and Node's types, only for tests/node/types.test.js (which type-checks
-# node/index.d.ts). Kept under target/ (ignored by git), installed once.
-tools="${CARGO_TARGET_DIR:-target}/node-tools"
-if [ ! -x "$tools/node_modules/.bin/tsc" ] || [ ! -d "$tools/node_modules/@types/node" ]; then
-  echo "setup-node: installing typescript and @types/node into $tools"
-  mkdir -p "$tools"
-  npm install --prefix "$tools" --no-audit --no-fund --no-save --loglevel=error typescript@5 @types/node@20 >/dev/null
+# Install again only when the lock file changed since the last install.
+stamp=node/node_modules/.pidguard-lock
+if [ ! -x node/node_modules/.bin/napi ] || [ ! -x node/node_modules/.bin/tsc ] || ! cmp -s node/package-lock.json "$stamp"; then
+  echo "setup-node: npm ci in node/ (@napi-rs/cli, typescript, @types/node into node/node_modules)"
+  (cd node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp node/package-lock.json "$stamp"
 fi

@@ -4,7 +4,9 @@
 # programs (tests/c/, natively and under valgrind) and the header checks through cargo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup-c.sh
+for tool in cc g++ valgrind pkg-config readelf; do
+  command -v "$tool" >/dev/null || { echo "test-c: $tool is missing (bash scripts/install-system-deps.sh installs it)" >&2; exit 1; }
+done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 bash scripts/install-c.sh "$tmp/prefix" >/dev/null

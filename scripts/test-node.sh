@@ -24,6 +24,8 @@ read -r lib typedefs < <(node -e '
   console.log(lib, require("path").join(bs.out_dir, "pidguard-node"));
 ' "$json")
 cp "$lib" node/pidguard.node
+# The tests load this fresh debug build, whatever `npm run build` left beside index.js.
+export PIDGUARD_NATIVE_PATH="$PWD/node/pidguard.node"
 
 if [ "${1:-}" = --update-types ]; then
   node node/scripts/gen-types.js "$typedefs"

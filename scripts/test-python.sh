@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Build and install the Python binding (`pip install ./py`, a debug build through maturin), then
+# Build and install the Python binding into the project's .venv (`pip install ./py`, a debug
+# build through maturin; never into the system interpreter), then
 # run its pytest suite (tests/python), which also runs mypy.stubtest on the stubs and the README
 # example, then the shared conformance vectors (tests/python/test_vectors.py) in a private PID
 # namespace. Exits non-zero on any failure, including pytest's "no tests collected" (exit 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY="${PYTHON:-python3}"
 bash scripts/setup-python.sh
-echo "== pip install ./py (maturin, debug profile) =="
-PIP_ROOT_USER_ACTION=ignore MATURIN_PEP517_ARGS="--profile dev" \
+PY="$PWD/.venv/bin/python"
+# maturin (the build backend, run by pip) and pytest are found in .venv/bin.
+export PATH="$PWD/.venv/bin:$PATH"
+echo "== pip install ./py into .venv (maturin, debug profile) =="
+MATURIN_PEP517_ARGS="--profile dev" \
   "$PY" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./py
 echo "== pytest tests/python =="
 # Run from tests/python so that `import pidguard` is the installed package, not ./py/python.

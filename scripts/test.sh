@@ -1,19 +1,67 @@
 #!/usr/bin/env bash
-# Run every test: Rust (unit, integration, doc), then each binding's suite that exists.
-# Installs what it needs (scripts/setup.sh). Exit status is non-zero if anything failed.
+# Run every test: Rust (unit, integration, doc), then each binding's suite that exists, the CLI,
+# abx-dl's own process code with pidguard swapped in (test-abx-dl.sh: when a Python >= 3.12
+# exists; it says so and skips otherwise), the packages a user installs
+# (scripts/test-packages.sh), and finally a check that none of this touched the system Python.
+# Exit status is non-zero if anything failed.
+#
+# What it needs from the machine is installed by scripts/install-system-deps.sh (apt-get; the one
+# step that changes the system). Python tools go into .venv/, Node tools into node/node_modules.
+# PIDGUARD_SKIP_PACKAGES=1 skips the release builds of scripts/test-packages.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+ROOT=$PWD
+t0=$SECONDS
+timing=()
+timed() { # NAME CMD...: run, and remember how long it took
+  local s=$SECONDS rc=0
+  "${@:2}" || rc=$?
+  timing+=("$(printf '%-22s %4d s%s' "$1" $((SECONDS - s)) "$([ $rc = 0 ] || echo "  (failed: exit $rc)")")")
+  return $rc
+}
+print_timing() {
+  echo "== time per step =="
+  printf '  %s\n' "${timing[@]}"
+  echo "  total                  $((SECONDS - t0)) s"
+}
+trap print_timing EXIT
+
+# The system interpreter's packages before anything ran (compared at the end).
+mkdir -p target
+SYS_PY=$(command -v python3 || true)
+if [ -n "$SYS_PY" ]; then
+  "$SYS_PY" -m pip list --format=freeze --disable-pip-version-check 2>/dev/null | sort > target/system-pip-before.txt || true
+fi
+
+timed system-deps bash scripts/install-system-deps.sh
+timed python-env bash scripts/setup-python.sh
+timed node-env bash scripts/setup-node.sh
+# Every script below (and any it starts) finds the project's Python tools first.
+export PATH="$ROOT/.venv/bin:$PATH"
 
 echo "== cargo build (workspace) =="
-cargo build --workspace --all-targets
+timed cargo-build cargo build --workspace --all-targets
 echo "== cargo test =="
-cargo test --workspace
+timed cargo-test cargo test --workspace
 
-for lang in c python node cli; do
-  if [ -f "scripts/test-$lang.sh" ]; then
-    echo "== $lang tests =="
-    bash "scripts/test-$lang.sh"
+# The suites in their usual order, then any other scripts/test-*.sh (packages and the
+# system check last, below).
+others=()
+for f in scripts/test-*.sh; do
+  name=$(basename "$f" .sh); name=${name#test-}
+  case "$name" in c | python | node | cli | abx-dl | packages | system-untouched) ;; *) others+=("$name") ;; esac
+done
+for name in c python node cli abx-dl "${others[@]}"; do
+  if [ -f "scripts/test-$name.sh" ]; then
+    echo "== $name tests =="
+    timed "$name" bash "scripts/test-$name.sh"
   fi
 done
+if [ "${PIDGUARD_SKIP_PACKAGES:-0}" != 1 ]; then
+  echo "== packages (release builds, installed outside the clone) =="
+  timed packages bash scripts/test-packages.sh
+fi
+echo "== the scripts left the system Python alone =="
+timed system-untouched bash scripts/test-system-untouched.sh target/system-pip-before.txt
+
 echo "== all test suites passed =="

@@ -263,7 +263,7 @@ fn body(in_namespace: bool) -> Result<bool, String> {
     let t0 = Instant::now();
     let reports = cleanup_background_hooks(&out, &opts, None).map_err(|e| e.to_string())?;
     println!("done in {:.3} s\n", t0.elapsed().as_secs_f64());
-    report::print_table(&reports);
+    report::print_hooks(&reports);
 
     let mut ok = true;
     let mut check = |cond: bool, what: String| {

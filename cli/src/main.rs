@@ -1,33 +1,29 @@
 //! `pidguard`: a command-line front end over pidguard's core, in the spirit of
 //! start-stop-daemon, for shell scripts and operators (SPEC §7).
 //!
-//! Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input.
+//! Exit codes are decided in core ([`pidguard::ExitCode`]); this binary only maps its results
+//! to them. `pidguard --help`, the README and the man page (`pidguard man`) list them.
 
 mod demo;
+mod man;
+mod progress;
 mod report;
+mod run;
 
-use std::path::PathBuf;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode as ProcessExit;
 
-use clap::{Parser, Subcommand};
-use pidguard::{
-    check_pid_file, cleanup_background_hooks, terminate, CleanupOptions, HookOutcome, Outcome, Policy, Schedule,
-    TerminateOptions,
-};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use pidguard::{check_pid_file, cleanup_background_hooks, terminate, CleanupOptions, ExitCode, Outcome, Policy, Schedule, TerminateOptions};
 use serde_json::json;
 
-/// Exit statuses, documented in the README.
-pub(crate) mod exit {
-    pub const DONE: u8 = 0;
-    pub const NOTHING: u8 = 1;
-    pub const UNKILLABLE: u8 = 2;
-    pub const REFUSED: u8 = 3;
-    pub const BAD_INPUT: u8 = 4;
+/// The text after `--help`: every exit code, from core's table.
+fn exit_codes_help() -> String {
+    format!("Exit codes:\n{}", ExitCode::table())
 }
 
 #[derive(Parser)]
 #[command(name = "pidguard", version, about = "Track and stop processes by pid, safe against pid reuse.")]
-#[command(after_help = "Exit codes: 0 done, 1 nothing to do, 2 unkillable, 3 refused, 4 bad input.")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -35,6 +31,43 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Start a command in a new session, its output to files, and record it in PIDFILE (start-stop-daemon's --start --background --make-pidfile).
+    ///
+    /// Refuses (exit 3) while PIDFILE still names a live process of its own. Writes the abx-dl
+    /// pidfile (the pid, the start time as mtime, the start token in an xattr) and the command
+    /// as `<name>.sh` beside it, or with --guard a JSON guard record. Prints the pid.
+    Run {
+        /// The pidfile to write (e.g. `/run/myapp.pid`, or `on_X.bg.pid` in a hook directory).
+        pidfile: PathBuf,
+        /// Write a guard record (one JSON object; exactly one of racing starters wins) instead of an abx-dl pidfile.
+        #[arg(long)]
+        guard: bool,
+        /// Where the command's stdout goes (truncated; default `<pidfile without .pid>.stdout.log`).
+        #[arg(long, value_name = "FILE")]
+        stdout: Option<PathBuf>,
+        /// Where the command's stderr goes (truncated; default `<pidfile without .pid>.stderr.log`).
+        #[arg(long, value_name = "FILE")]
+        stderr: Option<PathBuf>,
+        /// The command's working directory (default: the current one).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// The command and its arguments (after `--`).
+        #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Record an already running process in PIDFILE (abx-dl format with its start token and `.sh`, or --guard).
+    Write {
+        /// The pidfile to write.
+        pidfile: PathBuf,
+        /// The pid of the running process.
+        pid: String,
+        /// Write a guard record instead of an abx-dl pidfile.
+        #[arg(long)]
+        guard: bool,
+    },
     /// Say whether a pidfile (abx-dl or guard JSON) still names the process it recorded (exit 0 when valid, 1 when not).
     Status {
         /// The pidfile.
@@ -79,7 +112,7 @@ enum Cmd {
         /// File-name glob of the pidfiles.
         #[arg(long, default_value = "on_*.pid")]
         pattern: String,
-        /// Print JSON.
+        /// Print JSON (no progress line).
         #[arg(long)]
         json: bool,
     },
@@ -97,20 +130,38 @@ enum Cmd {
         #[arg(long, hide = true)]
         in_namespace: bool,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff, section 1) to stdout.
+    Man,
 }
 
-fn bad_input(msg: impl std::fmt::Display) -> ExitCode {
+/// The clap definition with the exit-code table, as `--help`, completions and the man page see it.
+pub(crate) fn command() -> clap::Command {
+    Cli::command().after_help(exit_codes_help()).mut_subcommands(|s| s.after_help(exit_codes_help()))
+}
+
+fn bad_input(msg: impl std::fmt::Display) -> ProcessExit {
     eprintln!("pidguard: {msg}");
-    ExitCode::from(exit::BAD_INPUT)
+    ExitCode::BadInput.into()
 }
 
-fn default_cmd_file(pidfile: &std::path::Path) -> Option<PathBuf> {
+/// Print a core error with its cause and exit with core's code for it.
+fn fail(e: &pidguard::Error) -> ProcessExit {
+    eprintln!("pidguard: {}", report::error_text(e));
+    ExitCode::for_error(e).into()
+}
+
+fn default_cmd_file(pidfile: &Path) -> Option<PathBuf> {
     let p = pidfile.with_extension("sh");
     p.exists().then_some(p)
 }
 
 /// Whether `path` holds a guard pidfile (one JSON object) rather than an abx-dl pidfile.
-fn is_guard_file(path: &std::path::Path) -> bool {
+fn is_guard_file(path: &Path) -> bool {
     use std::io::Read;
     let Ok(m) = std::fs::symlink_metadata(path) else { return false };
     if !m.is_file() {
@@ -128,93 +179,114 @@ fn is_guard_file(path: &std::path::Path) -> bool {
     buf[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
-/// Exit status for an error met while reading a pidfile: refusals of an untrusted file are
-/// "refused", anything else "bad input".
-fn error_status(e: &pidguard::Error) -> u8 {
-    if e.kind().family() == pidguard::ErrorKind::Untrusted {
-        exit::REFUSED
-    } else {
-        exit::BAD_INPUT
-    }
-}
-
 /// `status` of a guard pidfile (SPEC §3.2).
-fn guard_status(pidfile: &std::path::Path, json: bool) -> ExitCode {
+fn guard_status(pidfile: &Path, json: bool) -> ProcessExit {
     let v = match pidguard::guard::check(pidfile) {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("pidguard: {e}");
-            return ExitCode::from(error_status(&e));
-        }
+        Err(e) => return fail(&e),
     };
     let verdict = v.identity.map(|j| (j.verdict, j.reason));
     let held = matches!(verdict, Some((pidguard::Verdict::Match, _)));
+    let code = match verdict {
+        Some((pidguard::Verdict::Match, _)) => ExitCode::Done,
+        Some((_, pidguard::Reason::LiveTokenUnreadable)) => ExitCode::Undecided,
+        _ => ExitCode::NothingToDo,
+    };
     if json {
         println!(
             "{}",
             json!({"pidfile": pidfile, "format": "guard", "found": v.found, "valid": held,
                    "pid": v.entry.as_ref().map(|e| e.pid),
-                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.as_str()),
-                   "fields": v.entry.as_ref().map(|e| e.fields.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>())})
+                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.to_string()),
+                   "fields": v.entry.as_ref().map(|e| e.fields.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>()),
+                   "exit": code.code()})
         );
     } else {
         match (&v.entry, verdict) {
-            (Some(e), Some((vd, why))) => println!("{}: guard record of pid {} — {vd} ({why})", pidfile.display(), e.pid),
-            _ => println!("{}: no record", pidfile.display()),
+            (Some(e), Some((vd, why))) => println!(
+                "{}: {} — guard record of pid {}, {}",
+                pidfile.display(),
+                if held { "valid" } else { "not valid" },
+                e.pid,
+                report::verdict_text(vd, why)
+            ),
+            _ => println!("{}: not valid — no such file", pidfile.display()),
         }
     }
-    ExitCode::from(if held { exit::DONE } else { exit::NOTHING })
+    code.into()
 }
 
 /// `stop` of a guard pidfile: the record's token decides under the chosen policy.
-fn guard_stop(pidfile: &std::path::Path, schedule: Schedule, policy: Policy, json: bool) -> ExitCode {
+fn guard_stop(pidfile: &Path, schedule: Schedule, policy: Policy, json: bool) -> ProcessExit {
     let v = match pidguard::guard::check(pidfile) {
         Ok(v) => v,
-        Err(e) => {
-            eprintln!("pidguard: {e}");
-            return ExitCode::from(error_status(&e));
-        }
+        Err(e) => return fail(&e),
     };
     let (Some(entry), Some(j)) = (v.entry.clone(), v.identity) else {
-        println!("{}: no record — nothing to do", pidfile.display());
-        return ExitCode::from(exit::NOTHING);
+        if json {
+            println!("{}", json!({"pidfile": pidfile, "format": "guard", "outcome": "missing", "signals": [], "pid_file_removed": false, "exit": ExitCode::NothingToDo.code()}));
+        } else {
+            println!("{}: no pidfile — nothing to do", pidfile.display());
+        }
+        return ExitCode::NothingToDo.into();
     };
     let (status, outcome, signals) = if v.is_stale() {
-        (exit::NOTHING, format!("stale ({}, {}): nothing sent", j.verdict, j.reason), vec![])
-    } else if !v.authorizes(policy) {
-        (exit::REFUSED, format!("refused ({}, {})", j.verdict, j.reason), vec![])
+        (ExitCode::NothingToDo, format!("stale ({}), nothing sent", report::verdict_text(j.verdict, j.reason)), vec![])
+    } else if j.reason == pidguard::Reason::LiveTokenUnreadable {
+        // A failed read is not a fact about the holder: nothing is sent, the record is kept.
+        (ExitCode::Undecided, format!("undecided ({}), nothing sent", report::verdict_text(j.verdict, j.reason)), vec![])
     } else {
         match v.open(policy) {
             Ok(h) => {
                 let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
                 let st = match r.outcome {
-                    Outcome::Exited { .. } => exit::DONE,
-                    Outcome::AlreadyGone => exit::NOTHING,
-                    Outcome::Refused(_) => exit::REFUSED,
-                    Outcome::Unkillable | Outcome::Error(_) => exit::UNKILLABLE,
+                    Outcome::Exited { .. } => ExitCode::Done,
+                    Outcome::AlreadyGone => ExitCode::NothingToDo,
+                    Outcome::Refused(_) => ExitCode::Refused,
+                    Outcome::Unkillable | Outcome::Error(_) => ExitCode::Unkillable,
                 };
-                (st, r.outcome.as_str().to_string(), r.signals.iter().map(|s| s.name()).collect())
+                (st, r.outcome.to_string(), r.signals.iter().map(|s| s.name()).collect())
             }
-            Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => (exit::NOTHING, "already-gone".to_string(), vec![]),
-            Err(e) => (exit::REFUSED, e.to_string(), vec![]),
+            Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => (ExitCode::NothingToDo, "already gone".to_string(), vec![]),
+            Err(e) => (ExitCode::for_error(&e), format!("{}, nothing sent", report::error_text(&e)), vec![]),
         }
     };
     // Like an abx-dl record, a stale or stopped guard record is removed — by content, so a
     // record rewritten meanwhile by a new holder survives.
-    let removed = (status == exit::DONE || status == exit::NOTHING) && pidguard::guard::remove(pidfile, &entry).unwrap_or(false);
+    let removed = matches!(status, ExitCode::Done | ExitCode::NothingToDo) && pidguard::guard::remove(pidfile, &entry).unwrap_or(false);
     if json {
-        println!("{}", json!({"pidfile": pidfile, "format": "guard", "pid": entry.pid, "outcome": outcome, "signals": signals, "pid_file_removed": removed, "exit": status}));
+        println!("{}", json!({"pidfile": pidfile, "format": "guard", "pid": entry.pid, "outcome": outcome, "signals": signals, "pid_file_removed": removed, "exit": status.code()}));
     } else {
-        println!(
-            "{}: pid {} — {} [{}]{}",
-            pidfile.display(),
-            entry.pid,
-            outcome,
-            signals.join(" "),
-            if removed { " (pidfile removed)" } else { "" }
-        );
+        println!("{}: pid {} — {}{}{}", pidfile.display(), entry.pid, outcome, report::signals_text(&signals), report::removed_text(removed));
     }
-    ExitCode::from(status)
+    status.into()
+}
+
+/// Parse the command line; a usage error exits 64 (EX_USAGE), `--help`/`--version` exit 0.
+fn parse() -> Result<Cli, ProcessExit> {
+    let matches = command().try_get_matches().map_err(|e| {
+        let _ = e.print();
+        let code = if e.use_stderr() { ExitCode::Usage } else { ExitCode::Done };
+        ProcessExit::from(code)
+    })?;
+    Cli::from_arg_matches(&matches).map_err(|e| {
+        let _ = e.print();
+        ProcessExit::from(ExitCode::Usage)
+    })
+}
+
+/// Write generated text to stdout; a reader that stops early (`| head`) is not an error.
+fn print_bytes(buf: &[u8]) -> ProcessExit {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(buf).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::Done.into(),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::Done.into(),
+        Err(e) => {
+            eprintln!("pidguard: {e}");
+            ExitCode::BadInput.into()
+        }
+    }
 }
 
 /// Raise the soft `RLIMIT_NOFILE` to the hard limit, as Go programs do at start: a cleanup of
@@ -231,22 +303,42 @@ fn raise_nofile_limit() {
     }
 }
 
-fn main() -> ExitCode {
-    raise_nofile_limit();
-    let cli = Cli::parse();
+fn parse_pid(pid: &str) -> Result<i32, ProcessExit> {
+    pid.trim().parse::<i32>().map_err(|_| bad_input(format!("not a pid: {pid:?}")))
+}
+
+fn main() -> ProcessExit {
+    let cli = match parse() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    // `pidguard run` leaves the limit alone: the command it starts inherits the user's limits
+    // (Go, too, gives the processes it starts the soft limit it found).
+    if !matches!(cli.cmd, Cmd::Run { .. }) {
+        raise_nofile_limit();
+    }
     match cli.cmd {
+        Cmd::Run { pidfile, guard, stdout, stderr, cwd, json, command } => {
+            run::run(&run::RunArgs { pidfile, guard, stdout, stderr, cwd, json, command })
+        }
+        Cmd::Write { pidfile, pid, guard } => {
+            let pid = match parse_pid(&pid) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            run::write(&pidfile, pid, guard)
+        }
         Cmd::Token { pid } => {
-            let Ok(pid) = pid.parse::<i32>() else { return bad_input(format!("not a pid: {pid:?}")) };
+            let pid = match parse_pid(&pid) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
             match pidguard::start_token(pid) {
                 Ok(t) => {
                     println!("{t}");
-                    ExitCode::from(exit::DONE)
+                    ExitCode::Done.into()
                 }
-                Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => {
-                    eprintln!("pidguard: {e}");
-                    ExitCode::from(exit::NOTHING)
-                }
-                Err(e) => bad_input(e),
+                Err(e) => fail(&e),
             }
         }
         Cmd::Status { pidfile, cmd_file, tolerance, json } => {
@@ -258,20 +350,20 @@ fn main() -> ExitCode {
             }
             let cmd = cmd_file.or_else(|| default_cmd_file(&pidfile));
             let c = check_pid_file(&pidfile, cmd.as_deref(), tolerance);
+            // check_pid_file says only "unreadable"; the system's own reason is asked for the message.
+            let os_error = (c.reason == pidguard::CheckReason::Unreadable).then(|| report::open_error(&pidfile)).flatten();
+            let code = ExitCode::for_check(&c, os_error.as_ref());
             if json {
-                println!("{}", report::check_json(&pidfile, &c));
+                let mut v = report::check_json(&pidfile, &c);
+                v["exit"] = code.code().into();
+                if let Some(e) = &os_error {
+                    v["os_error"] = e.to_string().into();
+                }
+                println!("{v}");
             } else {
-                let verdict = c.judgement.map(|j| format!("{} ({})", j.verdict, j.reason)).unwrap_or_else(|| "-".into());
-                println!(
-                    "{}: {} — pid {}, verdict {}, reason {}",
-                    pidfile.display(),
-                    if c.valid { "valid" } else { "not valid" },
-                    c.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-                    verdict,
-                    c.reason
-                );
+                println!("{}", report::check_text(&pidfile, &c, os_error.as_ref()));
             }
-            ExitCode::from(if c.valid { exit::DONE } else { exit::NOTHING })
+            code.into()
         }
         Cmd::Stop { pidfile, retry, lenient, cmd_file, json } => {
             let schedule: Schedule = match retry.parse() {
@@ -291,34 +383,36 @@ fn main() -> ExitCode {
             let r = match pidguard::stop_pid_file(&pidfile, &opts) {
                 Ok(r) => r,
                 Err(e) => {
-                    eprintln!("pidguard: {e}");
-                    return ExitCode::from(error_status(&e));
+                    if e.kind() == pidguard::ErrorKind::PermissionDenied {
+                        // Core says "cannot be read"; add what the system says.
+                        if let Some(os) = report::open_error(&pidfile) {
+                            eprintln!("pidguard: {}: {os}", pidfile.display());
+                            return ExitCode::for_io(&os).into();
+                        }
+                    }
+                    return fail(&e);
                 }
             };
-            if let Some(w) = &r.warning {
+            // The lenient policy's warning matters only when it changed the decision: the
+            // process was acted on. A refusal (pid 1, untrusted file) under --lenient is the
+            // same refusal as under the strict policy.
+            let acted = !matches!(r.outcome, pidguard::StopOutcome::Refused(_) | pidguard::StopOutcome::Foreign | pidguard::StopOutcome::Stale(_));
+            if let (Some(w), true) = (&r.warning, acted) {
                 eprintln!("pidguard: warning: {w}");
             }
             let signals: Vec<String> = r.signals().iter().map(|s| s.name()).collect();
-            let status = r.outcome.exit_code() as u8;
+            let status = ExitCode::for_stop(&r.outcome);
             if json {
                 println!(
                     "{}",
                     json!({"pidfile": pidfile, "format": "abx-dl", "pid": r.check.pid, "check": r.check.reason.as_str(),
                            "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "refusal_detail": r.detail, "signals": signals,
-                           "exit_code": r.exit().code(), "pid_file_removed": r.pid_file_removed, "exit": status})
+                           "exit_code": r.exit().code(), "pid_file_removed": r.pid_file_removed, "exit": status.code()})
                 );
             } else {
-                println!(
-                    "{}: pid {} — {}{} [{}]{}",
-                    pidfile.display(),
-                    r.check.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
-                    r.outcome,
-                    r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default(),
-                    signals.join(" "),
-                    if r.pid_file_removed { " (pidfile removed)" } else { "" }
-                );
+                println!("{}", report::stop_text(&pidfile, &r, &signals));
             }
-            ExitCode::from(status)
+            status.into()
         }
         Cmd::Cleanup { dir, index, retry, pattern, json } => {
             let schedule: Schedule = match retry.parse() {
@@ -326,26 +420,38 @@ fn main() -> ExitCode {
                 Err(e) => return bad_input(e),
             };
             let opts = CleanupOptions { index_path: index, is_tty: true, schedule, pattern, ..Default::default() };
-            let reports = match cleanup_background_hooks(&dir, &opts, None) {
+            let progress = progress::Progress::start(!json, &dir);
+            let result = cleanup_background_hooks(&dir, &opts, None);
+            progress.finish();
+            let reports = match result {
                 Ok(r) => r,
-                Err(e) => return bad_input(e),
+                Err(e) => return fail(&e),
             };
+            let status = ExitCode::for_cleanup(&reports);
             if json {
                 println!("{}", serde_json::Value::Array(reports.iter().map(report::hook_json).collect()));
+            } else if reports.is_empty() {
+                println!("no pidfiles found under {} (pattern {})", dir.display(), opts.pattern);
             } else {
-                report::print_table(&reports);
+                report::print_hooks(&reports);
             }
-            let status = if reports.is_empty() {
-                exit::NOTHING
-            } else if reports.iter().any(|r| r.outcome == HookOutcome::Unkillable) {
-                exit::UNKILLABLE
-            } else if reports.iter().any(|r| matches!(r.outcome, HookOutcome::Refused(_))) {
-                exit::REFUSED
-            } else {
-                exit::DONE
-            };
-            ExitCode::from(status)
+            status.into()
         }
         Cmd::Demo { no_namespace, in_namespace } => demo::run(no_namespace, in_namespace),
+        Cmd::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut command(), "pidguard", &mut buf);
+            print_bytes(&buf)
+        }
+        Cmd::Man => {
+            let mut buf = Vec::new();
+            match man::render(&mut buf) {
+                Ok(()) => print_bytes(&buf),
+                Err(e) => {
+                    eprintln!("pidguard: {e}");
+                    ExitCode::BadInput.into()
+                }
+            }
+        }
     }
 }

@@ -323,8 +323,16 @@ impl Fixture {
             }
         }
         // Extra files the process needs (a script for an interpreter).
+        // A file whose text starts with `#!` is made executable, so that the kernel runs it
+        // through its shebang (a node hook under `plugins/chrome/`).
         for (name, text) in case["files"].as_object().into_iter().flatten() {
-            fs::write(dir.join(name), subst(text.as_str().unwrap_or(""), &[("dir", dir_s.clone())])).unwrap();
+            let path = dir.join(name);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let text = subst(text.as_str().unwrap_or(""), &[("dir", dir_s.clone())]);
+            fs::write(&path, &text).unwrap();
+            if text.starts_with("#!") {
+                fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+            }
         }
         let kind = case["process"].as_str().unwrap_or("none");
         let mut token: Option<Token> = None;

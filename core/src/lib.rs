@@ -21,6 +21,9 @@
 //!   created by exactly one of any number of racing creators, removed only by content, with
 //!   [`guard::acquire`] returning a guard that releases its own record on drop.
 //! - [`cleanup_background_hooks`] stops every background hook of an output directory.
+//! - [`launch`] records a process the caller has just spawned (start-stop-daemon's
+//!   `--make-pidfile`), refusing a pidfile that still belongs to a live process.
+//! - [`ExitCode`] is the exit status of the `pidguard` command for every result.
 //!
 //! ## Policies
 //! Under [`Policy::Strict`] only `Match` authorises a signal; [`Policy::Lenient`] also accepts
@@ -47,26 +50,29 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod exit;
 pub mod guard;
 mod protect;
 mod signo;
 pub mod hooks;
 pub mod identity;
+pub mod launch;
 pub mod pidfile;
 pub mod signal;
 #[doc(hidden)]
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
+pub use exit::ExitCode;
 pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use identity::{
     compare_tokens, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
     Reason, StartToken, Verdict,
 };
-pub use pidfile::cmd::write_cmd_file;
-pub use pidfile::mtime::{check_pid_file, validate_pid_file, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
+pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
+pub use pidfile::mtime::{check_pid_file, check_pid_file_recorded, validate_pid_file, validate_pid_file_recorded, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
 pub use signal::{
-    stop_pid_file, terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,
+    stop_pid_file, terminate, terminate_pid, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,
     TerminateOptions, TerminateReport,
 };
 

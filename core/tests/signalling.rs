@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{alive, group_members, now, spawn_group, wait_for, Proc, TempDir};
+use common::{alive, child_role, group_members, now, reexec, spawn_group, wait_for, Proc, TempDir};
 use pidguard::sys::fault::{self, Call};
 use pidguard::{
     cleanup_background_hooks, judge, lookup, start_token, stop_pid_file, terminate, write_pid_file_with_mtime,
@@ -59,28 +59,6 @@ fn term_ignoring_group() -> Proc {
 }
 
 /// Which child role this process plays, if it was started by `reexec`.
-fn child_role() -> Option<String> {
-    std::env::var("PIDGUARD_TEST_CHILD").ok()
-}
-
-/// Run the test `name` of this binary again as a child with `PIDGUARD_TEST_CHILD=name`.
-fn reexec(name: &str, prefix: &[&str], setup: impl FnOnce(&mut Command)) -> std::process::Output {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = if prefix.is_empty() {
-        Command::new(&exe)
-    } else {
-        let mut c = Command::new(prefix[0]);
-        c.args(&prefix[1..]).arg(&exe);
-        c
-    };
-    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env("PIDGUARD_TEST_CHILD", name);
-    setup(&mut cmd);
-    let out = cmd.output().expect("re-run the test binary");
-    println!("--- child {name} stdout ---\n{}", String::from_utf8_lossy(&out.stdout));
-    println!("--- child {name} stderr ---\n{}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
 // ---------------------------------------------------------------------------------------------
 // (1) every kernel path, chosen at run time and reported (H1, C2)
 
@@ -187,6 +165,29 @@ fn b1_eperm_from_signalling_is_an_error_not_dead() {
     assert!(matches!(rep.outcome, Outcome::Error(_)), "{rep:?}");
     fault::clear();
     assert!(alive(p.pid()));
+}
+
+#[test]
+fn handle_terminate_is_an_error_when_the_kernel_refuses_and_keeps_the_handle() {
+    let p = spawn_group("sleep 1000");
+    let token = start_token(p.pid()).unwrap();
+    let h = ProcessRef::open(p.pid(), Some(&token), Policy::Strict).unwrap();
+    fault::clear();
+    fault::inject(Call::PidfdSignal, libc::EPERM);
+    fault::inject(Call::PidfdSignalGroup, libc::EPERM);
+    let err = h.terminate(&topts("TERM/0.1/KILL/0.1")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::PermissionDenied, "{err}");
+    assert_eq!(err.errno(), Some(libc::EPERM));
+    fault::clear();
+    assert!(alive(p.pid()));
+    // The same handle, once the kernel lets it: the schedule runs and the handle stays usable.
+    let rep = h.terminate(&topts("TERM/5/KILL/2")).unwrap();
+    assert_eq!(rep.outcome, Outcome::Exited { after: Signal::TERM }, "{rep:?}");
+    assert!(h.has_exited());
+    assert!(h.wait(Some(Duration::ZERO)).unwrap());
+    let again = h.terminate(&topts("TERM/0.1/KILL/0.1")).unwrap();
+    assert_eq!(again.outcome, Outcome::AlreadyGone, "{again:?}");
+    assert_eq!(h.pidfd_raw().is_some(), h.is_pinned());
 }
 
 #[test]
@@ -812,4 +813,28 @@ fn a8_a4_a2_real_pid_reuse_torture_in_a_private_pid_namespace() {
     // SAFETY: writing a valid buffer to fd 2.
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
     assert!(out.status.success(), "reuse torture failed: {line}");
+}
+
+#[test]
+fn open_child_pins_an_unreaped_child_and_reaches_its_group_after_the_leader_exited() {
+    // The leader exits at once, leaving a member in its group; we do not reap it (a spawner
+    // whose event loop has not got round to it yet).
+    let g = spawn_group("sleep 1000 & exit 0");
+    assert!(wait_for(Duration::from_secs(10), || state(g.pid()) == Some('Z') && group_members(g.pid()).len() == 1));
+    let member = group_members(g.pid())[0];
+    assert!(ProcessRef::open(g.pid(), None, Policy::Lenient).is_err(), "a zombie is not open()ed");
+    let h = ProcessRef::open_child(g.pid()).unwrap();
+    assert!(h.was_zombie() && h.leads_group());
+    let r = h.terminate(&topts("TERM/5/KILL/5")).unwrap();
+    assert_eq!(r.outcome, Outcome::Exited { after: Signal::TERM }, "{r:?}");
+    assert!(!alive(member));
+    // Not our child (bash's): an argument error, nothing sent. Protected targets: refused.
+    let other = spawn_group("sleep 30 & wait");
+    assert!(wait_for(Duration::from_secs(10), || group_members(other.pid()).len() == 2));
+    let grandchild = *group_members(other.pid()).iter().find(|&&m| m != other.pid()).unwrap();
+    assert_eq!(ProcessRef::open_child(grandchild).unwrap_err().kind(), pidguard::ErrorKind::InvalidArgument);
+    assert!(alive(grandchild));
+    assert!(ProcessRef::open_child(other.pid()).is_ok());
+    assert_eq!(ProcessRef::open_child(1).unwrap_err().refusal(), Some(Refusal::Init));
+    assert_eq!(ProcessRef::open_child(std::process::id() as i32).unwrap_err().refusal(), Some(Refusal::OwnPid));
 }

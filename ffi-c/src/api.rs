@@ -115,11 +115,12 @@ pub extern "C" fn pidguard_check_pid_file(
 /// (temporary file and rename), refusing a symlink at `path`.
 ///
 /// - `path`: the `.sh` file to write. Required.
-/// - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL or hold a newline.
-/// - `argc`: number of strings in `argv`, at least 1.
+/// - `argv`: `argc` NUL-terminated UTF-8 strings; none may be NULL. A line break inside one is
+///   quoted as `shlex.join` quotes it (and read back as one argument).
+/// - `argc`: number of strings in `argv`; 0 writes the shebang line alone, as abx-dl does.
 ///
-/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument, `argc` 0, an argument that is not
-/// UTF-8 or holds a line break; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an argument that is not
+/// UTF-8; PIDGUARD_EUNTRUSTED when `path` is a symlink, FIFO or directory;
 /// PIDGUARD_ENOT_FOUND, PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO from the file system.
 #[no_mangle]
 pub extern "C" fn pidguard_write_cmd_file(path: *const c_char, argv: *const *const c_char, argc: usize) -> c_int {
@@ -258,7 +259,9 @@ pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info
 /// PIDGUARD_OUTCOME_REFUSED with the refusal, and nothing is sent. For REFUSED and ERROR the
 /// explanation is also stored as the thread's last error message.
 ///
-/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
+/// Returns 0; PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal —
+/// another user's process: the call could not do what was asked, and `result_out` is not
+/// written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
 /// a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
 /// errors.
 #[no_mangle]
@@ -303,28 +306,18 @@ pub extern "C" fn pidguard_terminate(
         };
         let opts = TerminateOptions { schedule, group: true, reap: false };
         let r = pg::terminate(vec![h], &opts).into_iter().next().ok_or_else(|| pg::Error::new(ErrorKind::Io, "terminate returned no report"))?;
-        let (exited_after, refusal) = match &r.outcome {
-            pg::Outcome::Exited { after } => (after.number(), None),
-            pg::Outcome::Refused(x) => {
-                set_last_error(&format!("pid {pid}: refused to signal ({x})"), None);
-                (0, Some(*x))
-            }
-            pg::Outcome::Error(msg) => {
-                set_last_error(msg, None);
-                (0, None)
-            }
-            _ => (0, None),
-        };
-        result_out.write(pidguard_terminate_result {
-            outcome: pidguard_outcome::of(&r.outcome),
-            refusal: pidguard_refusal::of(refusal),
-            exited_after,
-            exit_code: r.exit.code().unwrap_or(-1),
-            signals_sent: r.signals.len() as u32,
-            group: r.group,
-            pinned: r.pin_mode == pg::PinMode::Pidfd,
-            elapsed: r.elapsed.as_secs_f64(),
-        });
+        // The kernel refused the signal (another user's process): the call could not do what was
+        // asked, so it is an error status, not an outcome.
+        if let (pg::Outcome::Error(msg), Some(ErrorKind::PermissionDenied)) = (&r.outcome, r.error_kind) {
+            // EPERM is 1 on every Linux architecture.
+            return Err(pg::Error::io_pid(pid, msg, &std::io::Error::from_raw_os_error(1)));
+        }
+        match &r.outcome {
+            pg::Outcome::Refused(x) => set_last_error(&format!("pid {pid}: refused to signal ({x})"), None),
+            pg::Outcome::Error(msg) => set_last_error(msg, None),
+            _ => {}
+        }
+        result_out.write(pidguard_terminate_result::of(&r));
         Ok(())
     })
 }

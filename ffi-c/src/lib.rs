@@ -20,12 +20,14 @@
 mod boundary;
 mod api;
 mod guard;
+mod process;
 mod report;
 mod status;
 mod types;
 
 pub use api::*;
 pub use guard::*;
+pub use process::*;
 pub use report::*;
 pub use status::*;
 pub use types::*;

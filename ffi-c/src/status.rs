@@ -5,9 +5,10 @@ use std::ffi::{c_char, c_int, CString};
 use std::sync::OnceLock;
 
 use pidguard_core::guard::Verdict as GuardVerdict;
-use pidguard_core::{Error, ErrorKind};
+use pidguard_core::{Error, ErrorKind, Refusal};
 
 use crate::boundary::run_value;
+use crate::types::pidguard_refusal;
 
 /// The status every pidguard function returns: 0, or the negation of a stable error-kind code.
 ///
@@ -138,25 +139,27 @@ struct LastError {
     errno: c_int,
     /// The holder named by a `Held` error, while that error is the thread's last one.
     held: Option<GuardVerdict>,
+    /// The rule behind a `Refused` error, while that error is the thread's last one.
+    refusal: Option<Refusal>,
 }
 
 thread_local! {
-    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: Vec::new(), errno: 0, held: None }) };
+    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: Vec::new(), errno: 0, held: None, refusal: None }) };
 }
 
 /// Record the calling thread's last error. NUL bytes are replaced so that C sees one string.
 /// Forgets the holder of an earlier `Held` error.
 pub(crate) fn set_last_error(message: &str, errno: Option<i32>) {
-    set_last(message, errno, None);
+    set_last(message, errno, None, None);
 }
 
 /// Record a failed call's error as the calling thread's last one, with the holder of a `Held`
-/// error (pidguard_last_held()).
+/// error (pidguard_last_held()) and the rule of a `Refused` one (pidguard_last_error_refusal()).
 pub(crate) fn set_last_failure(e: &Error) {
-    set_last(e.message(), e.errno(), e.holder().cloned());
+    set_last(e.message(), e.errno(), e.holder().cloned(), e.refusal());
 }
 
-fn set_last(message: &str, errno: Option<i32>, held: Option<GuardVerdict>) {
+fn set_last(message: &str, errno: Option<i32>, held: Option<GuardVerdict>, refusal: Option<Refusal>) {
     let bytes: Vec<u8> = message.bytes().map(|b| if b == 0 { b'?' } else { b }).collect();
     // try_with: during thread teardown the slot may be gone; losing the message beats aborting.
     let _ = LAST.try_with(|l| {
@@ -164,6 +167,7 @@ fn set_last(message: &str, errno: Option<i32>, held: Option<GuardVerdict>) {
             l.message = bytes;
             l.errno = errno.unwrap_or(0);
             l.held = held;
+            l.refusal = refusal;
         }
     });
 }
@@ -217,6 +221,17 @@ pub extern "C" fn pidguard_last_error_message(buf: *mut c_char, buf_len: usize) 
 #[no_mangle]
 pub extern "C" fn pidguard_last_error_errno() -> c_int {
     run_value(0, || LAST.try_with(|l| l.borrow().errno).unwrap_or(0))
+}
+
+/// The rule behind the calling thread's most recent failure when it was PIDGUARD_EREFUSED
+/// (PIDGUARD_REFUSAL_INIT, PIDGUARD_REFUSAL_MISMATCH, ...); PIDGUARD_REFUSAL_NONE for any other
+/// failure or when no call has failed on this thread. Same lifetime rules as
+/// pidguard_last_error_message().
+#[no_mangle]
+pub extern "C" fn pidguard_last_error_refusal() -> pidguard_refusal {
+    run_value(pidguard_refusal::PIDGUARD_REFUSAL_NONE, || {
+        pidguard_refusal::of(LAST.try_with(|l| l.borrow().refusal).ok().flatten())
+    })
 }
 
 #[cfg(test)]

@@ -406,6 +406,22 @@ pub struct pidguard_terminate_result {
     pub elapsed: f64,
 }
 
+impl pidguard_terminate_result {
+    /// The C form of core's report.
+    pub(crate) fn of(r: &pidguard_core::TerminateReport) -> Self {
+        pidguard_terminate_result {
+            outcome: pidguard_outcome::of(&r.outcome),
+            refusal: pidguard_refusal::of(r.outcome.refusal()),
+            exited_after: r.outcome.after().map_or(0, |s| s.number()),
+            exit_code: r.exit.code().unwrap_or(-1),
+            signals_sent: r.signals.len() as u32,
+            group: r.group,
+            pinned: r.pin_mode == pidguard_core::PinMode::Pidfd,
+            elapsed: r.elapsed.as_secs_f64(),
+        }
+    }
+}
+
 /// Copy `s` into a fixed C buffer, NUL-terminated, truncated at a UTF-8 boundary.
 pub(crate) fn fill_name(s: &str) -> [c_char; PIDGUARD_NAME_MAX] {
     let mut out = [0 as c_char; PIDGUARD_NAME_MAX];

@@ -183,6 +183,12 @@ fn guard_pidfiles_on_real_files() {
 }
 
 #[test]
+fn process_handles_on_real_process_groups() {
+    let bin = compile("cc", "-std=c11", &repo().join("tests/c/process.c"), "process", &[]);
+    assert!(run(&bin, "process").contains("checks passed"));
+}
+
+#[test]
 fn two_threads_keep_their_own_last_error() {
     let bin = compile("cc", "-std=c11", &repo().join("tests/c/threads.c"), "threads", &[]);
     assert!(run(&bin, "threads").contains("checks passed"));
@@ -226,6 +232,15 @@ fn readme_c_guard_example_runs() {
     let bin = compile("cc", "-std=c11", &src, "readme_guard", &[]);
     let out = run(&bin, "readme_guard");
     assert!(out.contains("guard taken"), "{out}");
+}
+
+#[test]
+fn readme_c_process_example_runs() {
+    let src = env().root.join("readme_process.c");
+    std::fs::write(&src, readme_c_block(2)).unwrap();
+    let bin = compile("cc", "-std=c11", &src, "readme_process", &[]);
+    let out = run(&bin, "readme_process");
+    assert!(out.contains("group stopped after signal 15"), "{out}");
 }
 
 #[test]

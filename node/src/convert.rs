@@ -119,6 +119,37 @@ pub fn pid_number(env: &Env, n: f64, name: &str) -> Result<i32> {
     Ok(n as i32)
 }
 
+/// A signal: a name (`'TERM'`, `'SIGKILL'`) or number string parsed by core, or an integer
+/// number (`15`) checked by core (`PIDGUARD_INVALID_ARGUMENT` outside `1..=SIGRTMAX`). A
+/// fraction is a `RangeError`; any other type a `TypeError`.
+pub fn signal(env: &Env, v: &Unknown, name: &str) -> Result<pidguard::Signal> {
+    let r = match v.get_type()? {
+        ValueType::String => pidguard::Signal::parse(&String::from_unknown(*v)?),
+        ValueType::Number => {
+            let n = f64::from_unknown(*v)?;
+            if n.fract() != 0.0 || !(i32::MIN as f64..=i32::MAX as f64).contains(&n) {
+                return Err(arg_error(env, "ERR_OUT_OF_RANGE", format!("The value of \"{name}\" is out of range. It must be an integer. Received {n}")));
+            }
+            pidguard::Signal::from_number(n as i32)
+        }
+        t => {
+            return Err(arg_error(
+                env,
+                "ERR_INVALID_ARG_TYPE",
+                format!("The \"{name}\" argument must be of type string or number. Received type {}", type_name(t)),
+            ))
+        }
+    };
+    r.map_err(|e| js_error(env, &e))
+}
+
+/// A time span in seconds: a finite number ≥ 0 (a `RangeError` otherwise).
+pub fn duration(env: &Env, secs: f64, name: &str) -> Result<std::time::Duration> {
+    std::time::Duration::try_from_secs_f64(secs).map_err(|_| {
+        arg_error(env, "ERR_OUT_OF_RANGE", format!("The value of \"{name}\" is out of range. It must be a finite number >= 0. Received {secs}"))
+    })
+}
+
 /// A start token string, parsed by core (`PIDGUARD_INVALID_ARGUMENT` when malformed).
 pub fn token(env: &Env, s: &str) -> Result<pidguard::StartToken> {
     s.parse().map_err(|e| js_error(env, &e))

@@ -82,7 +82,7 @@ pub(crate) fn verdict(v: core::Verdict) -> Verdict {
         stale: v.is_stale(),
         entry: v.entry.map(entry),
         verdict: v.identity.map(|j| j.verdict.as_str().to_string()),
-        reason: v.identity.map(|j| j.reason.as_str().to_string()),
+        reason: v.identity.map(|j| j.reason.to_string()),
         owner_uid: v.owner_uid,
     }
 }

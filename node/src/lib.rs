@@ -18,6 +18,7 @@
 
 mod convert;
 pub mod guard;
+pub mod handle;
 
 use napi::bindgen_prelude::*;
 use napi::{Env, Task};
@@ -166,7 +167,7 @@ fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
         reason: c.reason.as_str().to_string(),
         pid: c.pid,
         verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-        verdict_reason: c.judgement.map(|j| j.reason.as_str().to_string()),
+        verdict_reason: c.judgement.map(|j| j.reason.to_string()),
         token: c.token.as_ref().map(ToString::to_string),
         mtime: c.mtime,
         create_time: c.create_time,
@@ -179,7 +180,9 @@ fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
 /// Write a hook's command file: `#!/bin/bash\n` + the argv joined as `shlex.join` joins it +
 /// `\n`, mode 0755, through a temporary file and `rename`.
 ///
-/// Throws `PIDGUARD_INVALID_ARGUMENT` for an empty argv or an argument with a NUL or newline;
+/// As abx-dl writes it: an empty argv gives the shebang line alone, and a line break inside an
+/// argument is quoted (and read back as one argument). Throws `PIDGUARD_INVALID_ARGUMENT` for
+/// an argument with a NUL;
 /// `PIDGUARD_UNTRUSTED` when `path` is a symlink, FIFO or directory; file system errors.
 #[napi(ts_args_type = "path: string | Buffer, argv: string[]")]
 pub fn write_cmd_file(env: Env, path: PathArg, argv: Vec<String>) -> Result<()> {
@@ -274,7 +277,7 @@ pub fn judge(env: Env, pid: Unknown, token: Option<String>) -> Result<Judgement>
     let pid = convert::pid(&env, &pid, "pid")?;
     let token = token.as_deref().map(|t| convert::token(&env, t)).transpose()?;
     let j = convert::no_panic(|| pidguard::judge(pid, token.as_ref())).map_err(|e| js_error(&env, &e))?;
-    Ok(Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.as_str().to_string() })
+    Ok(Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.to_string() })
 }
 
 /// Options of `terminate`.
@@ -327,7 +330,7 @@ pub struct TerminateReport {
     pub elapsed: f64,
 }
 
-fn terminate_report(r: pidguard::TerminateReport) -> TerminateReport {
+pub(crate) fn terminate_report(r: pidguard::TerminateReport) -> TerminateReport {
     use pidguard::{GroupMode, Outcome, PinMode};
     TerminateReport {
         pid: r.pid,
@@ -368,10 +371,7 @@ impl Task for TerminateTask {
     type JsValue = TerminateReport;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        Ok(convert::no_panic(|| {
-            let h = pidguard::ProcessRef::open(self.pid, self.token.as_ref(), self.policy)?;
-            Ok(pidguard::terminate(vec![h], &self.opts).remove(0))
-        }))
+        Ok(convert::no_panic(|| pidguard::terminate_pid(self.pid, self.token.as_ref(), self.policy, &self.opts)))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -387,8 +387,10 @@ impl Task for TerminateTask {
 /// Resolves to a `TerminateReport` (`outcome` `'exited'`, `'unkillable'`, …). Throws at once
 /// `TypeError`/`RangeError` for a bad pid or option type and `PIDGUARD_INVALID_ARGUMENT` for a
 /// malformed token or schedule. Rejects with `PIDGUARD_REFUSED` (`.refusal` says why: `'init'`,
-/// `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled, and
-/// `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie.
+/// `'own-pid'`, `'mismatch'`, `'unverifiable'`, …) when the target may not be signalled,
+/// `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie, and
+/// `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel refused the signal (another
+/// user's process).
 #[napi(ts_args_type = "pid: number, options?: TerminateOptions | null", ts_return_type = "Promise<TerminateReport>")]
 pub fn terminate(env: Env, pid: Unknown, options: Option<TerminateOptions>) -> Result<AsyncTask<TerminateTask>> {
     let pid = convert::pid(&env, &pid, "pid")?;
@@ -608,6 +610,8 @@ pub struct StopReport {
     pub after: Option<String>,
     /// For `'refused'`: why (`'unverifiable'`, `'not-the-recorded-process'`, `'own-group'`, …).
     pub refusal: Option<String>,
+    /// The particulars of a refusal (`'owned by uid 65534, target uid 0'`).
+    pub detail: Option<String>,
     /// For `'error'`: the message.
     pub error: Option<String>,
     /// Every signal sent, in order, by name (empty when nothing was sent).
@@ -636,6 +640,7 @@ fn stop_report(r: pidguard::StopReport) -> StopReport {
         },
         after: r.outcome.after().map(|s| s.name()),
         refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
+        detail: r.detail.clone(),
         error: match &r.outcome {
             StopOutcome::Error(e) => Some(e.clone()),
             _ => None,

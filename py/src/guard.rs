@@ -168,10 +168,11 @@ impl Verdict {
     }
 
     /// Why that identity ('token-equal', 'boot-id-differs', 'start-ticks-differ',
-    /// 'foreign-pid-namespace', 'foreign-machine', 'no-such-process', 'zombie', ...).
+    /// 'foreign-pid-namespace', 'foreign-machine', 'no-such-process', 'zombie',
+    /// 'live-identity-unreadable: EMFILE', ...).
     #[getter]
-    fn reason(&self) -> Option<&'static str> {
-        self.0.identity.map(|j| j.reason.as_str())
+    fn reason(&self) -> Option<String> {
+        self.0.identity.map(|j| j.reason.to_string())
     }
 
     /// The uid owning the file, when found.
@@ -203,7 +204,7 @@ impl Verdict {
                 "Verdict(found=True, pid={}, identity='{}', reason='{}')",
                 e.pid,
                 j.verdict.as_str(),
-                j.reason.as_str()
+                j.reason
             ),
             _ => "Verdict(found=False)".to_string(),
         }

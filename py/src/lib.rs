@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 mod guard;
+mod process;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use pidguard::{
-    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, ProcessRef, Schedule, StartToken,
+    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, Schedule, StartToken,
     TerminateOptions,
 };
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
@@ -309,12 +310,99 @@ impl From<pidguard::PidFileCheck> for PidFileCheck {
             reason: c.reason.as_str().to_string(),
             pid: c.pid,
             verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-            verdict_reason: c.judgement.map(|j| j.reason.as_str().to_string()),
+            verdict_reason: c.judgement.map(|j| j.reason.to_string()),
             token: c.token.map(|t| t.to_string()),
             mtime: c.mtime,
             create_time: c.create_time,
         }
     }
+}
+
+/// A verdict with its reason: the answer of `judge`.
+#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
+pub struct Judgement {
+    /// 'match', 'mismatch', 'unverifiable' or 'gone'.
+    verdict: String,
+    /// Why ('token-equal', 'start-ticks-differ', 'pidfs-inode-differs', 'no-recorded-token',
+    /// 'live-identity-unreadable: EMFILE', 'no-such-process', 'zombie', ...).
+    reason: String,
+}
+
+#[pymethods]
+impl Judgement {
+    fn __repr__(&self) -> String {
+        format!("Judgement(verdict={:?}, reason={:?})", self.verdict, self.reason)
+    }
+}
+
+impl From<pidguard::Judgement> for Judgement {
+    fn from(j: pidguard::Judgement) -> Self {
+        Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.to_string() }
+    }
+}
+
+/// What `stop_pid_file` did.
+#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
+pub struct StopReport {
+    /// The pidfile.
+    pid_file: PathBuf,
+    /// 'stale' (nothing sent; file removed if unchanged), 'already-gone', 'exited',
+    /// 'unkillable' (file kept), 'refused' (file kept), 'foreign' (left alone) or 'error'.
+    outcome: String,
+    /// For 'stale': why ('missing', 'gone', 'mismatch', ...).
+    stale_reason: Option<String>,
+    /// For 'exited': the signal after which it exited ('TERM', 'KILL').
+    after: Option<String>,
+    /// For 'refused': the rule ('unverifiable', 'untrusted-pidfile', 'own-group', ...).
+    refusal: Option<String>,
+    /// The particulars of a refusal ('owned by uid 65534, target uid 0').
+    detail: Option<String>,
+    /// For 'error': the message.
+    error: Option<String>,
+    /// Every signal sent, in order, by name.
+    signals: Vec<String>,
+    /// The exit status `pidguard stop` gives for this outcome.
+    status: i32,
+    /// Whether the pidfile was removed.
+    pid_file_removed: bool,
+    /// A warning (the lenient policy changed the decision).
+    warning: Option<String>,
+    /// What check_pid_file said about the file.
+    check: Py<PidFileCheck>,
+    /// The termination report, when the process was pinned and the schedule ran.
+    terminate: Option<Py<TerminateReport>>,
+}
+
+#[pymethods]
+impl StopReport {
+    fn __repr__(&self) -> String {
+        format!("StopReport(outcome={:?}, signals={:?}, pid_file_removed={})", self.outcome, self.signals, py_bool(self.pid_file_removed))
+    }
+}
+
+fn stop_report(py: Python<'_>, r: pidguard::StopReport) -> PyResult<StopReport> {
+    use pidguard::StopOutcome;
+    Ok(StopReport {
+        pid_file: r.pid_file.clone(),
+        outcome: r.outcome.as_str().to_string(),
+        stale_reason: match &r.outcome {
+            StopOutcome::Stale(x) => Some(x.as_str().to_string()),
+            _ => None,
+        },
+        after: r.outcome.after().map(|s| s.name()),
+        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
+        detail: r.detail.clone(),
+        error: match &r.outcome {
+            StopOutcome::Error(e) => Some(e.clone()),
+            _ => None,
+        },
+        signals: r.signals().iter().map(|s| s.name()).collect(),
+        status: r.outcome.exit_code(),
+        pid_file_removed: r.pid_file_removed,
+        warning: r.warning.clone(),
+        check: Py::new(py, PidFileCheck::from(r.check.clone()))?,
+        terminate: r.terminate.clone().map(|t| Py::new(py, TerminateReport::from(t))).transpose()?,
+    })
 }
 
 fn exit_fields(e: ExitStatus) -> (Option<i32>, Option<i32>) {
@@ -533,33 +621,72 @@ fn write_pid_file_with_mtime(
 /// rules, made stricter where the start token can decide). Every file or process problem gives
 /// False, never an exception; `check_pid_file` says why. `tolerance` is in seconds.
 ///
-/// Raises TypeError/ValueError only for bad argument types (a negative or non-finite tolerance is
-/// a failure like any other: False).
+/// The second argument records the hook's command either way abx-dl has recorded it: a path to
+/// its `.sh` file (str, bytes or os.PathLike; releases up to 1.12), or the argv itself as a
+/// list of str (`expected_argv`, the current release); None or an empty list: no command rules.
+///
+/// Raises TypeError/ValueError only for bad argument types. A negative or non-finite tolerance
+/// is a failure like any other (False), and so is `tolerance=None`, as in the original (where
+/// the comparison with None raises inside its `try`).
 #[pyfunction]
 #[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
-#[pyo3(signature = (pid_file, cmd_file=None, tolerance=None))]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(pidguard::DEFAULT_TOLERANCE)))]
 fn validate_pid_file(
     py: Python<'_>,
     pid_file: &Bound<'_, PyAny>,
     cmd_file: Option<&Bound<'_, PyAny>>,
-    tolerance: Option<&Bound<'_, PyAny>>,
+    tolerance: Tolerance,
 ) -> PyResult<bool> {
-    let (path, cmd, tol) = check_args(pid_file, cmd_file, tolerance)?;
-    core_call(py, move || Ok(pidguard::validate_pid_file(&path, cmd.as_deref(), tol)))
+    let (path, cmd) = check_args(pid_file, cmd_file)?;
+    let tol = tolerance.0;
+    core_call(py, move || Ok(pidguard::validate_pid_file_recorded(&path, cmd.as_ref().map(Recorded::as_core), tol)))
 }
 
-fn check_args(
-    pid_file: &Bound<'_, PyAny>,
-    cmd_file: Option<&Bound<'_, PyAny>>,
-    tolerance: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(PathBuf, Option<PathBuf>, f64)> {
-    let path = path_arg(pid_file, "pid_file")?;
-    let cmd = opt_path_arg(cmd_file, "cmd_file")?;
-    let tol = match tolerance {
-        Some(t) if !t.is_none() => tolerance_arg(t)?,
-        _ => pidguard::DEFAULT_TOLERANCE,
-    };
-    Ok((path, cmd, tol))
+/// A tolerance argument: seconds, or None, which fails every check as in the original (a NaN
+/// tolerance is core's "no tolerance": `mtime-skew`).
+pub(crate) struct Tolerance(f64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Tolerance {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_none() {
+            return Ok(Tolerance(f64::NAN));
+        }
+        tolerance_arg(&obj.to_owned()).map(Tolerance)
+    }
+}
+
+/// The recorded command, converted: a `.sh` path or an argv list.
+enum Recorded {
+    File(PathBuf),
+    Argv(Vec<String>),
+}
+
+impl Recorded {
+    fn as_core(&self) -> pidguard::RecordedCommand<'_> {
+        match self {
+            Recorded::File(p) => pidguard::RecordedCommand::File(p),
+            Recorded::Argv(a) => pidguard::RecordedCommand::Argv(a),
+        }
+    }
+}
+
+/// A list (or tuple) is an argv, each item a str; anything else is a path.
+fn recorded_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Recorded>> {
+    match obj {
+        Some(o) if o.is_instance_of::<pyo3::types::PyList>() || o.is_instance_of::<pyo3::types::PyTuple>() => {
+            let argv = o
+                .try_iter()?
+                .map(|a| a.and_then(|a| str_arg(&a, "each expected_argv item")))
+                .collect::<PyResult<Vec<String>>>()?;
+            Ok(Some(Recorded::Argv(argv)))
+        }
+        _ => Ok(opt_path_arg(obj, "cmd_file")?.map(Recorded::File)),
+    }
+}
+
+fn check_args(pid_file: &Bound<'_, PyAny>, cmd_file: Option<&Bound<'_, PyAny>>) -> PyResult<(PathBuf, Option<Recorded>)> {
+    Ok((path_arg(pid_file, "pid_file")?, recorded_arg(cmd_file)?))
 }
 
 /// Like `validate_pid_file`, but returns a PidFileCheck saying why (its `reason`), with the
@@ -567,23 +694,26 @@ fn check_args(
 /// problems; TypeError/ValueError for bad arguments.
 #[pyfunction]
 #[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
-#[pyo3(signature = (pid_file, cmd_file=None, tolerance=None))]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(pidguard::DEFAULT_TOLERANCE)))]
 fn check_pid_file(
     py: Python<'_>,
     pid_file: &Bound<'_, PyAny>,
     cmd_file: Option<&Bound<'_, PyAny>>,
-    tolerance: Option<&Bound<'_, PyAny>>,
+    tolerance: Tolerance,
 ) -> PyResult<PidFileCheck> {
-    let (path, cmd, tol) = check_args(pid_file, cmd_file, tolerance)?;
-    core_call(py, move || Ok(pidguard::check_pid_file(&path, cmd.as_deref(), tol).into()))
+    let (path, cmd) = check_args(pid_file, cmd_file)?;
+    let tol = tolerance.0;
+    core_call(py, move || Ok(pidguard::check_pid_file_recorded(&path, cmd.as_ref().map(Recorded::as_core), tol).into()))
 }
 
-/// Write a hook's command file: `#!/bin/bash`, then `argv` joined as `shlex.join` joins it,
-/// mode 0755, atomically (a symlink at the path is refused).
+/// Write a hook's command file as abx-dl's `write_cmd_file` writes it: `#!/bin/bash`, then
+/// `argv` joined as `shlex.join` joins it (an argument with a line break is quoted, and read
+/// back as one argument; an empty argv writes the shebang line alone), mode 0755, atomically
+/// (a symlink at the path is refused).
 ///
 /// Raises TypeError when argv is not a sequence of str; InvalidArgumentError (a ValueError) for
-/// an empty argv or an argument holding a NUL or line break; UntrustedError for a symlink, FIFO
-/// or directory at the path; file system errors otherwise.
+/// an argument holding a NUL; UntrustedError for a symlink, FIFO or directory at the path;
+/// file system errors otherwise.
 #[pyfunction]
 #[pyo3(text_signature = "(cmd_file, argv)")]
 fn write_cmd_file(py: Python<'_>, cmd_file: &Bound<'_, PyAny>, argv: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -660,11 +790,7 @@ fn terminate(
     if let Some(r) = reap {
         opts.reap = bool_arg(r)?;
     }
-    core_call(py, move || {
-        let h = ProcessRef::open(pid, token.as_ref(), policy)?;
-        let mut reports = pidguard::terminate(vec![h], &opts);
-        Ok(reports.remove(0).into())
-    })
+    core_call(py, move || Ok(pidguard::terminate_pid(pid, token.as_ref(), policy, &opts)?.into()))
 }
 
 /// Stop every background hook under `output_dir` that is provably still itself (with its
@@ -681,6 +807,58 @@ fn terminate(
 /// arguments (InvalidArgumentError for a malformed schedule) before anything is sent;
 /// NotFoundError/PermissionDeniedError/IoError when `output_dir` cannot be read;
 /// InvalidArgumentError when it is not a directory. Every per-hook problem is in its report.
+/// Is the process at ``pid`` the one ``expected_token`` names? One of four verdicts, never a
+/// guess: returns a Judgement ('match', 'mismatch', 'unverifiable', 'gone' with its reason).
+/// Without a token a live process is 'unverifiable' ('no-recorded-token'); a failure to read the
+/// live identity is 'unverifiable' with its errno, never 'gone'.
+///
+/// Raises ValueError for a pid outside 1..pid_max, InvalidArgumentError for a malformed token.
+#[pyfunction]
+#[pyo3(signature = (pid, expected_token=None))]
+fn judge(py: Python<'_>, pid: &Bound<'_, PyAny>, expected_token: Option<&Bound<'_, PyAny>>) -> PyResult<Judgement> {
+    let pid = pid_arg(pid, "pid")?;
+    let token = token_arg(py, expected_token)?;
+    core_call(py, move || Ok(pidguard::judge(pid, token.as_ref())?.into()))
+}
+
+/// Stop the process an abx-dl pidfile names, with its process group, and nothing else (what
+/// ``pidguard stop`` does): a stale record (missing, gone, proven reuse) is removed if unchanged
+/// with nothing sent; an unproven one is refused and kept; a proven one is stopped with
+/// ``schedule`` and its pidfile removed. ``policy='lenient'`` also acts on a token-less record
+/// whose mtime is off, with a warning. Blocks with the GIL released. Returns a StopReport.
+///
+/// Raises MalformedError for content that is not one pid, UntrustedError for a symlink/FIFO,
+/// PermissionDeniedError when the file cannot be read, ValueError/TypeError for bad arguments.
+#[pyfunction]
+#[pyo3(signature = (pid_file, *, schedule=None, policy=None, cmd_file=None, tolerance=None, group=None))]
+fn stop_pid_file(
+    py: Python<'_>,
+    pid_file: &Bound<'_, PyAny>,
+    schedule: Option<&Bound<'_, PyAny>>,
+    policy: Option<&Bound<'_, PyAny>>,
+    cmd_file: Option<&Bound<'_, PyAny>>,
+    tolerance: Option<&Bound<'_, PyAny>>,
+    group: Option<&Bound<'_, PyAny>>,
+) -> PyResult<StopReport> {
+    let path = path_arg(pid_file, "pid_file")?;
+    let mut opts = pidguard::StopOptions::default();
+    if let Some(s) = schedule.filter(|s| !s.is_none()) {
+        opts.schedule = schedule_arg(py, s)?;
+    }
+    if let Some(p) = policy.filter(|p| !p.is_none()) {
+        opts.policy = policy_arg(p)?;
+    }
+    opts.cmd_file = opt_path_arg(cmd_file, "cmd_file")?;
+    if let Some(t) = tolerance.filter(|t| !t.is_none()) {
+        opts.tolerance = tolerance_arg(t)?;
+    }
+    if let Some(g) = group {
+        opts.group = bool_arg(g)?;
+    }
+    let r = core_call(py, move || pidguard::stop_pid_file(&path, &opts))?;
+    stop_report(py, r)
+}
+
 #[pyfunction]
 #[pyo3(text_signature = "(output_dir, index_path=None, is_tty=False, *, schedule='TERM/2/KILL/1', pattern='on_*.pid', tolerance=5.0, finalize=None)")]
 #[pyo3(signature = (output_dir, index_path=None, is_tty=None, *, schedule=None, pattern=None, tolerance=None, finalize=None))]
@@ -766,6 +944,9 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PidFileCheck>()?;
     m.add_class::<TerminateReport>()?;
     m.add_class::<HookReport>()?;
+    m.add_class::<Judgement>()?;
+    m.add_class::<StopReport>()?;
+    m.add_class::<process::ProcessRef>()?;
     m.add_function(wrap_pyfunction!(write_pid_file_with_mtime, m)?)?;
     m.add_function(wrap_pyfunction!(validate_pid_file, m)?)?;
     m.add_function(wrap_pyfunction!(check_pid_file, m)?)?;
@@ -773,6 +954,8 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lookup, m)?)?;
     m.add_function(wrap_pyfunction!(start_token, m)?)?;
     m.add_function(wrap_pyfunction!(terminate, m)?)?;
+    m.add_function(wrap_pyfunction!(judge, m)?)?;
+    m.add_function(wrap_pyfunction!(stop_pid_file, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;
     guard::register(m)?;
     Ok(())

@@ -68,7 +68,7 @@ printf '%s' "$b" > "$T/stale.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/sta
 # A record with a token that differs: proven stale, removed, nothing sent.
 printf '%s' "$b" > "$T/stale2.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale2.pid"
 if command -v setfattr >/dev/null; then
-  setfattr -n user.pidguard.token -v "$(echo "$("$PG" token "$b")" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; print}')" "$T/stale2.pid"
+  setfattr -n user.pidguard.token -v "$(echo "$("$PG" token "$b")" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; $6="-"; print}')" "$T/stale2.pid"
   "$PG" stop "$T/stale2.pid" >/dev/null; expect_status "A1: stop on a record whose token differs" 1 $?
   [ ! -e "$T/stale2.pid" ] && ok "A1: the stale record was removed" || bad "stale record kept"
   [ "$(count_members "$b")" = 3 ] && ok "A1: bystander intact after a token mismatch" || bad "bystander damaged"
@@ -106,7 +106,9 @@ tok=$("$PG" token "$gp")
 mkdir -p "$T/run"; chmod 700 "$T/run"
 printf '{"pid":%s,"start_token":"%s","session":"s1"}\n' "$gp" "$tok" > "$T/run/g.json"; chmod 600 "$T/run/g.json"
 "$PG" status "$T/run/g.json" >/dev/null; expect_status "guard status of a live holder" 0 $?
-stale_tok=$(echo "$tok" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; print}')
+# Other start ticks, recorded without a pidfs inode ("-"): with inodes on both sides the inode
+# decides alone.
+stale_tok=$(echo "$tok" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; $6="-"; print}')
 printf '{"pid":%s,"start_token":"%s"}\n' "$gp" "$stale_tok" > "$T/run/s.json"; chmod 600 "$T/run/s.json"
 "$PG" stop "$T/run/s.json" >/dev/null; expect_status "guard stop of a record whose start ticks differ" 1 $?
 [ ! -e "$T/run/s.json" ] && ok "stale guard record removed by content" || bad "stale guard record kept"
@@ -122,6 +124,109 @@ chmod 600 "$T/run/g.json"
 mkdir -p "$T/empty"
 "$PG" cleanup "$T/empty" >/dev/null; expect_status "cleanup of a directory without hooks" 1 $?
 "$PG" cleanup "$T/nope" >/dev/null 2>&1; expect_status "cleanup of a missing directory" 4 $?
+
+# --- exit codes (decided in core) ---
+"$PG" status >/dev/null 2>&1; expect_status "a missing argument is a usage error (EX_USAGE)" 64 $?
+"$PG" frobnicate >/dev/null 2>&1; expect_status "an unknown subcommand is a usage error" 64 $?
+"$PG" stop --no-such-option x >/dev/null 2>&1; expect_status "an unknown option is a usage error" 64 $?
+"$PG" --help > "$T/help.txt"; expect_status "--help" 0 $?
+for c in 0 1 2 3 4 5 64 77; do
+  grep -qE "^ +$c  " "$T/help.txt" || bad "--help does not list exit code $c"
+done
+grep -q "^Exit codes:" "$T/help.txt" && ok "--help lists the exit codes" || bad "--help has no exit-code table"
+"$PG" --version >/dev/null; expect_status "--version" 0 $?
+# Permission denied is not malformed input: its own code and the system's text.
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+  mkdir -p "$T/perm"; printf '%s' "$p" > "$T/perm/a.pid"; chmod 600 "$T/perm/a.pid"; chmod 755 "$T/perm"
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$PG" status "$T/perm/a.pid" > "$T/perm.out" 2>&1; st=$?
+  expect_status "status of a pidfile the caller may not read (EX_NOPERM)" 77 $st
+  grep -q "Permission denied" "$T/perm.out" && ok "the system's reason is shown: $(cat "$T/perm.out")" || bad "no OS reason: $(cat "$T/perm.out")"
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$PG" stop "$T/perm/a.pid" > "$T/perm.out" 2>&1; st=$?
+  expect_status "stop of a pidfile the caller may not read (EX_NOPERM)" 77 $st
+  grep -q "Permission denied" "$T/perm.out" && ok "stop shows the system's reason" || bad "stop: no OS reason: $(cat "$T/perm.out")"
+  printf 'abc' > "$T/perm/bad.pid"
+  "$PG" stop "$T/perm/bad.pid" >/dev/null 2>&1; expect_status "malformed content stays bad input" 4 $?
+else
+  echo "skip - permission tests need root and setpriv"
+fi
+
+# --- run and write (start-stop-daemon's --start --background --make-pidfile) ---
+mkdir -p "$T/run1"
+rp=$("$PG" run "$T/run1/on_x.bg.pid" -- bash -c 'echo out; echo err >&2; sleep 300 & wait'); st=$?
+started+=("$rp")
+expect_status "run starts a command" 0 $st
+case "$rp" in ''|*[!0-9]*) bad "run prints the pid, got: $rp";; *) ok "run prints the pid ($rp)";; esac
+sleep 0.3
+out=$("$PG" status "$T/run1/on_x.bg.pid"); expect_status "status of what run recorded" 0 $?
+case "$out" in *": valid — pid $rp, match") ok "status says simply valid, match: $out";; *) bad "status after run: $out";; esac
+[ "$(cat "$T/run1/on_x.bg.sh")" = "$(printf '#!/bin/bash\nbash -c %s' "'echo out; echo err >&2; sleep 300 & wait'")" ] && ok "run writes the .sh beside the pidfile" || bad ".sh: $(cat "$T/run1/on_x.bg.sh")"
+grep -q out "$T/run1/on_x.bg.stdout.log" && grep -q err "$T/run1/on_x.bg.stderr.log" && ok "run sends stdout and stderr to the hook's logs" || bad "logs: $(ls "$T/run1")"
+sid=$(awk '{sub(/.*\) /, ""); print $4}' "/proc/$rp/stat")
+[ "$sid" = "$rp" ] && ok "run starts the command in a new session" || bad "session of $rp is $sid"
+"$PG" run "$T/run1/on_x.bg.pid" -- sleep 1 >/dev/null 2>"$T/held.err"; expect_status "run refuses while a live Match holds the pidfile" 3 $?
+grep -q "held by pid $rp" "$T/held.err" && ok "the refusal names the holder" || bad "refusal: $(cat "$T/held.err")"
+[ "$("$PG" status "$T/run1/on_x.bg.pid" --json | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')" = "$rp" ] && ok "the holder's pidfile is untouched" || bad "pidfile overwritten"
+"$PG" cleanup "$T/run1" > "$T/cl.txt"; expect_status "cleanup stops what run started" 0 $?
+[ "$(count_members "$rp")" = 0 ] && ok "run's process group is gone after cleanup" || bad "survivors of $rp"
+"$PG" run "$T/run1/on_x.bg.pid" -- /no/such/program >/dev/null 2>"$T/nx.err"; st=$?
+[ $st = 4 ] && grep -q "No such file" "$T/nx.err" && ok "run of a missing program: bad input with the OS text" || bad "missing program: $st $(cat "$T/nx.err")"
+[ ! -e "$T/run1/on_x.bg.pid" ] && ok "nothing recorded for a command that did not start" || bad "pidfile written for a failed start"
+# A stale record (its process gone) does not block a new start.
+printf '%s' 3999999 > "$T/run1/stale.pid"
+rp2=$("$PG" run "$T/run1/stale.pid" -- sleep 300); expect_status "run replaces a stale record" 0 $?
+started+=("$rp2")
+"$PG" stop "$T/run1/stale.pid" >/dev/null; expect_status "stop what run started" 0 $?
+# --guard: a JSON guard record.
+gp2=$("$PG" run --guard "$T/run/svc.json" -- sleep 300); expect_status "run --guard" 0 $?
+started+=("$gp2")
+out=$("$PG" status "$T/run/svc.json"); case "$out" in *"valid — guard record of pid $gp2, match") ok "guard status after run: $out";; *) bad "guard status: $out";; esac
+"$PG" run --guard "$T/run/svc.json" -- sleep 300 >/dev/null 2>&1; expect_status "run --guard refuses a live holder" 3 $?
+"$PG" stop "$T/run/svc.json" >/dev/null; expect_status "stop the guard record run wrote" 0 $?
+# write: record a process that is already running.
+wp=$(spawn_group sleep 300)
+# Record it once setsid has exec'd sleep: the .sh then holds the argv it keeps.
+for _ in $(seq 200); do tr '\0' ' ' < "/proc/$wp/cmdline" 2>/dev/null | grep -q '^sleep 300' && break; sleep 0.01; done
+"$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write records a running process" 0 $?
+out=$("$PG" status "$T/w.pid"); case "$out" in *"valid — pid $wp, match") ok "status after write: $out";; *) bad "status after write: $out";; esac
+"$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write again of the same process" 0 $?
+"$PG" write "$T/w.pid" "$$" >/dev/null 2>&1; expect_status "write refuses a pidfile held by another live process" 3 $?
+"$PG" write "$T/w2.pid" 3999999 >/dev/null 2>&1; expect_status "write of a pid that does not exist" 1 $?
+"$PG" stop "$T/w.pid" >/dev/null; expect_status "stop what write recorded" 0 $?
+
+# --- human output: no placeholders ---
+out=$("$PG" stop "$T/missing.pid"); st=$?
+expect_status "stop of a missing pidfile" 1 $st
+case "$out" in *" - "*|*"[]"*) bad "placeholder in: $out";; *"no pidfile"*) ok "stop of a missing file says so: $out";; *) bad "stop missing: $out";; esac
+out=$("$PG" status "$T/missing.pid"); case "$out" in *" - "*|*"[]"*|*" -,"*) bad "placeholder in: $out";; *) ok "status of a missing file: $out";; esac
+out=$("$PG" cleanup "$T/empty"); case "$out" in "no pidfiles found under $T/empty"*) ok "empty cleanup says: $out";; *) bad "empty cleanup printed: $out";; esac
+write_pidfile "$T/one2.pid" 1
+"$PG" stop "$T/one2.pid" --lenient 2>"$T/one2.err" >/dev/null; st=$?
+[ $st = 3 ] && ! grep -q warning "$T/one2.err" && ok "no lenient warning when the policy changed nothing (pid 1 refused)" || bad "pid 1 --lenient: $st $(cat "$T/one2.err")"
+
+# --- progress line: on a terminal only, after a second ---
+if command -v script >/dev/null; then
+  mkdir -p "$T/slow"
+  sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep 300 & wait"); started+=("$sp")
+  sleep 0.3
+  PGBIN="$PG" SLOWDIR="$T/slow" script -qec '"$PGBIN" cleanup "$SLOWDIR" --retry TERM/1.6/KILL/2 >/dev/null' /dev/null > "$T/tty.txt" 2>&1
+  grep -q "cleanup: " "$T/tty.txt" && ok "a cleanup longer than 1 s shows a progress line on a terminal" || bad "no progress line: $(tr -d '\r' < "$T/tty.txt" | head -c 300)"
+  sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep 300 & wait"); started+=("$sp")
+  sleep 0.3
+  "$PG" cleanup "$T/slow" --retry TERM/1.6/KILL/2 >/dev/null 2>"$T/pipe.err"
+  [ ! -s "$T/pipe.err" ] && ok "no progress line when stderr is not a terminal" || bad "progress on a pipe: $(head -c 200 "$T/pipe.err")"
+else
+  echo "skip - progress line (no script(1) for a terminal)"
+fi
+
+# --- man page and completions, generated from the clap definition ---
+man_src="$(dirname "$0")/../../cli/pidguard.1"
+if [ -f "$man_src" ]; then
+  "$PG" man | diff -q - "$man_src" >/dev/null && ok "cli/pidguard.1 is what 'pidguard man' generates" || bad "cli/pidguard.1 is stale: regenerate with 'target/debug/pidguard man > cli/pidguard.1'"
+fi
+"$PG" man | grep -q '^.SH "EXIT STATUS"' && ok "the man page has an EXIT STATUS section" || bad "man page without exit statuses"
+for sh in bash zsh fish; do
+  "$PG" completions $sh | grep -q "cleanup" && ok "completions for $sh" || bad "completions for $sh"
+done
 
 # --- demo ---
 "$PG" demo > "$T/demo.txt" 2>&1; st=$?

@@ -31,6 +31,9 @@ test('camelCase functions and the seed\'s snake_case names are the same function
   for (const name of GUARD) assert.equal(typeof pidguard.guard[name], 'function', `guard.${name}`);
   assert.equal(pidguard.guard.token_sha256, pidguard.guard.tokenSha256);
   assert.equal(typeof pidguard.guard.Guard, 'function');
+  assert.equal(typeof pidguard.ProcessRef, 'function');
+  assert.equal(typeof pidguard.ProcessRef.open, 'function');
+  assert.equal(pidguard.process_ref, undefined, 'classes keep their one name');
   assert.ok(Object.isFrozen(pidguard.guard));
 });
 
@@ -59,7 +62,7 @@ test('index.d.ts and index.mjs are what the generator makes from the current cod
   assert.equal(fs.readFileSync(path.join(ROOT, 'node', 'index.mjs'), 'utf8'), mjs, `index.mjs: ${fix}`);
   // Every runtime export is declared, and nothing else.
   const declared = new Set();
-  for (const m of dts.matchAll(/^export declare (?:function|const) (\w+)/gm)) declared.add(m[1]);
+  for (const m of dts.matchAll(/^export declare (?:function|const|class) (\w+)/gm)) declared.add(m[1]);
   for (const m of dts.matchAll(/^ {2}(\w+) as (\w+),$/gm)) declared.add(m[2]);
   for (const m of dts.matchAll(/^export declare namespace (\w+) \{$/gm)) declared.add(m[1]);
   assert.deepEqual([...declared].sort(), Object.keys(pidguard).sort());
@@ -176,7 +179,12 @@ test('errors: code PIDGUARD_<KIND>, errno where there is one, the path in the me
   if (pidMax < 2 ** 31 - 1) {
     assert.throws(() => pidguard.lookup(pidMax + 1), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT');
   }
-  assert.throws(() => pidguard.writeCmdFile(path.join(dir, 'x.sh'), []), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT');
+  // As abx-dl's write_cmd_file: an empty argv gives the shebang line alone, a line break is quoted.
+  pidguard.writeCmdFile(path.join(dir, 'x.sh'), []);
+  assert.equal(fs.readFileSync(path.join(dir, 'x.sh'), 'utf8'), '#!/bin/bash\n\n');
+  pidguard.writeCmdFile(path.join(dir, 'x.sh'), ['echo', 'a\nb']);
+  assert.equal(fs.readFileSync(path.join(dir, 'x.sh'), 'utf8'), "#!/bin/bash\necho 'a\nb'\n");
+  assert.throws(() => pidguard.writeCmdFile(path.join(dir, 'x.sh'), ['a\0b']), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT');
   // Buffers are paths too.
   pidguard.writeCmdFile(Buffer.from(path.join(dir, 'b.sh')), ['sleep', '1']);
   assert.equal(fs.readFileSync(path.join(dir, 'b.sh'), 'utf8'), '#!/bin/bash\nsleep 1\n');

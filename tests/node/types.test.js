@@ -1,7 +1,7 @@
 'use strict';
 // index.d.ts type-checks real usage with the TypeScript compiler (strict), through the package's
 // `exports` ("types" condition), for both CommonJS and ESM importers. scripts/setup-node.sh
-// installs typescript and @types/node under target/node-tools.
+// installs typescript and @types/node (devDependencies of node/package.json) into node/node_modules.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('fs');
@@ -9,14 +9,14 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 const { ROOT, tempDir } = require('./helpers');
 
-const TOOLS = path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'node-tools', 'node_modules');
+const TOOLS = path.join(ROOT, 'node', 'node_modules');
 const TSC = path.join(TOOLS, '.bin', 'tsc');
 
 const USAGE = `
 import { validatePidFile, validate_pid_file, checkPidFile, terminate, cleanupBackgroundHooks,
   cleanupBackgroundHooksSync, lookup, startToken, judge, errorKinds, writePidFileWithMtime, writeCmdFile,
-  stopPidFile, stop_pid_file, guard,
-  type TerminateReport, type HookReport, type ProcessInfo, type StopReport } from 'pidguard';
+  stopPidFile, stop_pid_file, guard, ProcessRef,
+  type TerminateReport, type ProcessTerminateOptions, type HookReport, type ProcessInfo, type StopReport } from 'pidguard';
 
 const a: boolean = validatePidFile('/tmp/x.pid', { cmdFile: '/tmp/x.sh', tolerance: 5 });
 const b: boolean = validate_pid_file(Buffer.from('/tmp/x.pid'), '/tmp/x.sh', 5.0);
@@ -47,6 +47,22 @@ async function useGuard(): Promise<boolean> {
   const was: guard.Verdict | null = g.replaced;
   return g.isHeld() && g.release() && mine.pid > 0 && was === null;
 }
+async function useHandle(): Promise<boolean> {
+  const p: ProcessRef = ProcessRef.open(5, 'linux1:…', 'strict');
+  const q: ProcessRef = ProcessRef.open(6, null, 'lenient');
+  const fd: number | null = p.fd;
+  const sent: boolean = p.signal('TERM') && p.signalGroup(9);
+  const exited: boolean = await p.wait(1.5) || await q.wait();
+  const o: ProcessTerminateOptions = { schedule: 'TERM/5/KILL/2', group: true, reap: false };
+  const r: TerminateReport = await p.terminate(o);
+  const r2: TerminateReport = await q.terminate('TERM/1/KILL/1');
+  p.close();
+  return sent && exited && p.hasExited() && p.pinned && p.token.length > 0 && p.pid > 0 && fd !== 0 && r.pid === r2.pid;
+}
+// @ts-expect-error the policy is 'strict' or 'lenient'
+ProcessRef.open(5, null, 'yolo');
+// @ts-expect-error a signal is a name or a number
+ProcessRef.open(5).signal(['TERM']);
 // @ts-expect-error field values are strings
 guard.create('/tmp/g.json', { pid: 5, startToken: 't', fields: { n: 1 } });
 // @ts-expect-error takeover is a boolean
@@ -57,7 +73,7 @@ lookup('123; rm -rf /');
 terminate(5, { policy: 'yolo' });
 // @ts-expect-error options are named cmdFile and tolerance
 validatePidFile('/tmp/x.pid', { cmd_file: '/tmp/x.sh' });
-export { a, b, c, d, e, f, g, i, j, k, l, sess, removed, vv, text, sha, useGuard };
+export { a, b, c, d, e, f, g, i, j, k, l, sess, removed, vv, text, sha, useGuard, useHandle };
 `;
 
 test('index.d.ts type-checks real usage (tsc --strict), from CommonJS and from ESM', () => {

@@ -10,9 +10,12 @@ const { pidguard, spawnGroup, spawnDetached, killOurs, waitFor, tempDir, alive }
 test.after(killOurs);
 
 /** The token with its start ticks (field 5) moved by `delta`. */
+// Other start ticks stand for another process only in a record without a pidfs inode: with
+// inodes on both sides the inode decides alone (and ticks are not read).
 function shiftTicks(token, delta) {
   const f = token.split(':');
   f[4] = String(Number(f[4]) + delta);
+  f[5] = '-';
   return f.join(':');
 }
 
@@ -125,7 +128,7 @@ test('write refuses a symlink; check does not follow it (F2)', () => {
   assert.equal(pidguard.checkPidFile(pf).reason, 'not-regular');
 });
 
-test('the command file decides when given: a matching command is valid, another is cmd-mismatch', () => {
+test('the command file decides for a token-less record: a matching command is valid, another is cmd-mismatch', () => {
   const d = tempDir('cmd');
   const p = spawnDetached('sleep', ['30']);
   const pf = path.join(d, 'on_c.bg.pid');
@@ -135,6 +138,14 @@ test('the command file decides when given: a matching command is valid, another 
   assert.equal(pidguard.validatePidFile(pf, { cmdFile: sh }), true);
   assert.equal(pidguard.validate_pid_file(pf, sh), true); // the seed's positional form
   pidguard.writeCmdFile(sh, ['sleep', '31']);
+  // With the start token the token decides (a hook may exec into another program) ...
+  assert.equal(pidguard.validatePidFile(pf, { cmdFile: sh }), pidguard.checkPidFile(pf).token != null);
+  // ... a record without one (as the Python original writes it) gets the command rules.
+  pidguard.writePidFileWithMtime(pf, p.pid, Date.now() / 1000);
+  fs.writeFileSync(pf + '.tmp', fs.readFileSync(pf));
+  fs.utimesSync(pf + '.tmp', fs.statSync(pf).atime, fs.statSync(pf).mtime);
+  fs.renameSync(pf + '.tmp', pf);
+  assert.ok(pidguard.checkPidFile(pf).token == null);
   assert.equal(pidguard.validatePidFile(pf, { cmdFile: sh }), false);
   assert.equal(pidguard.checkPidFile(pf, sh).reason, 'cmd-mismatch');
   assert.equal(pidguard.checkPidFile(Buffer.from(pf), { cmdFile: Buffer.from(sh) }).reason, 'cmd-mismatch');

@@ -95,7 +95,8 @@ def test_token_decides_over_the_mtime(tmp_path, spawn):
 
     prefix, machine, boot, ns, ticks, ino = token.split(":")
     cases = [
-        ("mismatch", f"{prefix}:{machine}:{boot}:{ns}:{int(ticks) + 1}:{ino}"),  # other start ticks
+        # other start ticks, recorded without a pidfs inode (with inodes on both sides the inode decides alone)
+        ("mismatch", f"{prefix}:{machine}:{boot}:{ns}:{int(ticks) + 1}:-"),
         ("mismatch", f"{prefix}:{machine}:00000000-0000-0000-0000-000000000000:{ns}:{ticks}:{ino}"),  # A3
         ("foreign", f"{prefix}:othermachine:{boot}:{ns}:{ticks}:{ino}"),
         ("foreign", f"{prefix}:{machine}:{boot}:1:{ticks}:{ino}"),  # another pid namespace
@@ -173,6 +174,9 @@ def test_cmd_file_round_trip_and_check(tmp_path, spawn):
     assert pidguard.validate_pid_file(pid_file, sh) is True
     assert pidguard.validate_pid_file(pid_file, tmp_path / "absent.sh") is True  # absent: skipped
     pidguard.write_cmd_file(sh, ["sleep", "31"])
+    # A matching token alone decides: the argv rules are the evidence of token-less records.
+    assert pidguard.validate_pid_file(pid_file, sh) is True
+    os.removexattr(pid_file, pidguard.TOKEN_XATTR)
     assert pidguard.validate_pid_file(pid_file, sh) is False
     assert pidguard.check_pid_file(pid_file, sh).reason == "cmd-mismatch"
     pidguard.write_cmd_file(sh, ["chromium", "--remote-debugging-port=9222"])

@@ -64,7 +64,8 @@ def test_mismatched_token_is_refused_and_nothing_is_sent(spawn):  # A1
     token = pidguard.start_token(p.pid)
     prefix, machine, boot, ns, ticks, ino = token.split(":")
     for bad, refusal in [
-        (f"{prefix}:{machine}:{boot}:{ns}:{int(ticks) - 1}:{ino}", "mismatch"),
+        # other start ticks, recorded without an inode (with inodes on both sides the inode decides)
+        (f"{prefix}:{machine}:{boot}:{ns}:{int(ticks) - 1}:-", "mismatch"),
         (f"{prefix}:{machine}:0-0-0:{ns}:{ticks}:{ino}", "mismatch"),  # another boot (A3)
         (f"{prefix}:elsewhere:{boot}:{ns}:{ticks}:{ino}", "unverifiable"),  # another machine
     ]:
@@ -167,3 +168,20 @@ def test_pid_reuse_in_a_private_namespace_never_signals_the_new_owner():  # A8, 
     assert out["reused"], "could not force pid reuse with ns_last_pid"
     assert out["terminate"] == "refused:mismatch"
     assert out["bystander_alive"] and len(out["bystander_group"]) == 2
+
+
+def test_judge_and_stop_pid_file_as_node_and_c_have_them(tmp_path, spawn):
+    p = spawn.popen(["sleep", "60"])
+    token = pidguard.start_token(p.pid)
+    j = pidguard.judge(p.pid, token)
+    assert (j.verdict, j.reason) == ("match", "token-equal")
+    assert pidguard.judge(p.pid).verdict == "unverifiable"
+    pid_file = tmp_path / "on_x.bg.pid"
+    pidguard.write_pid_file_with_mtime(pid_file, p.pid, time.time())
+    r = pidguard.stop_pid_file(pid_file, schedule="TERM/5/KILL/5")
+    assert (r.outcome, r.after, r.status, r.pid_file_removed) == ("exited", "TERM", 0, True), r
+    assert r.check.valid and r.terminate is not None and r.signals[:1] == ["TERM"]
+    p.wait()
+    assert pidguard.judge(p.pid, token).verdict == "gone"
+    r = pidguard.stop_pid_file(pid_file)
+    assert (r.outcome, r.stale_reason, r.status) == ("stale", "missing", 1)

@@ -60,3 +60,22 @@ def use_guard(out: Path) -> Optional[pidguard.guard.Entry]:
         return None
     print(released)
     return v.entry
+
+
+async def use_abx_dl(out: Path, argv: List[str]) -> bool:
+    import asyncio
+    import signal
+
+    import pidguard.abx_dl as process_utils
+
+    ok: bool = pidguard.validate_pid_file(out / "h.pid", argv, None)
+    process_utils.write_pid_file_with_mtime(out / "h.pid", os.getpid(), time.time())
+    alive: bool = process_utils.is_process_alive(os.getpid())
+    proc = await asyncio.create_subprocess_exec("sleep", "1", start_new_session=True)
+    with pidguard.ProcessRef(proc.pid, policy="lenient") as ref:
+        sent: bool = ref.signal_group(signal.SIGTERM) if ref.leads_group else ref.signal(signal.SIGTERM)
+        exited: bool = await ref.wait_async(1.0) or ref.wait(0.5)
+        fd: int = ref.fileno()
+        print(sent, exited, fd, ref.token, ref.is_pinned)
+    await process_utils.graceful_kill_process(proc, grace_period=process_utils.GRACEFUL_SHUTDOWN_TIMEOUT)
+    return ok and alive and await process_utils.graceful_kill_by_pid_file(out / "h.pid", argv, grace_period=1.0)

@@ -14,6 +14,14 @@
 //!   directory, for `clean`, `bench/python/bench_cleanup.py` and `strace`.
 //! - `clean <dir> <index>`: one `cleanup_background_hooks(dir, index, is_tty=true)`; prints
 //!   wall time, reports and peak RSS (`VmHWM` of the whole process).
+//! - `syscalls <n> [what]`: `n` calls of one thing and nothing else, for `strace -c -f` (run it
+//!   with n = 0 and n = N; the difference over N is the count per call). `what` is `validate`
+//!   (default: `validate_pid_file` of the token-carrying pidfile), `lookup`, `judge` or `sysinfo`
+//!   (the calls of `sysinfo <rounds> <batch>`).
+//! - `sysinfo <rounds> <batch>`: the cost of asking about one live pid through the `sysinfo`
+//!   crate (a kept `System`, `refresh_processes_specifics` of that pid with nothing extra to
+//!   refresh, then its `start_time`) against pidguard's procfs/pidfd path (`lookup`, and `judge`
+//!   with the recorded token), alternating batches in one process.
 //!
 //! Files go under `$PIDGUARD_BENCH_DIR` (default `target/`): it must support user xattrs.
 use std::os::unix::process::CommandExt;
@@ -282,6 +290,73 @@ fn clean(dir: &Path, index: &Path) {
     );
 }
 
+fn syscalls(n: usize, what: &str) {
+    let fx = Fixture::new(&base());
+    let pid = fx.pid();
+    let token = pidguard::start_token(pid).expect("start_token");
+    let mut si = SysinfoProbe::new();
+    eprintln!("fixture pid {pid}, {what} x {n}");
+    for _ in 0..n {
+        match what {
+            "validate" => assert!(pidguard::validate_pid_file(std::hint::black_box(&fx.with_token), None, 5.0)),
+            "lookup" => assert!(pidguard::lookup(std::hint::black_box(pid)).is_ok()),
+            "judge" => assert_eq!(pidguard::judge(std::hint::black_box(pid), Some(&token)).unwrap().verdict, pidguard::Verdict::Match),
+            "sysinfo" => assert!(si.start_time(std::hint::black_box(pid)).is_some()),
+            _ => panic!("syscalls: unknown {what} (validate, lookup, judge, sysinfo)"),
+        }
+    }
+}
+
+/// What a user of the `sysinfo` crate does to learn whether one pid is alive and when it
+/// started: one kept `System`, refreshed for that pid only, with no optional data.
+struct SysinfoProbe(sysinfo::System);
+
+impl SysinfoProbe {
+    fn new() -> SysinfoProbe {
+        SysinfoProbe(sysinfo::System::new().expect("sysinfo::System::new"))
+    }
+    /// The start time (whole seconds since the epoch) of `pid`, `None` when sysinfo does not see it.
+    fn start_time(&mut self, pid: i32) -> Option<u64> {
+        use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate};
+        let p = Pid::from_u32(pid as u32);
+        self.0.refresh_processes_specifics(ProcessesToUpdate::Some(&[p]), true, ProcessRefreshKind::nothing());
+        self.0.process(p).map(|pr| pr.start_time())
+    }
+}
+
+fn sysinfo_vs_procfs(rounds: usize, batch: usize) {
+    let fx = Fixture::new(&base());
+    let pid = fx.pid();
+    let token = pidguard::start_token(pid).expect("start_token");
+    let mut si = SysinfoProbe::new();
+    let (mut s, mut l, mut j) = (Vec::new(), Vec::new(), Vec::new());
+    let per_call = |t: Instant| t.elapsed().as_secs_f64() / batch as f64 * 1e6;
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..batch {
+            assert!(si.start_time(std::hint::black_box(pid)).is_some());
+        }
+        s.push(per_call(t));
+        let t = Instant::now();
+        for _ in 0..batch {
+            assert!(pidguard::lookup(std::hint::black_box(pid)).is_ok());
+        }
+        l.push(per_call(t));
+        let t = Instant::now();
+        for _ in 0..batch {
+            let v = pidguard::judge(std::hint::black_box(pid), Some(&token)).unwrap().verdict;
+            assert_eq!(v, pidguard::Verdict::Match);
+        }
+        j.push(per_call(t));
+    }
+    println!(
+        "{{\"bench\":\"sysinfo_vs_procfs\",\"unit\":\"us\",\"batch\":{batch},\"sysinfo\":{},\"lookup\":{},\"judge\":{}}}",
+        json_list(&s),
+        json_list(&l),
+        json_list(&j)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
@@ -291,8 +366,10 @@ fn main() {
         Some("clean") => clean(Path::new(&args[2]), Path::new(&args[3])),
         Some("exit") => exit_latency(arg(&args, 2, 1000)),
         Some("scan") => scan(arg(&args, 2, 10_000), arg(&args, 3, 5)),
+        Some("syscalls") => syscalls(arg(&args, 2, 1000), args.get(3).map_or("validate", String::as_str)),
+        Some("sysinfo") => sysinfo_vs_procfs(arg(&args, 2, 30), arg(&args, 3, 2000)),
         _ => {
-            eprintln!("usage: scenarios validate|hooks|exit|scan|make-stale|clean [args] (see the module docs)");
+            eprintln!("usage: scenarios validate|hooks|exit|scan|make-stale|clean|syscalls|sysinfo [args] (see the module docs)");
             std::process::exit(2);
         }
     }

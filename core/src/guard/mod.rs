@@ -208,12 +208,22 @@ const MAX_ROUNDS: usize = 64;
 ///
 /// 1. [`create`]; if the name is free, it is ours.
 /// 2. Otherwise [`check`] the holder: `Gone` or `Mismatch` → [`replace`] it by content;
-///    `Match` or `Unverifiable` → a `Held` error carrying the holder's record and verdict, unless
-///    `options.takeover`.
+///    the caller itself with a `Match` token → that record is handed back as the caller's guard
+///    (see below); another `Match` or an `Unverifiable` holder → a `Held` error carrying the
+///    holder's record and verdict, unless `options.takeover`. An `Unverifiable` holder is never
+///    replaced without `takeover`: a failure to read its identity is not proof that it died.
 /// 3. A race lost in between (the file changed or vanished) goes back to 1.
 ///
 /// Of any number of racing callers, at most one holds the guard at a time, and a stale holder
 /// never blocks forever.
+///
+/// **Re-exec.** A daemon that replaces itself with `execv` keeps its pid and start token. To
+/// keep its guard across the exec: `acquire(...)`, then [`Guard::keep`] (so the record is not
+/// removed), `execv`, and in the new image `acquire` again with the same path: the record
+/// naming the caller itself with a `Match` token, held by no live `Guard` of this process, is
+/// handed back as the caller's guard — its [`entry`](Guard::entry) is the record as found (the
+/// fields of the first image), and it releases that record when dropped. While a `Guard` of
+/// this process holds the record, a second `acquire` of it is `Held`, as for anyone else.
 ///
 /// Errors: `InvalidArgument` when `entry` fails [`Entry::validate`]; `Held` (see
 /// [`Error::holder`](crate::Error::holder)); every refusal of [`read`] and `BadToken` from
@@ -221,6 +231,12 @@ const MAX_ROUNDS: usize = 64;
 /// when the file kept changing for 64 rounds; file-system errors as in [`create`].
 pub fn acquire(path: &Path, entry: &Entry, options: &AcquireOptions) -> Result<Guard> {
     entry.validate()?;
+    // Threads of one process acquire one at a time, so that a record this process has just
+    // created is registered as held here before another thread can read it and take it for a
+    // record left by an earlier image of this process (see "Re-exec"). Processes still race
+    // through link(2) as before.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mine = encode(entry);
     for _ in 0..MAX_ROUNDS {
         match file::create_bytes(path, &mine) {
@@ -235,6 +251,13 @@ pub fn acquire(path: &Path, entry: &Entry, options: &AcquireOptions) -> Result<G
         };
         let holder = judge_raw(path, &raw)?;
         let j = holder.identity.expect("found");
+        // A record naming the caller itself with a matching token, that no live Guard of this
+        // process holds, is its own: a daemon that re-executed itself (`execv` keeps the pid and
+        // the start token) after `keep()`. A record a live Guard here holds stays held: two
+        // guards of one record would each remove it.
+        if j.verdict == Identity::Match && raw.entry.pid == crate::sys::getpid() && !held_here(path) {
+            return Ok(Guard::new(path, &raw.entry, raw.bytes.clone(), None));
+        }
         let take = holder.is_stale() || (options.takeover && j.reason != Reason::ForeignMachine);
         if !take {
             return Err(Error::held(path, holder));
@@ -264,9 +287,31 @@ pub struct Guard {
     owner_pid: u32,
 }
 
+/// The paths of the records that live, armed `Guard`s of this process hold.
+fn held_registry() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    HELD.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn held_here(path: &Path) -> bool {
+    held_registry().iter().any(|p| p == path)
+}
+
 impl Guard {
     fn new(path: &Path, entry: &Entry, bytes: Vec<u8>, replaced: Option<Verdict>) -> Guard {
+        held_registry().push(path.to_path_buf());
         Guard { path: path.to_path_buf(), entry: entry.clone(), bytes, replaced, armed: true, owner_pid: std::process::id() }
+    }
+
+    /// Forget this guard in the registry of records held by this process.
+    fn disarm(&mut self) {
+        if self.armed {
+            self.armed = false;
+            let mut held = held_registry();
+            if let Some(i) = held.iter().position(|p| *p == self.path) {
+                held.swap_remove(i);
+            }
+        }
     }
 
     /// The pidfile's path.
@@ -295,7 +340,7 @@ impl Guard {
     /// longer held it, or when called in a forked child of the acquiring process (nothing
     /// changed). Errors: `PermissionDenied` or `Io` from the file system.
     pub fn release(mut self) -> Result<bool> {
-        self.armed = false;
+        self.disarm();
         if self.owner_pid != std::process::id() {
             return Ok(false);
         }
@@ -305,7 +350,7 @@ impl Guard {
     /// Give up the guard without removing the record (for example when handing it to a
     /// process that will release it itself) and return our record.
     pub fn keep(mut self) -> Entry {
-        self.armed = false;
+        self.disarm();
         std::mem::replace(&mut self.entry, Entry::new(1, "-"))
     }
 }
@@ -318,5 +363,6 @@ impl Drop for Guard {
                 log::warn!("{}: could not release the guard: {e}", self.path.display());
             }
         }
+        self.disarm();
     }
 }

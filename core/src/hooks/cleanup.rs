@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::{ProcessRef, Reason, Verdict};
-use crate::pidfile::cmd::read_cmd_file;
-use crate::pidfile::mtime::{check_pinned_with, CheckReason, CmdFile, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::cmd::{read_cmd_file, Recorded};
+use crate::pidfile::mtime::{check_pinned_with, CheckReason, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
 use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions};
 use crate::sys::procfs;
@@ -249,7 +249,7 @@ fn aside_name(path: &Path) -> PathBuf {
 /// stale records (SPEC §5):
 ///
 /// 1. find files matching `opts.pattern` (`on_*.pid`) recursively;
-/// 2. [`check_pid_file`] each with its `<name>.sh`: a foreign record is left alone; an invalid
+/// 2. [`check_pid_file`](crate::check_pid_file) each with its `<name>.sh`: a foreign record is left alone; an invalid
 ///    one is stale: removed (only if unchanged), nothing signalled, finalized as succeeded, and
 ///    live processes still in a group with its pid are listed as unverified leftovers; a hook
 ///    leader that is a zombie with a matching identity has its group (which the zombie pins)
@@ -259,7 +259,7 @@ fn aside_name(path: &Path) -> PathBuf {
 ///    uid's processes (others are `Refused`, `untrusted-pidfile`, record kept); a
 ///    world-writable one — or a group-writable one when the caller is privileged — at none;
 /// 4. each hook is finalized: by `finalize` when given (its error goes into the report), else
-///    by [`super::default_finalize`] (unless `opts.no_finalize`).
+///    by abx-dl's finalize (the `Process` and `ArchiveResult` lines; unless `opts.no_finalize`).
 ///
 /// The logs are read without following symlinks or blocking on FIFOs, at most
 /// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each (see [`HookReport::notes`]).
@@ -454,9 +454,9 @@ fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileChe
     let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
     let stem = pid_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let cmd_file = dir.join(format!("{stem}.sh"));
-    let cmd_read = read_cmd_file(&cmd_file);
-    let (check, pin) = check_pinned_with(pid_file, CmdFile::Read(&cmd_read), opts.tolerance);
-    let cmd = cmd_read.ok().flatten().map(|(_, argv)| argv).unwrap_or_default();
+    let cmd_read = read_cmd_file(&cmd_file).map(|r| r.map(|(text, argv)| Recorded { text, argv }));
+    let (check, pin) = check_pinned_with(pid_file, CmdRule::Loaded(&cmd_read), opts.tolerance);
+    let cmd = cmd_read.ok().flatten().map(|r| r.argv).unwrap_or_default();
     let report = HookReport {
         name: stem,
         dir,

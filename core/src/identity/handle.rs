@@ -128,6 +128,29 @@ impl ProcessRef {
         }
     }
 
+    /// Pin the caller's own child `pid` — a process it spawned and has not reaped — for
+    /// signalling, without a token: until the caller reaps it, nobody else can, so the number
+    /// (and the process group it leads) cannot pass to another process. A child that has
+    /// already exited but is not reaped yet (a zombie) is pinned too: its process group may
+    /// still hold live members, and [`signal_group`](Self::signal_group) still reaches them.
+    /// This is the handle a spawner keeps from spawn to cleanup (Python's `Popen`, asyncio's
+    /// `Process`, Node's `ChildProcess` all leave the reaping to the caller).
+    ///
+    /// Errors: `Refused` for a protected target (pid ≤ 0, 1, our own pid); `NoSuchProcess` when
+    /// there is no such process (it was reaped); `InvalidArgument` when the process is not the
+    /// caller's child; `PermissionDenied`/`Io` with the errno when it cannot be read.
+    pub fn open_child(pid: i32) -> Result<ProcessRef> {
+        if let Some(r) = refuse(Target::Process { pid: pid as i64, token_matched: true }) {
+            return Err(refusal_error(pid, r));
+        }
+        let h = ProcessRef::probe(pid, None, true).map_err(|j| super::process::unreadable(pid, j))?;
+        match h.stat() {
+            Some(st) if st.ppid == sys::getpid() => Ok(h),
+            Some(st) => Err(Error::invalid(format!("pid {pid} is not a child of this process (its parent is {})", st.ppid)).with_pid(pid)),
+            None => Err(super::process::unreadable(pid, Judgement::new(Verdict::Unverifiable, Reason::LiveIdentityUnreadable(libc::EIO)))),
+        }
+    }
+
     /// Pin `pid` and judge it against `expected`, reading no more than the verdict needs.
     ///
     /// `Err(judgement)` when there is nothing to pin: the process is gone (reaped; `pidfd_open`
@@ -150,9 +173,10 @@ impl ProcessRef {
             let fd = match sys::pidfd_open(pid) {
                 Ok(fd) => fd,
                 Err(e) => match e.raw_os_error() {
-                    // ESRCH: no such process. EINVAL for a positive pid: it names a thread, not a
-                    // thread-group leader, so no process has it.
-                    Some(libc::ESRCH) | Some(libc::EINVAL) => return Err(gone(Reason::NoSuchProcess)),
+                    // ESRCH: no such process. EINVAL (Linux < 6.9) or ENOENT (later kernels) for a
+                    // positive pid: it names a thread, not a thread-group leader, so no process
+                    // has it (pidfd_open(2)).
+                    Some(libc::ESRCH) | Some(libc::EINVAL) | Some(libc::ENOENT) => return Err(gone(Reason::NoSuchProcess)),
                     // No pidfd on this system (old kernel, seccomp): pin by /proc/<pid> instead.
                     Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error()),
                     _ => return Err(unreadable(&e)),
@@ -633,14 +657,38 @@ impl ProcessRef {
     /// `reap`, the child is reaped (`waitid(P_PIDFD)`, Linux ≥ 5.4); without, it is left
     /// waitable (`WNOWAIT`) for the code that spawned it (Python's `Popen`, Node's
     /// `ChildProcess`). `Unknown` for anybody else's process: never an invented 0.
-    pub fn exit_status(&self, reap: bool) -> crate::signal::ExitStatus {
-        use crate::signal::ExitStatus;
+    pub fn exit_status(&self, reap: bool) -> ExitStatus {
         let Some(fd) = &self.pidfd else { return ExitStatus::Unknown };
         match sys::waitid_pidfd(fd.as_fd(), !reap) {
             Ok(Some(sys::ChildExit::Code(c))) => ExitStatus::Code(c),
             Ok(Some(sys::ChildExit::Signal(s))) => ExitStatus::Signaled(s),
             Ok(None) => ExitStatus::Running,
             Err(_) => ExitStatus::Unknown,
+        }
+    }
+}
+
+/// How a child ended, when the caller is its parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// `exit(code)`.
+    Code(i32),
+    /// Killed by this signal number.
+    Signaled(i32),
+    /// Still running.
+    Running,
+    /// Not the caller's child (or reaped by someone else): the status cannot be known. Never an
+    /// invented 0.
+    Unknown,
+}
+
+impl ExitStatus {
+    /// The shell-style code: the exit code, or 128 + signal; `None` when unknown or running.
+    pub fn code(self) -> Option<i32> {
+        match self {
+            ExitStatus::Code(c) => Some(c),
+            ExitStatus::Signaled(s) => Some(128 + s),
+            _ => None,
         }
     }
 }

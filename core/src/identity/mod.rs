@@ -5,7 +5,7 @@ mod process;
 mod token;
 mod verdict;
 
-pub use handle::{Delivery, GroupMode, PinMode, ProcessRef};
+pub use handle::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
 pub use process::{lookup, start_token, ProcessInfo};
 pub(crate) use process::{check_pid_range, create_time};
 pub use token::{StartToken, TOKEN_PREFIX};

@@ -2,7 +2,7 @@
 //! `shlex.join` joins it, and the check of a live process's argv against it (SPEC §3.1).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::atomic;
 use crate::error::{Error, Result};
@@ -29,29 +29,37 @@ pub fn join<S: AsRef<str>>(argv: &[S]) -> String {
     argv.iter().map(|a| quote(a.as_ref())).collect::<Vec<_>>().join(" ")
 }
 
-/// Write the command file: `#!/bin/bash\n` + [`join`]`(argv)` + `\n`, mode 0755 whatever the
-/// umask, through a temporary file and `rename`, so a symlink at `path` is refused and nothing
-/// it points to is touched.
+/// Write the command file as abx-dl's `write_cmd_file` writes it: `#!/bin/bash\n` +
+/// [`join`]`(argv)` + `\n`, mode 0755 whatever the umask, through a temporary file and `rename`,
+/// so a symlink at `path` is refused and nothing it points to is touched.
 ///
-/// Errors: `InvalidArgument` for an empty argv or an argument holding a NUL or newline (it could
-/// not be read back as one line); `Untrusted` when `path` is a symlink, FIFO or directory;
-/// `Io`/`PermissionDenied`/`NotFound` from the file system.
+/// Like the original, an empty argv writes `#!/bin/bash\n\n` (a file with no recorded argv, which
+/// the cmd rules skip), and an argument holding a line break is quoted the `shlex.join` way;
+/// [`read_cmd_file`] reads such an argument back as one argument.
+///
+/// Errors: `InvalidArgument` for an argument holding a NUL (no file system or argv can hold
+/// one); `Untrusted` when `path` is a symlink, FIFO or directory; `Io`/`PermissionDenied`/
+/// `NotFound` from the file system.
 pub fn write_cmd_file<S: AsRef<str>>(path: &Path, argv: &[S]) -> Result<()> {
-    if argv.is_empty() {
-        return Err(Error::invalid(format!("{}: empty argv", path.display())));
-    }
-    if argv.iter().any(|a| a.as_ref().contains(['\0', '\n', '\r'])) {
-        return Err(Error::invalid(format!("{}: an argument holds a NUL or line break", path.display())));
+    if argv.iter().any(|a| a.as_ref().contains('\0')) {
+        return Err(Error::invalid(format!("{}: an argument holds a NUL byte", path.display())));
     }
     let text = format!("#!/bin/bash\n{}\n", join(argv));
     atomic::replace_file(path, text.as_bytes(), 0o755, |_| Ok(()))
 }
 
-/// The whole text of a command file and the argv of its last non-blank line, split as
-/// `shlex.split` splits it. `Ok(None)` when the file is missing.
+/// The whole text of a command file and its recorded argv. `Ok(None)` when the file is missing.
 ///
-/// Errors: `Malformed` when the line cannot be split (unbalanced quotes) or is not UTF-8;
-/// `Untrusted` when the file is not a regular file or too large; `Io` otherwise.
+/// The recorded argv is the last command of the file that holds a word, split as `shlex.split`
+/// splits it: line breaks inside quotes belong to their argument (so every file
+/// [`write_cmd_file`] writes reads back to the argv it was given), unquoted ones end a command.
+/// When the file's quotes do not balance, the original's rule applies instead: the last
+/// non-blank line, stripped, split; an unbalanced quote there gives no argv. An empty argv
+/// (an empty file, only blank lines, an unbalanced last line) means "no recorded argv": the
+/// cmd rules are then skipped, as in the original.
+///
+/// Errors: `Malformed` when the text is not UTF-8 (the original raises there, and answers
+/// False); `Untrusted` when the file is not a regular file or too large; `Io` otherwise.
 pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
     let fd = match crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
         Ok(fd) => fd,
@@ -65,9 +73,66 @@ pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
     }
     let buf = super::read_bounded(&f, m.len(), MAX_CMD_FILE).map_err(|e| Error::io_at(path, "read", &e))?;
     let text = String::from_utf8(buf).map_err(|_| Error::at(crate::ErrorKind::Malformed, path, "not UTF-8"))?;
-    let line = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let argv = parse_cmd_line(line).ok_or_else(|| Error::at(crate::ErrorKind::Malformed, path, "last line is not a shell command"))?;
+    let argv = recorded_argv(&text);
     Ok(Some((text, argv)))
+}
+
+/// Python's `str.isspace()`: Unicode White_Space plus the four separators `\x1c`–`\x1f`.
+/// This is the set `str.strip()` removes.
+pub fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// A line boundary of Python's `str.splitlines()`.
+fn py_line_break(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+/// The recorded argv of a command file's text (see [`read_cmd_file`]); empty when none.
+pub fn recorded_argv(text: &str) -> Vec<String> {
+    // Cut the text into commands at line breaks outside quotes (shlex's quoting rules).
+    let mut commands: Vec<&str> = Vec::new();
+    let (mut start, mut quote, mut escaped) = (0usize, None::<char>, false);
+    for (i, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match quote {
+            Some('\'') => {
+                if c == '\'' {
+                    quote = None;
+                }
+            }
+            Some(_) => match c {
+                '"' => quote = None,
+                '\\' => escaped = true,
+                _ => {}
+            },
+            None => match c {
+                '\'' | '"' => quote = Some(c),
+                '\\' => escaped = true,
+                c if py_line_break(c) => {
+                    commands.push(&text[start..i]);
+                    start = i + c.len_utf8();
+                }
+                _ => {}
+            },
+        }
+    }
+    if quote.is_some() || escaped {
+        // Unbalanced somewhere: the original's rule, the last non-blank line alone.
+        let line = text.split(py_line_break).rev().map(|l| l.trim_matches(py_isspace)).find(|l| !l.is_empty());
+        return line.and_then(parse_cmd_line).unwrap_or_default();
+    }
+    commands.push(&text[start..]);
+    commands
+        .iter()
+        .rev()
+        .map(|c| c.trim_matches(py_isspace))
+        .find(|c| !c.is_empty())
+        .and_then(parse_cmd_line)
+        .unwrap_or_default()
 }
 
 /// Split one command line as Python's `shlex.split(line)` does (POSIX mode, no comments);
@@ -148,95 +213,193 @@ fn shlex_split(s: &str) -> Option<Vec<String>> {
     }
 }
 
-/// `python3.11` → `python`, `node22` → `node`: strip a trailing version from a basename.
-fn fold_version(name: &str) -> &str {
-    let t = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    if t.is_empty() { name } else { t }
+/// Where the recorded command of a hook comes from: the `.sh` file of abx-dl's releases up to
+/// 1.12, or the argv list its current release keeps in memory
+/// (`validate_pid_file(pid_file, expected_argv)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordedCommand<'a> {
+    /// A command file written by [`write_cmd_file`]; a missing file records nothing.
+    File(&'a Path),
+    /// The argv itself; an empty list records nothing.
+    Argv(&'a [String]),
 }
 
-fn basename(s: &str) -> &str {
-    s.rsplit('/').next().unwrap_or(s)
+impl<'a> From<&'a Path> for RecordedCommand<'a> {
+    fn from(p: &'a Path) -> Self {
+        RecordedCommand::File(p)
+    }
 }
 
-fn canonical(p: &str, cwd: Option<&Path>) -> Option<PathBuf> {
-    let path = Path::new(p);
-    if path.is_absolute() {
-        fs::canonicalize(path).ok()
-    } else if p.contains('/') {
-        cwd.and_then(|c| fs::canonicalize(c.join(path)).ok())
+impl<'a> From<&'a [String]> for RecordedCommand<'a> {
+    fn from(a: &'a [String]) -> Self {
+        RecordedCommand::Argv(a)
+    }
+}
+
+/// A recorded command, loaded: the text the `--remote-debugging-port` rule searches (the file's
+/// whole text, or the argv joined with spaces) and the argv (empty: nothing recorded).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// The text searched for `--remote-debugging-port`.
+    pub text: String,
+    /// The recorded argv; empty when nothing is recorded (the argv rules are then skipped).
+    pub argv: Vec<String>,
+}
+
+impl RecordedCommand<'_> {
+    /// Load the record. `Ok(None)`: nothing is recorded (a missing file), so the cmd rules pass.
+    ///
+    /// Errors: those of [`read_cmd_file`] (an unreadable, non-regular or non-UTF-8 file).
+    pub fn load(&self) -> Result<Option<Recorded>> {
+        match self {
+            RecordedCommand::File(p) => Ok(read_cmd_file(p)?.map(|(text, argv)| Recorded { text, argv })),
+            RecordedCommand::Argv(a) => Ok(Some(Recorded { text: a.join(" "), argv: a.to_vec() })),
+        }
+    }
+}
+
+/// abx-dl's `_normalize_exec_name`: the lowercased basename, `python*` → `python`, `node*` →
+/// `node` (`python3.11`, `nodejs` and `node22` fold; so does `pythonw`).
+fn exec_name(s: &str) -> String {
+    let name = basename(s).to_lowercase();
+    if name.starts_with("python") {
+        "python".into()
+    } else if name.starts_with("node") {
+        "node".into()
     } else {
-        None
+        name
     }
 }
 
-fn same_path(recorded: &str, live: &str, cwd: Option<&Path>) -> bool {
-    if recorded == live {
-        return true;
+/// `pathlib.Path(s).name`: the last non-empty component (`""` for `""` and `"/"`).
+fn basename(s: &str) -> &str {
+    s.trim_end_matches('/').rsplit('/').next().unwrap_or("")
+}
+
+/// Python's `os.path.realpath(p)` (non-strict) for an absolute `p`: symbolic links resolved
+/// component by component; a component that cannot be examined (missing, unreadable) is kept as
+/// written, and so is the rest after a symlink loop. `.` and `..` are resolved lexically after
+/// the links before them, as posixpath does.
+pub fn realpath(p: &str) -> String {
+    fn join(path: &str, name: &str) -> String {
+        if path.ends_with('/') { format!("{path}{name}") } else { format!("{path}/{name}") }
     }
-    match (canonical(recorded, None), canonical(live, cwd)) {
-        (Some(a), Some(b)) => a == b,
-        (None, Some(b)) => Path::new(recorded) == b,
-        _ => false,
+    fn resolve(mut path: String, rest: &str, seen: &mut std::collections::HashMap<String, Option<String>>, depth: u32) -> (String, bool) {
+        let mut rest = rest;
+        if let Some(r) = rest.strip_prefix('/') {
+            rest = r;
+            path = "/".into();
+        }
+        while !rest.is_empty() {
+            let (name, tail) = rest.split_once('/').unwrap_or((rest, ""));
+            rest = tail;
+            if name.is_empty() || name == "." {
+                continue;
+            }
+            if name == ".." {
+                // posixpath.split: the head keeps "/" at the root.
+                match path.rfind('/') {
+                    Some(0) => path.truncate(1),
+                    Some(i) => path.truncate(i),
+                    None => path.clear(),
+                }
+                continue;
+            }
+            let newpath = join(&path, name);
+            let is_link = fs::symlink_metadata(&newpath).is_ok_and(|m| m.file_type().is_symlink());
+            if !is_link {
+                path = newpath;
+                continue;
+            }
+            match seen.get(&newpath) {
+                Some(Some(resolved)) => {
+                    path = resolved.clone();
+                    continue;
+                }
+                Some(None) => return (join(&newpath, rest), false),
+                None => {}
+            }
+            let Ok(target) = fs::read_link(&newpath) else {
+                path = newpath;
+                continue;
+            };
+            if depth > 64 {
+                return (join(&newpath, rest), false);
+            }
+            seen.insert(newpath.clone(), None);
+            let (p, ok) = resolve(path, &target.to_string_lossy(), seen, depth + 1);
+            if !ok {
+                return (join(&p, rest), false);
+            }
+            seen.insert(newpath, Some(p.clone()));
+            path = p;
+        }
+        (path, true)
     }
+    let (out, _) = resolve(String::new(), p, &mut std::collections::HashMap::new(), 0);
+    if out.is_empty() { "/".into() } else { out }
+}
+
+/// abx-dl's `_normalize_recorded_arg`: the realpath of an absolute argument, others as written.
+fn normalize_arg(s: &str) -> String {
+    if s.starts_with('/') { realpath(s) } else { s.to_string() }
 }
 
 /// The live side of the command check.
 #[derive(Clone, Debug, Default)]
 pub struct LiveCommand {
-    /// `/proc/<pid>/cmdline`.
+    /// `/proc/<pid>/cmdline` (empty for a process that cleared it).
     pub argv: Vec<String>,
-    /// The process name (`comm`).
+    /// The process name (`comm`): stands in for `argv[0]` when the argv is empty.
     pub name: String,
-    /// `/proc/<pid>/exe`, when readable.
-    pub exe: Option<PathBuf>,
-    /// `/proc/<pid>/cwd`, when readable (to resolve a relative argv[0]).
-    pub cwd: Option<PathBuf>,
 }
 
-/// Whether a live command matches the recorded one (SPEC §3.1, the seed's rules):
-/// - an absolute recorded argv[0] equals the real path of the live argv[0], or the live argv[1]
-///   (a script started through its interpreter: `node /abs/hook.js`);
-/// - otherwise basenames match, with a trailing version folded (`python3.11` → `python`);
-/// - the recorded argv[1], if any, equals the live argv[1] unless the interpreter case applied;
-/// - a script text mentioning `chrome`/`chromium` needs a live name containing one of them;
-/// - a script text with `--remote-debugging-port` needs it in the live argv too.
-pub fn command_matches(script_text: &str, recorded: &[String], live: &LiveCommand) -> bool {
-    let (Some(rec0), Some(live0)) = (recorded.first(), live.argv.first()) else {
-        return false;
-    };
-    let cwd = live.cwd.as_deref();
-    let mut interpreter = false;
-    let argv0_ok = if rec0.starts_with('/') {
-        if same_path(rec0, live0, cwd) || live.exe.as_deref().is_some_and(|e| canonical(rec0, None).as_deref() == Some(e)) {
-            true
-        } else if live.argv.get(1).is_some_and(|l1| same_path(rec0, l1, cwd)) {
-            interpreter = true;
-            true
-        } else {
-            false
-        }
-    } else {
-        fold_version(basename(rec0)) == fold_version(basename(live0))
-    };
-    if !argv0_ok {
+/// Whether a live command matches the recorded one, by the rules of abx-dl's current release
+/// (`process_utils.validate_pid_file`, 1.13.273). With `R` the recorded argv and `L` the live one:
+/// - a record whose `text` holds `--remote-debugging-port` needs it in `L` joined with spaces;
+/// - then an empty `R` records nothing: true;
+/// - an absolute `R[0]`: the realpath of an absolute `L[0]` equals realpath(`R[0]`), or `L[1]`
+///   (realpath when absolute) equals it — the kernel's shebang rewrite, `node /abs/hook.js` for
+///   `/abs/hook.js` — otherwise false (a relative `L[0]` needs the shebang form);
+/// - a relative `R[0]`: the lowercased basenames match, `python*` and `node*` folded (an empty
+///   `L` compares the process name; an empty name on either side is not compared);
+/// - unless the shebang rewrite applied, `R[1]` and `L[1]` (realpath when absolute) match when
+///   both exist and are non-empty.
+///
+/// No rule looks at the words `chrome` or `chromium`: the oldest release's rule did, and
+/// rejected every hook under `plugins/chrome/` and every URL naming Chrome.
+pub fn command_matches(rec: &Recorded, live: &LiveCommand) -> bool {
+    let (r, l) = (&rec.argv, &live.argv);
+    if rec.text.contains("--remote-debugging-port") && !l.join(" ").contains("--remote-debugging-port") {
         return false;
     }
-    if !interpreter {
-        if let Some(r1) = recorded.get(1) {
-            if live.argv.get(1) != Some(r1) {
+    if r.is_empty() {
+        return true;
+    }
+    let mut shebang = false;
+    if r[0].starts_with('/') {
+        let recorded = realpath(&r[0]);
+        let live_script = l.get(1).map(|a| normalize_arg(a)).unwrap_or_default();
+        let exec_ok = l.first().is_some_and(|l0| l0.starts_with('/') && realpath(l0) == recorded);
+        if !exec_ok {
+            if !live_script.is_empty() && live_script == recorded {
+                shebang = true;
+            } else {
                 return false;
             }
         }
-    }
-    let lower = script_text.to_ascii_lowercase();
-    if lower.contains("chrome") || lower.contains("chromium") {
-        let names = [live.name.to_ascii_lowercase(), basename(live0).to_ascii_lowercase()];
-        if !names.iter().any(|n| n.contains("chrome") || n.contains("chromium")) {
+    } else {
+        let recorded = exec_name(&r[0]);
+        let live_name = exec_name(l.first().map(String::as_str).unwrap_or(&live.name));
+        if !recorded.is_empty() && !live_name.is_empty() && recorded != live_name {
             return false;
         }
     }
-    if script_text.contains("--remote-debugging-port") && !live.argv.iter().any(|a| a.starts_with("--remote-debugging-port")) {
-        return false;
+    if !shebang && r.len() > 1 && l.len() > 1 {
+        let (a, b) = (normalize_arg(&r[1]), normalize_arg(&l[1]));
+        if !a.is_empty() && !b.is_empty() && a != b {
+            return false;
+        }
     }
     true
 }
@@ -283,21 +446,74 @@ mod tests {
     }
 
     fn live(argv: &[&str], name: &str) -> LiveCommand {
-        LiveCommand { argv: argv.iter().map(|s| s.to_string()).collect(), name: name.into(), exe: None, cwd: None }
+        LiveCommand { argv: argv.iter().map(|s| s.to_string()).collect(), name: name.into() }
+    }
+
+    fn rec(v: &[&str]) -> Recorded {
+        let argv: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+        Recorded { text: argv.join(" "), argv }
     }
 
     #[test]
     fn command_rules() {
-        let rec = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(command_matches("", &rec(&["python3.11", "x.py"]), &live(&["python", "x.py"], "python")));
-        assert!(!command_matches("", &rec(&["python3", "x.py"]), &live(&["python", "y.py"], "python")));
-        assert!(command_matches("", &rec(&["node22"]), &live(&["node", "a"], "node")));
-        assert!(!command_matches("", &rec(&["bash"]), &live(&["sleep"], "sleep")));
-        assert!(command_matches("", &rec(&["/bin/sh", "-c", "x"]), &live(&["/bin/sh", "-c", "x"], "sh")));
-        assert!(command_matches("", &rec(&["/abs/hook.js"]), &live(&["node", "/abs/hook.js"], "node")));
-        assert!(!command_matches("chrome", &rec(&["node"]), &live(&["node"], "node")));
-        assert!(command_matches("chromium", &rec(&["chromium"]), &live(&["chromium"], "chromium")));
-        assert!(!command_matches("x --remote-debugging-port=1", &rec(&["x"]), &live(&["x"], "x")));
-        assert!(!command_matches("", &rec(&["x"]), &live(&[], "x")));
+        assert!(command_matches(&rec(&["python3.11", "x.py"]), &live(&["python", "x.py"], "python")));
+        assert!(!command_matches(&rec(&["python3", "x.py"]), &live(&["python", "y.py"], "python")));
+        assert!(command_matches(&rec(&["node22"]), &live(&["node", "a"], "node")));
+        assert!(command_matches(&rec(&["NodeJS"]), &live(&["node"], "node")));
+        assert!(!command_matches(&rec(&["bash"]), &live(&["sleep"], "sleep")));
+        assert!(!command_matches(&rec(&["bash5"]), &live(&["bash"], "bash")));
+        assert!(command_matches(&rec(&["/bin/sh", "-c", "x"]), &live(&["/bin/sh", "-c", "x"], "sh")));
+        assert!(command_matches(&rec(&["/abs/hook.js"]), &live(&["node", "/abs/hook.js"], "node")));
+        // A relative live argv[0] needs the shebang form when the record is absolute.
+        assert!(!command_matches(&rec(&["/bin/sh"]), &live(&["sh", "-c"], "sh")));
+        // No chrome rule, in the record or the URL.
+        let url = "--url=https://www.google.com/chrome/";
+        assert!(command_matches(
+            &rec(&["/x/plugins/chrome/on_Snapshot__00_chrome_launch.daemon.bg.js", url]),
+            &live(&["node", "/x/plugins/chrome/on_Snapshot__00_chrome_launch.daemon.bg.js", url], "node")
+        ));
+        assert!(command_matches(&rec(&["node", "chrome"]), &live(&["node", "chrome"], "node")));
+        assert!(!command_matches(
+            &Recorded { text: "x --remote-debugging-port=1".into(), argv: vec!["x".into()] },
+            &live(&["x"], "x")
+        ));
+        assert!(command_matches(&rec(&["x", "--remote-debugging-port=1"]), &live(&["x", "--remote-debugging-port=1"], "x")));
+        // An empty live argv compares the process name.
+        assert!(command_matches(&rec(&["x"]), &live(&[], "x")));
+        assert!(!command_matches(&rec(&["y"]), &live(&[], "x")));
+        assert!(!command_matches(&rec(&["/x"]), &live(&[], "x")));
+        // Nothing recorded: nothing to compare; an empty argv[0] is not compared.
+        assert!(command_matches(&rec(&[]), &live(&["x"], "x")));
+        assert!(command_matches(&rec(&["", "a"]), &live(&["x", "a"], "x")));
+        // argv[1] is compared only when both sides have one.
+        assert!(command_matches(&rec(&["sleep", "1"]), &live(&["sleep"], "sleep")));
+    }
+
+    #[test]
+    fn reads_back_what_it_writes() {
+        for argv in [vec!["node", "/x/hook.js", "--url=a\nb"], vec!["a\n\nb", "it's\n'"], vec!["x", "b\n'c'"]] {
+            let text = format!("#!/bin/bash\n{}\n", join(&argv));
+            assert_eq!(recorded_argv(&text), argv, "{text:?}");
+        }
+        // An empty argv's file: the shebang line is its last non-blank line, as in the original.
+        assert_eq!(recorded_argv("#!/bin/bash\n\n"), vec!["#!/bin/bash"]);
+        assert_eq!(recorded_argv(""), Vec::<String>::new());
+        assert_eq!(recorded_argv("#!/bin/bash\ntail 1\nsleep 1000\n\n  \n"), vec!["sleep", "1000"]);
+        // Unbalanced somewhere: the last non-blank line, as the original reads it.
+        assert_eq!(recorded_argv("#!/bin/bash\n# it's\nsleep 1000\u{a0}\n"), vec!["sleep", "1000"]);
+        assert_eq!(recorded_argv("#!/bin/bash\nsleep '1000\n"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn realpath_like_python() {
+        let d = std::env::temp_dir().join(format!("pg-realpath-{}", std::process::id()));
+        fs::create_dir_all(d.join("real")).unwrap();
+        let _ = std::os::unix::fs::symlink(d.join("real"), d.join("link"));
+        let ds = d.to_str().unwrap();
+        assert_eq!(realpath(&format!("{ds}/link/missing/../f")), format!("{}/real/f", fs::canonicalize(&d).unwrap().display()));
+        assert_eq!(realpath("/"), "/");
+        assert_eq!(realpath("/.."), "/");
+        assert_eq!(realpath("/nonexistent-pg/a/../b"), "/nonexistent-pg/b");
+        fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -3,12 +3,13 @@
 
 use std::fmt;
 use std::fs;
+use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::atomic;
-use super::cmd::{command_matches, read_cmd_file, LiveCommand};
+use super::cmd::{command_matches, py_isspace, LiveCommand, Recorded, RecordedCommand};
 use crate::error::{Error, Result};
 use crate::identity::{check_pid_range, create_time, Judgement, ProcessRef, Reason, StartToken, Verdict};
 use crate::sys::{self, procfs};
@@ -30,11 +31,14 @@ const MAX_CONTENT: u64 = 4096;
 /// through a temporary file (`O_EXCL|O_NOFOLLOW`, mode 0644 whatever the umask), `fsync`, then
 /// `rename`, so no reader sees an empty file or a wrong mtime. When the token of `pid` can be
 /// read and its psutil create time is within 5 s of `start_time`, the token is stored in
-/// [`TOKEN_XATTR`]; on file systems without user xattrs the write succeeds without it.
+/// [`TOKEN_XATTR`]; on file systems without user xattrs (`ENOTSUP`) the write succeeds without
+/// it.
 ///
-/// Errors (nothing is written): `InvalidArgument` when `start_time` is not finite or `pid` is
-/// outside `1..=pid_max`; `Untrusted` when the target is a symlink, FIFO or directory; file
-/// system errors as `NotFound`, `PermissionDenied` or `Io`.
+/// Errors (nothing is written, and a previous pidfile stays byte for byte as it was):
+/// `InvalidArgument` when `start_time` is not finite or `pid` is outside `1..=pid_max`;
+/// `Untrusted` when the target is a symlink, FIFO or directory; file system errors as
+/// `NotFound`, `PermissionDenied` or `Io` — including an `fsetxattr` of the token that fails
+/// with anything but `ENOTSUP` (`ENOSPC`, `EDQUOT`, `E2BIG`, `EIO`).
 pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> Result<()> {
     if !start_time.is_finite() {
         return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
@@ -50,9 +54,14 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
     });
     atomic::replace_file(pid_file, pid.to_string().as_bytes(), 0o644, |fd| {
         if let Some(t) = &token {
-            // A file system without user xattrs just gets no token.
-            if let Err(e) = sys::fsetxattr(fd.as_fd(), TOKEN_XATTR, t.to_string().as_bytes()) {
-                log::debug!("{}: cannot store the start token: {e}", pid_file.display());
+            // A file system without user xattrs (ENOTSUP) just gets no token. Any other failure
+            // (ENOSPC, EDQUOT, E2BIG, EIO) fails the write, and the previous pidfile stays as it
+            // was: a record silently written without its token would be judged by the weaker
+            // mtime rule.
+            match sys::fsetxattr(fd.as_fd(), TOKEN_XATTR, t.to_string().as_bytes()) {
+                Ok(true) => {}
+                Ok(false) => log::debug!("{}: no user xattrs here; written without a start token", pid_file.display()),
+                Err(e) => return Err(Error::io_at(pid_file, "store the start token (fsetxattr)", &e)),
             }
         }
         sys::futimens(fd.as_fd(), secs as i64, nsecs).map_err(|e| Error::io_at(pid_file, "futimens", &e))
@@ -165,14 +174,17 @@ impl PidFileCheck {
     }
 }
 
-/// Parse pidfile content as the original's `int(text.strip())`, restricted: ASCII whitespace
-/// around one run of ASCII digits, value in `1..=pid_max`. Signs, underscores, several numbers
-/// and NUL bytes are refused.
+/// Parse pidfile content as the original's `int(text.strip())`, restricted: UTF-8 text, the
+/// whitespace `str.strip()` removes around it (Unicode White_Space and `\x1c`–`\x1f`: a vertical
+/// tab, a no-break space, an ideographic space), then one run of ASCII digits, value in
+/// `1..=pid_max`. Signs, underscores, non-ASCII digits, several numbers and NUL bytes are
+/// refused; so is text that is not UTF-8 (the original's `read_text()` raises there).
 ///
 /// Leading zeros are allowed, however many (`int("000000000007")` is 7); a value that
 /// overflows is refused like any other value above `pid_max`.
 pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
-    let t = content.trim_ascii();
+    let Ok(text) = std::str::from_utf8(content) else { return None };
+    let t = text.trim_matches(py_isspace).as_bytes();
     if t.is_empty() || !t.iter().all(u8::is_ascii_digit) {
         return None;
     }
@@ -184,6 +196,13 @@ pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
 /// recorded. Every failure is `false`, never an error. See [`check_pid_file`] for the reason.
 pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> bool {
     check_pid_file(pid_file, cmd_file, tolerance).valid
+}
+
+/// [`validate_pid_file`] with the recorded command given either way ([`RecordedCommand`]): a
+/// `.sh` file, or the argv list abx-dl's current release passes
+/// (`validate_pid_file(pid_file, expected_argv)`).
+pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> bool {
+    check_pid_file_recorded(pid_file, recorded, tolerance).valid
 }
 
 /// Judge an abx-dl pidfile and say why (SPEC §3.1). Never fails: every problem is a reason.
@@ -199,27 +218,45 @@ pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) 
     check_pinned(pid_file, cmd_file, tolerance).0
 }
 
+/// [`check_pid_file`] with the recorded command given either way ([`RecordedCommand`]): the
+/// hook's `.sh` file, or the argv itself (abx-dl's current release keeps it in memory). Without
+/// a token the record must match the live argv by abx-dl's current rules ([`command_matches`]);
+/// a `.sh` file that is missing, or an empty argv, records nothing.
+pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> PidFileCheck {
+    check_pinned_recorded(pid_file, recorded, tolerance).0
+}
+
 /// [`check_pid_file`], handing on the pin it made: the process it judged, for the caller to
 /// act on instead of pinning and reading again. The handle is there when the file names a
 /// process that may be acted on or needs its group looked at (valid, zombie, or a token-less
 /// record whose mtime or command is off); never for a proven mismatch or an unreadable one.
 pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
-    check_pinned_with(pid_file, cmd_file.map_or(CmdFile::None, CmdFile::Path), tolerance)
+    check_pinned_recorded(pid_file, cmd_file.map(RecordedCommand::File), tolerance)
 }
 
-/// The command file that [`check_pinned_with`] compares a token-less record with.
-pub(crate) enum CmdFile<'a> {
+/// [`check_pinned`] with the recorded command given either way ([`RecordedCommand`]).
+pub(crate) fn check_pinned_recorded(
+    pid_file: &Path,
+    recorded: Option<RecordedCommand<'_>>,
+    tolerance: f64,
+) -> (PidFileCheck, Option<ProcessRef>) {
+    check_pinned_with(pid_file, recorded.map_or(CmdRule::None, CmdRule::Command), tolerance)
+}
+
+/// The recorded command that [`check_pinned_with`] compares a token-less record with.
+pub(crate) enum CmdRule<'a> {
     /// No command rule.
     None,
-    /// Read the file at this path, only if the rule is reached (after the mtime rule passed).
-    Path(&'a Path),
-    /// Already read by the caller (cleanup reads every hook's `.sh` once for its report; the
+    /// Load this record, only if the rule is reached (after the mtime rule passed).
+    Command(RecordedCommand<'a>),
+    /// Already loaded by the caller (cleanup reads every hook's `.sh` once for its report; the
     /// check uses the same read instead of opening the file a second time).
-    Read(&'a Result<Option<(String, Vec<String>)>>),
+    Loaded(&'a Result<Option<Recorded>>),
 }
 
-/// [`check_pinned`] with the command file given as a path or as the caller's own read of it.
-pub(crate) fn check_pinned_with(pid_file: &Path, cmd_file: CmdFile<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
+/// [`check_pinned_recorded`] with the command rule given as a record to load or as the caller's
+/// own load of it.
+pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
     let fd = match sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
         Ok(fd) => fd,
         Err(e) => {
@@ -233,7 +270,7 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd_file: CmdFile<'_>, toleranc
             )
         }
     };
-    let f = fs::File::from(fd);
+    let mut f = fs::File::from(fd);
     let Ok(meta) = f.metadata() else { return (PidFileCheck::new(CheckReason::Unreadable), None) };
     if !meta.is_file() {
         return (PidFileCheck::new(CheckReason::NotRegular), None);
@@ -241,12 +278,13 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd_file: CmdFile<'_>, toleranc
     let mut out = PidFileCheck::new(CheckReason::Malformed);
     out.owner = Some((meta.uid(), meta.mode()));
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
-    // One read for a pidfile of the size fstat gave (no second read to see end-of-file).
-    let Ok(buf) = super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) else {
+    let mut buf_holder = Vec::new();
+    if read_bounded(&mut f, meta.len(), &mut buf_holder).is_err() {
         out.reason = CheckReason::Unreadable;
         return (out, None);
-    };
-    // Longer content is malformed, not truncated (BUGS E3): a prefix of it could parse.
+    }
+    let buf = buf_holder;
+    // Longer content is malformed, not truncated: a prefix of it could parse.
     if buf.len() as u64 > MAX_CONTENT {
         return (out, None);
     }
@@ -321,19 +359,20 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd_file: CmdFile<'_>, toleranc
         out.reason = CheckReason::MtimeSkew;
         return (out, Some(h));
     }
-    let read_here;
-    let cmd_read = match cmd_file {
-        CmdFile::None => None,
-        CmdFile::Path(p) => {
-            read_here = read_cmd_file(p);
-            Some(&read_here)
+    let loaded_here;
+    let loaded = match cmd {
+        CmdRule::None => None,
+        CmdRule::Command(c) => {
+            loaded_here = c.load();
+            Some(&loaded_here)
         }
-        CmdFile::Read(r) => Some(r),
+        CmdRule::Loaded(r) => Some(r),
     };
-    if let Some(cmd_read) = cmd_read {
-        match cmd_read {
-            Ok(None) => {}
-            Ok(Some((text, recorded))) => {
+    if let Some(loaded) = loaded {
+        match loaded {
+            // A missing file, an empty file or argv, or a last line that does not split (an
+            // unbalanced quote) records no argv: the argv rules are skipped, as in the original.
+            Ok(Some(rec)) if !rec.argv.is_empty() || rec.text.contains("--remote-debugging-port") => {
                 let comm = stat.comm.clone();
                 let Some(live) = live_command(pid, &comm) else {
                     // The argv could not be read (hidepid, a kernel thread, a process that just
@@ -348,16 +387,14 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd_file: CmdFile<'_>, toleranc
                     out.reason = CheckReason::Zombie;
                     return (out, Some(h));
                 }
-                if !command_matches(text, recorded, &live) {
+                if !command_matches(rec, &live) {
                     out.reason = CheckReason::CmdMismatch;
                     return (out, Some(h));
                 }
             }
-            // A last line that does not split (an unbalanced quote) records no argv: the argv
-            // rules are skipped, as in the original.
-            Err(e) if e.kind() == crate::ErrorKind::Malformed => {}
-            // A cmd file that cannot be read or trusted (planted FIFO, symlink) is no evidence
-            // either way.
+            Ok(_) => {}
+            // A cmd file that cannot be read or trusted (planted FIFO, symlink, not UTF-8) is no
+            // evidence either way.
             Err(_) => {
                 out.reason = CheckReason::Unverifiable;
                 return (out, None);
@@ -370,16 +407,34 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd_file: CmdFile<'_>, toleranc
     (out, Some(h))
 }
 
+/// Read at most `MAX_CONTENT + 1` bytes of a regular file whose `fstat` size is `size`. One
+/// `read(2)` when it returns exactly the size (a regular file returns fewer bytes than asked only
+/// at its end), so the usual pidfile costs no second read for the end of file; otherwise read on
+/// to the end or the bound (the file may have grown).
+fn read_bounded(f: &mut fs::File, size: u64, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let cap = (size.min(MAX_CONTENT) + 1) as usize;
+    buf.resize(cap, 0);
+    let n = loop {
+        match f.read(buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    buf.truncate(n);
+    if n as u64 == size && n < cap {
+        return Ok(());
+    }
+    f.by_ref().take(MAX_CONTENT + 1 - n as u64).read_to_end(buf).map(drop)
+}
+
+/// The live argv; `None` when it cannot be read (another user's process under `hidepid`).
+/// An empty argv (a process that cleared it) is compared by its name, as psutil's is.
 fn live_command(pid: i32, comm: &[u8]) -> Option<LiveCommand> {
     let argv = procfs::read_cmdline(pid).ok()?;
-    if argv.is_empty() {
-        return None;
-    }
     Some(LiveCommand {
         argv: argv.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect(),
         name: String::from_utf8_lossy(comm).into_owned(),
-        exe: procfs::read_exe(pid),
-        cwd: fs::read_link(format!("/proc/{pid}/cwd")).ok(),
     })
 }
 
@@ -394,7 +449,10 @@ mod tests {
         // More than ten digits, all but the last zeros: still 7, as Python's int() reads it.
         assert_eq!(parse_pid_content(b"000000000007"), Some(7));
         assert_eq!(parse_pid_content(b"99999999999999999999999"), None);
-        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2"] {
+        // str.strip()'s set: a vertical tab, the separators \x1c-\x1f, NBSP, ideographic space.
+        assert_eq!(parse_pid_content(b"\x0b12\x1c\x1f"), Some(12));
+        assert_eq!(parse_pid_content("\u{a0}12\u{3000}".as_bytes()), Some(12));
+        for bad in [&b""[..], b"\n", b"0", b"-1", b"+5", b"5_0", b"5\0", b"99999999", b"abc", b"503\n7\n", b"1 2", b"12\x85", b"\x01 12"] {
             assert_eq!(parse_pid_content(bad), None, "{bad:?}");
         }
     }

@@ -9,5 +9,6 @@ pub(crate) use crate::protect::{pidfile_authority, Authority};
 pub use crate::signo::Signal;
 pub use schedule::{Schedule, Step};
 pub use stop::{stop_pid_file, StopOptions, StopOutcome, StopReport};
-pub use terminate::{terminate, ExitStatus, Outcome, TerminateOptions, TerminateReport};
+pub use crate::identity::ExitStatus;
+pub use terminate::{terminate, terminate_pid, Outcome, TerminateOptions, TerminateReport};
 

@@ -7,33 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::{Refusal, Schedule, Signal, Step};
 use crate::error::{Error, ErrorKind};
-use crate::identity::{Delivery, GroupMode, PinMode, ProcessRef};
+use crate::identity::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
 use crate::sys::{self, procfs};
-
-/// How a child ended, when the caller is its parent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExitStatus {
-    /// `exit(code)`.
-    Code(i32),
-    /// Killed by this signal number.
-    Signaled(i32),
-    /// Still running.
-    Running,
-    /// Not the caller's child (or reaped by someone else): the status cannot be known. Never an
-    /// invented 0.
-    Unknown,
-}
-
-impl ExitStatus {
-    /// The shell-style code: the exit code, or 128 + signal; `None` when unknown or running.
-    pub fn code(self) -> Option<i32> {
-        match self {
-            ExitStatus::Code(c) => Some(c),
-            ExitStatus::Signaled(s) => Some(128 + s),
-            _ => None,
-        }
-    }
-}
 
 /// The outcome for one target.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,6 +112,9 @@ pub struct TerminateReport {
     pub survivors: Vec<i32>,
     /// Time from the start of the call to the outcome.
     pub elapsed: Duration,
+    /// For the error outcome: the kind of the error (`PermissionDenied` when the kernel refused
+    /// the signal with `EPERM`).
+    pub error_kind: Option<ErrorKind>,
 }
 
 struct Member {
@@ -145,8 +123,8 @@ struct Member {
     exited: bool,
 }
 
-struct Run {
-    h: ProcessRef,
+struct Run<'a> {
+    h: &'a ProcessRef,
     group: bool,
     step: usize,
     deadline: Option<Instant>,
@@ -157,6 +135,7 @@ struct Run {
     outcome: Option<Outcome>,
     group_mode: Option<GroupMode>,
     elapsed: Duration,
+    error_kind: Option<ErrorKind>,
 }
 
 /// Live (non-zombie) members of the given groups, in one pass over `/proc`.
@@ -175,7 +154,7 @@ fn scan_groups(pgids: &HashSet<i32>) -> HashMap<i32, Vec<i32>> {
     out
 }
 
-impl Run {
+impl Run<'_> {
     fn done(&self) -> bool {
         self.outcome.is_some()
     }
@@ -271,6 +250,7 @@ impl Run {
                             return;
                         }
                         Err(e) => {
+                            self.error_kind = Some(e.kind());
                             self.finish(Outcome::Error(e.to_string()), t0);
                             return;
                         }
@@ -298,11 +278,18 @@ impl Run {
 /// Descendants that left the group with `setsid(2)` are not reached (only a cgroup or a
 /// subreaper could); the report does not claim them (BUGS C3).
 pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<TerminateReport> {
+    let refs: Vec<&ProcessRef> = targets.iter().collect();
+    run_all(&refs, opts)
+}
+
+/// The schedule for every target, all in parallel (the body of [`terminate`], on borrowed
+/// handles).
+fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateReport> {
     let t0 = Instant::now();
     let schedule = opts.schedule.steps();
     let mut runs: Vec<Run> = targets
-        .into_iter()
-        .map(|h| Run {
+        .iter()
+        .map(|&h| Run {
             group: opts.group && h.leads_group(),
             h,
             step: 0,
@@ -314,6 +301,7 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
             outcome: None,
             group_mode: None,
             elapsed: Duration::ZERO,
+            error_kind: None,
         })
         .collect();
 
@@ -436,7 +424,62 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
                 group_mode: r.group_mode,
                 survivors,
                 elapsed: r.elapsed,
+                error_kind: r.error_kind,
             }
         })
         .collect()
+}
+
+/// Terminate the process `pid` — the one `token` names — and its process group, with
+/// `opts.schedule`: [`ProcessRef::open`] then [`terminate`], deciding once, for every binding,
+/// which results are errors and which are outcomes.
+///
+/// A call that could not do what was asked is an error: the process is not there
+/// (`NoSuchProcess`, also for a zombie), a rule refused it (`Refused`, with the
+/// [refusal](crate::Error::refusal)), the kernel refused the signal (`PermissionDenied`, errno
+/// `EPERM`: another user's process), or its identity could not be read (`PermissionDenied` or
+/// `Io` with the errno); a pid ≤ 0 or above `pid_max` is `Refused` like the other protected
+/// targets. A call that did its
+/// work returns the report: exited (after which signal), already gone by the first signal, or
+/// unkillable.
+///
+/// `token = None` is accepted only under [`Policy::Lenient`](crate::Policy::Lenient) (a record written before tokens
+/// existed); under `Strict` it is `Refused` (`unverifiable`).
+pub fn terminate_pid(
+    pid: i32,
+    token: Option<&crate::identity::StartToken>,
+    policy: crate::identity::Policy,
+    opts: &TerminateOptions,
+) -> Result<TerminateReport, Error> {
+    ProcessRef::open(pid, token, policy)?.terminate(opts)
+}
+
+impl ProcessRef {
+    /// Terminate this process (with the group it leads, unless `opts.group` is false) with
+    /// `opts.schedule`, as [`terminate`] does for one target, keeping the handle: it can still
+    /// be waited on, asked [`has_exited`](Self::has_exited), or terminated again. Blocks for at
+    /// most the schedule's total wait. This is where a single target's result is decided to be
+    /// an error or an outcome, for [`terminate_pid`] and every binding's process handle.
+    ///
+    /// Returns the report when the schedule did its work, whatever it found: `AlreadyGone`
+    /// (nothing to do), `Exited`, `Unkillable`. Errors, when it could not do what was asked
+    /// (nothing more is sent after the failing signal): `PermissionDenied` (errno `EPERM`) when
+    /// the kernel refused a signal (another user's process), `Refused` when a safety rule
+    /// refused the group (see [`Error::refusal`]), `Io` for other signalling failures.
+    pub fn terminate(&self, opts: &TerminateOptions) -> Result<TerminateReport, Error> {
+        let r = run_all(&[self], opts).pop().expect("one target, one report");
+        let pid = self.pid();
+        match (&r.outcome, r.error_kind) {
+            (Outcome::Error(msg), Some(kind)) => {
+                let mut e = Error::new(kind, msg.clone()).with_pid(pid);
+                if kind == ErrorKind::PermissionDenied {
+                    // Only a signal the kernel refused ends here as PermissionDenied.
+                    e.set_errno(libc::EPERM);
+                }
+                Err(e)
+            }
+            (Outcome::Refused(refusal), _) => Err(Error::refused(pid, *refusal)),
+            _ => Ok(r),
+        }
+    }
 }

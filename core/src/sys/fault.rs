@@ -1,8 +1,11 @@
 //! Fault injection for tests: make the next calls of one system call fail with a chosen errno.
 //!
 //! The table is thread-local, so tests running in parallel do not see each other's faults, and
-//! pidguard's waits run on the calling thread. Not for production use.
+//! pidguard's waits run on the calling thread. Compiled in only with the `fault-injection`
+//! feature (pidguard's own tests turn it on); otherwise [`check`] and [`point`] are empty and
+//! cost nothing.
 
+#[cfg(feature = "fault-injection")]
 use std::cell::RefCell;
 use std::io;
 
@@ -34,22 +37,26 @@ pub enum Call {
     Poll,
 }
 
+#[cfg(feature = "fault-injection")]
 thread_local! {
     static FAULTS: RefCell<Vec<(Call, i32)>> = const { RefCell::new(Vec::new()) };
     static CALLS: RefCell<Vec<Call>> = const { RefCell::new(Vec::new()) };
 }
 
+#[cfg(feature = "fault-injection")]
 /// Make every later `call` on this thread fail with `errno`, until [`clear`].
 pub fn inject(call: Call, errno: i32) {
     FAULTS.with(|f| f.borrow_mut().push((call, errno)));
 }
 
+#[cfg(feature = "fault-injection")]
 /// Remove every injected fault on this thread and forget the recorded calls.
 pub fn clear() {
     FAULTS.with(|f| f.borrow_mut().clear());
     CALLS.with(|c| c.borrow_mut().clear());
 }
 
+#[cfg(feature = "fault-injection")]
 /// How many times `call` was attempted on this thread since the last [`clear`].
 pub fn count(call: Call) -> usize {
     CALLS.with(|c| c.borrow().iter().filter(|&&x| x == call).count())
@@ -57,17 +64,31 @@ pub fn count(call: Call) -> usize {
 
 /// The faults injected on this thread, for [`install`] on another (a cleanup's pool threads
 /// take the calling thread's faults with them).
+#[cfg(feature = "fault-injection")]
 pub(crate) fn snapshot() -> Vec<(Call, i32)> {
     FAULTS.with(|f| f.borrow().clone())
 }
 
 /// Inject `faults` on this thread (see [`snapshot`]).
+#[cfg(feature = "fault-injection")]
 pub(crate) fn install(faults: &[(Call, i32)]) {
     FAULTS.with(|f| f.borrow_mut().extend_from_slice(faults));
 }
 
+/// Without fault injection there is nothing to carry over.
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) fn snapshot() -> Vec<(Call, i32)> {
+    Vec::new()
+}
+
+/// Without fault injection there is nothing to install.
+#[cfg(not(feature = "fault-injection"))]
+pub(crate) fn install(_faults: &[(Call, i32)]) {}
+
+#[cfg(feature = "fault-injection")]
 pub(crate) fn check(call: Call) -> io::Result<()> {
-    CALLS.with(|c| {
+    // try_with: during thread (or process) teardown the table is gone, and there is no fault.
+    let _ = CALLS.try_with(|c| {
         let mut c = c.borrow_mut();
         // Bounded: tests look at recent calls only.
         if c.len() > 100_000 {
@@ -75,10 +96,16 @@ pub(crate) fn check(call: Call) -> io::Result<()> {
         }
         c.push(call)
     });
-    match FAULTS.with(|f| f.borrow().iter().find(|(c, _)| *c == call).map(|&(_, e)| e)) {
+    match FAULTS.try_with(|f| f.borrow().iter().find(|(c, _)| *c == call).map(|&(_, e)| e)).ok().flatten() {
         Some(errno) => Err(io::Error::from_raw_os_error(errno)),
         None => Ok(()),
     }
+}
+
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+pub(crate) fn check(_call: Call) -> io::Result<()> {
+    Ok(())
 }
 
 /// A place in pidguard where a test can run code of its own, to play a racing process at the
@@ -90,29 +117,34 @@ pub enum Point {
     BeforePidfileRemove,
 }
 
+#[cfg(feature = "fault-injection")]
 type PointHook = Box<dyn FnMut(Point)>;
 
+#[cfg(feature = "fault-injection")]
 thread_local! {
     static POINTS: RefCell<Option<PointHook>> = const { RefCell::new(None) };
 }
 
+#[cfg(feature = "fault-injection")]
 /// Run `hook` (on this thread) every time pidguard reaches one of the [`Point`]s, until
 /// [`clear_point_hook`].
 pub fn set_point_hook(hook: impl FnMut(Point) + 'static) {
     POINTS.with(|p| *p.borrow_mut() = Some(Box::new(hook)));
 }
 
+#[cfg(feature = "fault-injection")]
 /// Remove the hook set by [`set_point_hook`].
 pub fn clear_point_hook() {
     POINTS.with(|p| *p.borrow_mut() = None);
 }
 
+#[cfg(feature = "fault-injection")]
 pub(crate) fn point(at: Point) {
     // Taken out while it runs, so a hook that calls into pidguard does not re-enter itself.
-    let hook = POINTS.with(|p| p.borrow_mut().take());
+    let hook = POINTS.try_with(|p| p.borrow_mut().take()).ok().flatten();
     if let Some(mut h) = hook {
         h(at);
-        POINTS.with(|p| {
+        let _ = POINTS.try_with(|p| {
             let mut slot = p.borrow_mut();
             if slot.is_none() {
                 *slot = Some(h);
@@ -120,3 +152,7 @@ pub(crate) fn point(at: Point) {
         });
     }
 }
+
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+pub(crate) fn point(_at: Point) {}

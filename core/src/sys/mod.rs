@@ -4,6 +4,12 @@
 //! them first consults the thread-local fault table of [`fault`], so tests can make
 //! `pidfd_open` fail with `ENOSYS` or `EPERM`, the process-group flag fail with `EINVAL`, and so
 //! exercise every kernel path on one kernel.
+//!
+//! The calls go through the [`nix`] crate wherever it has a wrapper (signals, `poll`, `flock`,
+//! `linkat`, `futimens`, `umask`, ids, `sysconf`, `getrlimit`, `fstat`/`fstatfs`, `open`/`openat`,
+//! `fchmod`); raw `libc` remains only where nix has none or where its wrapper loses information,
+//! each place saying why. Nothing of nix leaves this module: pids are `i32`, signals plain signal
+//! numbers, errors `std::io::Error` with the errno.
 #![allow(unsafe_code)]
 
 pub mod fault;
@@ -17,6 +23,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag, AT_FDCWD};
+use nix::sys::signal::Signal as NixSignal;
+use nix::sys::stat::Mode;
+use nix::unistd::Pid;
+
 pub(crate) use fault::Call;
 /// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
 pub use procfs::{parse_stat, Stat};
@@ -26,6 +38,7 @@ pub(crate) const PIDFD_SIGNAL_PROCESS_GROUP: u32 = 4;
 /// `PIDFS_MAGIC` from `<linux/magic.h>`: the file-system type of a pidfd on Linux ≥ 6.9.
 const PIDFS_MAGIC: i64 = 0x5049_4446;
 
+/// For the raw `libc` calls that remain: a negative return is the errno of `errno`.
 fn cvt(ret: libc::c_long) -> io::Result<libc::c_long> {
     if ret < 0 {
         Err(io::Error::last_os_error())
@@ -34,10 +47,33 @@ fn cvt(ret: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
+/// A path or name as nix wants it, refusing an inner NUL byte with our own message (nix would
+/// say only `EINVAL`).
+fn no_nul(bytes: &[u8], what: &str) -> io::Result<()> {
+    if bytes.contains(&0) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{what} contains a NUL byte")));
+    }
+    Ok(())
+}
+
+/// `kill(target, sig)` for a target already checked by the caller (a pid > 1, or `-pgid`).
+/// nix's `kill`/`killpg` take its own `Signal` enum, which has no real-time signals
+/// (SIGRTMIN..=SIGRTMAX); those, which our `Signal` allows, go through raw `libc::kill`.
+fn send(target: i32, sig: i32) -> io::Result<()> {
+    match NixSignal::try_from(sig) {
+        Ok(s) if target > 0 => Ok(nix::sys::signal::kill(Pid::from_raw(target), s)?),
+        // killpg(3) is kill(2) with the group negated; the caller asserted pgid > 1.
+        Ok(s) => Ok(nix::sys::signal::killpg(Pid::from_raw(-target), s)?),
+        // SAFETY: plain system call; `target` is a checked pid or a negated group > 1.
+        Err(_) => cvt(unsafe { libc::kill(target, sig) } as libc::c_long).map(drop),
+    }
+}
+
 /// `pidfd_open(2)` (Linux ≥ 5.3) with `O_CLOEXEC` implied by the kernel.
 pub(crate) fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     fault::check(Call::PidfdOpen)?;
     debug_assert!(pid > 0);
+    // Raw libc: nix 0.32 has no `pidfd_open` wrapper.
     // SAFETY: plain system call with integer arguments; the kernel returns a new fd we own.
     let fd = cvt(unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_long, 0 as libc::c_long) })?;
     // SAFETY: `fd` is a freshly opened descriptor owned by nobody else.
@@ -47,6 +83,7 @@ pub(crate) fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
 /// `pidfd_send_signal(2)` with `flags` (0 or [`PIDFD_SIGNAL_PROCESS_GROUP`]).
 pub(crate) fn pidfd_send_signal(fd: BorrowedFd<'_>, sig: i32, flags: u32) -> io::Result<()> {
     fault::check(if flags & PIDFD_SIGNAL_PROCESS_GROUP != 0 { Call::PidfdSignalGroup } else { Call::PidfdSignal })?;
+    // Raw libc: nix 0.32 has no `pidfd_send_signal` wrapper (with or without flags).
     // SAFETY: `fd` is a valid descriptor for the duration of the call; `info` is NULL.
     cvt(unsafe {
         libc::syscall(
@@ -65,24 +102,22 @@ pub(crate) fn pidfd_send_signal(fd: BorrowedFd<'_>, sig: i32, flags: u32) -> io:
 pub(crate) fn kill_probe(pid: i32) -> io::Result<()> {
     fault::check(Call::Kill)?;
     assert!(pid > 0, "pidguard bug: kill({pid}, 0) reached the system-call layer");
-    // SAFETY: plain system call; signal 0 only checks for existence and permission.
-    cvt(unsafe { libc::kill(pid, 0) } as libc::c_long).map(drop)
+    // `None` is signal 0: only existence and permission are checked.
+    Ok(nix::sys::signal::kill(Pid::from_raw(pid), None)?)
 }
 
 /// `kill(2)`. Callers have already refused pid ≤ 0, pid 1 and their own pid (see `signal::guard`).
 pub(crate) fn kill(pid: i32, sig: i32) -> io::Result<()> {
     fault::check(Call::Kill)?;
     assert!(pid > 1, "pidguard bug: kill({pid}) reached the system-call layer");
-    // SAFETY: plain system call.
-    cvt(unsafe { libc::kill(pid, sig) } as libc::c_long).map(drop)
+    send(pid, sig)
 }
 
 /// `kill(-pgid, sig)`, i.e. `killpg(pgid, sig)`. Callers have refused group ≤ 1 and their own group.
 pub(crate) fn killpg(pgid: i32, sig: i32) -> io::Result<()> {
     fault::check(Call::Kill)?;
     assert!(pgid > 1, "pidguard bug: killpg({pgid}) reached the system-call layer");
-    // SAFETY: plain system call.
-    cvt(unsafe { libc::kill(-pgid, sig) } as libc::c_long).map(drop)
+    send(-pgid, sig)
 }
 
 /// The inode of a pidfd in pidfs (Linux ≥ 6.9), unique per process for the whole boot;
@@ -97,30 +132,21 @@ pub(crate) fn pidfs_ino(fd: BorrowedFd<'_>) -> io::Result<Option<u64>> {
     static ON_PIDFS: AtomicU8 = AtomicU8::new(0);
     fault::check(Call::PidfdStat)?;
     if ON_PIDFS.load(Ordering::Relaxed) == 0 {
-        // SAFETY: a zeroed statfs is a valid out-parameter.
-        let mut sfs: libc::statfs = unsafe { std::mem::zeroed() };
-        // SAFETY: `fd` is valid for the call.
-        cvt(unsafe { libc::fstatfs(fd.as_raw_fd(), &mut sfs) } as libc::c_long)?;
-        ON_PIDFS.store(if sfs.f_type as i64 == PIDFS_MAGIC { 1 } else { 2 }, Ordering::Relaxed);
+        let f_type = nix::sys::statfs::fstatfs(fd)?.filesystem_type().0;
+        ON_PIDFS.store(if f_type as i64 == PIDFS_MAGIC { 1 } else { 2 }, Ordering::Relaxed);
     }
     if ON_PIDFS.load(Ordering::Relaxed) != 1 {
         return Ok(None);
     }
-    // SAFETY: a zeroed stat is a valid out-parameter; `fd` is valid for the call.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } as libc::c_long)?;
-    Ok(Some(st.st_ino as u64))
+    Ok(Some(nix::sys::stat::fstat(fd)?.st_ino as u64))
 }
 
 /// The soft `RLIMIT_NOFILE`: how many descriptors this process may have open.
 pub(crate) fn nofile_soft_limit() -> Option<u64> {
-    // SAFETY: a zeroed rlimit is a valid out-parameter.
-    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: plain system call.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
-        return None;
-    }
-    Some(r.rlim_cur as u64)
+    use nix::sys::resource::{getrlimit, Resource};
+    // `rlim_t` is 32 bits wide on some 32-bit targets.
+    #[allow(clippy::useless_conversion)]
+    getrlimit(Resource::RLIMIT_NOFILE).ok().map(|(soft, _hard)| u64::from(soft))
 }
 
 /// How many descriptors this process has open now (entries of `/proc/self/fd`).
@@ -189,6 +215,7 @@ pub(crate) fn fork_generation() -> u64 {
         GEN.fetch_add(1, Ordering::Relaxed);
     }
     REGISTER.call_once(|| {
+        // Raw libc: nix 0.32 does not wrap `pthread_atfork`.
         // SAFETY: registering a handler that only touches an atomic is async-signal-safe.
         unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
     });
@@ -198,25 +225,25 @@ pub(crate) fn fork_generation() -> u64 {
 /// Poll `fds` for readability (a pidfd is readable once its process has exited). Returns which
 /// are readable; an empty result set after `timeout` means none. `None` waits forever.
 pub(crate) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> io::Result<Vec<bool>> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     fault::check(Call::Poll)?;
-    let mut pfds: Vec<libc::pollfd> =
-        fds.iter().map(|f| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
-    let ms: libc::c_int = match timeout {
-        None => -1,
-        // Round up so a wait never returns before its deadline.
-        Some(d) => d.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int,
+    let mut pfds: Vec<PollFd<'_>> = fds.iter().map(|&f| PollFd::new(f, PollFlags::POLLIN)).collect();
+    let timeout = match timeout {
+        None => PollTimeout::NONE,
+        // Round up so a wait never returns before its deadline (nix's own conversion truncates).
+        Some(d) => PollTimeout::try_from(d.as_micros().div_ceil(1000).min(i32::MAX as u128)).unwrap_or(PollTimeout::MAX),
     };
     loop {
-        // SAFETY: `pfds` is a valid array of `pfds.len()` pollfd structs.
-        let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
+        match poll(&mut pfds, timeout) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+            Ok(_) => {
+                // `revents()` is `None` only for bits nix does not know; the kernel reports just
+                // the requested events plus POLLERR, POLLHUP and POLLNVAL, all of which it knows.
+                let ready = PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR;
+                return Ok(pfds.iter().map(|p| p.revents().is_some_and(|r| r.intersects(ready))).collect());
             }
-            return Err(e);
         }
-        return Ok(pfds.iter().map(|p| p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0).collect());
     }
 }
 
@@ -238,6 +265,10 @@ pub(crate) fn waitid_pidfd(fd: BorrowedFd<'_>, peek: bool) -> io::Result<Option<
     if peek {
         flags |= libc::WNOWAIT;
     }
+    // Raw libc, although nix 0.32 has `waitid(Id::PIDFd(fd), …)`: its `WaitStatus` maps the
+    // signal that killed the child through nix's `Signal` enum, which has no real-time signals,
+    // so a child killed by SIGRTMIN+n would be reaped and then reported as `EINVAL`, its exit
+    // lost. Here every signal number comes back as it is.
     // SAFETY: zeroed siginfo is a valid out-parameter.
     unsafe {
         let mut info: libc::siginfo_t = std::mem::zeroed();
@@ -260,6 +291,7 @@ pub(crate) fn waitid_pidfd(fd: BorrowedFd<'_>, peek: bool) -> io::Result<Option<
 /// file system has no user xattrs.
 pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
     fault::check(Call::Getxattr)?;
+    // Raw libc: nix 0.32 has no extended-attribute wrappers.
     let cname = CString::new(name).expect("xattr name has no NUL");
     let mut buf = vec![0u8; 256];
     loop {
@@ -282,34 +314,32 @@ pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec
 
 /// `fsetxattr(2)`; `Ok(false)` when the file system does not support user xattrs.
 pub(crate) fn fsetxattr(fd: BorrowedFd<'_>, name: &str, value: &[u8]) -> io::Result<bool> {
-    fault::check(Call::Setxattr)?;
-    let cname = CString::new(name).expect("xattr name has no NUL");
-    // SAFETY: `value` is valid for its length.
-    let r = unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
-    if r == 0 {
-        return Ok(true);
-    }
-    let e = io::Error::last_os_error();
+    // Raw libc: nix 0.32 has no extended-attribute wrappers.
+    let r = fault::check(Call::Setxattr).and_then(|()| {
+        let cname = CString::new(name).expect("xattr name has no NUL");
+        // SAFETY: `value` is valid for its length.
+        cvt(unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) } as libc::c_long)
+    });
     // Only "this file system has no user xattrs" means "store no token"; ENOSPC, EDQUOT, E2BIG
     // or EIO fail the write (ENOTSUP and EOPNOTSUPP are one value on Linux).
-    match e.raw_os_error() {
-        Some(libc::ENOTSUP) => Ok(false),
-        _ => Err(e),
+    match r {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
 /// `futimens(2)`: set atime and mtime of an open file to `secs`+`nsecs` since the epoch.
 pub(crate) fn futimens(fd: BorrowedFd<'_>, secs: i64, nsecs: i64) -> io::Result<()> {
-    let ts = libc::timespec { tv_sec: secs as libc::time_t, tv_nsec: nsecs as _ };
-    let times = [ts, ts];
-    // SAFETY: `times` is a valid array of two timespecs.
-    cvt(unsafe { libc::futimens(fd.as_raw_fd(), times.as_ptr()) } as libc::c_long).map(drop)
+    let ts = nix::sys::time::TimeSpec::new(secs as libc::time_t, nsecs as _);
+    Ok(nix::sys::stat::futimens(fd, &ts, &ts)?)
 }
 
 /// `linkat(2)` of an existing path to a new one, failing with `EEXIST`: the atomic
 /// "exactly one creator wins" primitive of the guard format.
 pub(crate) fn link_no_replace(from: &Path, to: &Path) -> io::Result<()> {
-    std::fs::hard_link(from, to)
+    // No AT_SYMLINK_FOLLOW: a symlink at `from` is linked as itself, as std::fs::hard_link does.
+    Ok(nix::unistd::linkat(AT_FDCWD, from, AT_FDCWD, to, AtFlags::empty())?)
 }
 
 /// Open an unnamed regular file in directory `dir` (`O_TMPFILE|O_WRONLY`, Linux ≥ 3.11). It has
@@ -317,7 +347,7 @@ pub(crate) fn link_no_replace(from: &Path, to: &Path) -> io::Result<()> {
 /// when the file system (or an old kernel) cannot do it.
 pub(crate) fn open_tmpfile(dir: &Path, mode: u32) -> io::Result<OwnedFd> {
     fault::check(Call::OpenTmpfile)?;
-    open_raw(dir, libc::O_TMPFILE | libc::O_WRONLY, mode)
+    open_raw(dir, (OFlag::O_TMPFILE | OFlag::O_WRONLY).bits(), mode)
 }
 
 /// Give the unnamed file `fd` (from [`open_tmpfile`]) the name `to`, failing with `EEXIST` when
@@ -325,72 +355,62 @@ pub(crate) fn open_tmpfile(dir: &Path, mode: u32) -> io::Result<OwnedFd> {
 /// Done as `linkat("/proc/self/fd/N", to, AT_SYMLINK_FOLLOW)`, which needs no capability, unlike
 /// `AT_EMPTY_PATH`.
 pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path) -> io::Result<()> {
-    let from = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).expect("no NUL");
-    let to = CString::new(to.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
-    // SAFETY: both are valid NUL-terminated paths.
-    cvt(unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) }
-        as libc::c_long)
-    .map(drop)
+    let from = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    no_nul(to.as_os_str().as_bytes(), "path")?;
+    Ok(nix::unistd::linkat(AT_FDCWD, from.as_str(), AT_FDCWD, to, AtFlags::AT_SYMLINK_FOLLOW)?)
 }
 
 /// `flock(fd, LOCK_EX | LOCK_NB)`: `Ok(true)` when the exclusive lock was taken, `Ok(false)`
 /// when another open file description holds it (`EWOULDBLOCK`). The lock goes with the
 /// descriptor: closing it, or the holder's exit, releases it.
 pub(crate) fn try_flock_exclusive(fd: BorrowedFd<'_>) -> io::Result<bool> {
-    // SAFETY: plain system call on a valid descriptor.
-    match cvt(unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } as libc::c_long) {
-        Ok(_) => Ok(true),
-        Err(e) if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(false),
-        Err(e) => Err(e),
+    // nix's free `flock` (deprecated since 0.28 in favour of `Flock<T>`): `Flock` takes the
+    // descriptor's ownership and unlocks on drop — and panics if that unlock fails — while here
+    // the lock must live exactly as long as the caller's descriptor and be released by its close.
+    #[allow(deprecated)]
+    match nix::fcntl::flock(fd.as_raw_fd(), nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(()) => Ok(true),
+        Err(Errno::EWOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
     }
 }
 
 /// `umask(2)`: set the file-mode creation mask and return the previous one. Process-wide: only
 /// for a test's own child process.
 pub fn umask(mask: u32) -> u32 {
-    // SAFETY: plain system call.
-    unsafe { libc::umask(mask as libc::mode_t) as u32 }
+    nix::sys::stat::umask(Mode::from_bits_retain(mask as libc::mode_t)).bits() as u32
 }
 
 /// This process's pid.
 pub(crate) fn getpid() -> i32 {
-    // SAFETY: always succeeds.
-    unsafe { libc::getpid() }
+    nix::unistd::getpid().as_raw()
 }
 /// This process's parent pid.
 pub(crate) fn getppid() -> i32 {
-    // SAFETY: always succeeds.
-    unsafe { libc::getppid() }
+    nix::unistd::getppid().as_raw()
 }
 /// This process's process group.
 pub(crate) fn getpgrp() -> i32 {
-    // SAFETY: always succeeds.
-    unsafe { libc::getpgrp() }
+    nix::unistd::getpgrp().as_raw()
 }
 /// This process's effective uid.
 pub(crate) fn geteuid() -> u32 {
-    // SAFETY: always succeeds.
-    unsafe { libc::geteuid() }
+    nix::unistd::geteuid().as_raw()
 }
 /// `sysconf(_SC_CLK_TCK)`: clock ticks per second of `/proc/<pid>/stat` times (100 on Linux).
 pub(crate) fn clk_tck() -> u64 {
-    // SAFETY: always succeeds.
-    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if v > 0 { v as u64 } else { 100 }
+    match nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK) {
+        Ok(Some(v)) if v > 0 => v as u64,
+        _ => 100,
+    }
 }
 
 /// Open a path with raw flags (used for `O_NOFOLLOW|O_NONBLOCK` openers).
 pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
-    // SAFETY: `c` is a valid NUL-terminated path.
-    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode as libc::c_uint) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: freshly opened descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    no_nul(path.as_os_str().as_bytes(), "path")?;
+    // `from_bits_retain`: the caller's flags reach open(2) bit for bit, as with libc.
+    let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
+    Ok(nix::fcntl::open(path, flags, Mode::from_bits_retain(mode as libc::mode_t))?)
 }
 
 /// Read a small file relative to an open directory (`openat(2)`, `O_NOFOLLOW`), e.g. `stat`
@@ -398,14 +418,9 @@ pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd
 /// number now belongs to another process.
 pub(crate) fn read_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    let c = CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "name contains a NUL byte"))?;
-    // SAFETY: `dir` is a valid descriptor and `c` a valid NUL-terminated name.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: freshly opened descriptor.
-    let mut f = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    no_nul(name.as_bytes(), "name")?;
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mut f = std::fs::File::from(nix::fcntl::openat(dir, name, flags, Mode::empty())?);
     let mut buf = Vec::with_capacity(512);
     f.read_to_end(&mut buf)?;
     Ok(buf)
@@ -413,6 +428,87 @@ pub(crate) fn read_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
 
 /// `fchmod(2)`.
 pub(crate) fn fchmod(fd: BorrowedFd<'_>, mode: u32) -> io::Result<()> {
-    // SAFETY: plain system call.
-    cvt(unsafe { libc::fchmod(fd.as_raw_fd(), mode as libc::mode_t) } as libc::c_long).map(drop)
+    Ok(nix::sys::stat::fchmod(fd, Mode::from_bits_retain(mode as libc::mode_t))?)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The places where this layer does more than call nix: real-time signals (nix's `Signal`
+    //! has none), `waitid` kept on raw libc for them, and the descriptor-bound `flock`.
+    use super::*;
+    use std::os::fd::AsFd;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    /// A `sleep` child leading its own process group (so a group signal reaches only it).
+    fn child() -> (i32, OwnedFd) {
+        let c = Command::new("sleep").arg("300").process_group(0).stdin(Stdio::null()).spawn().expect("spawn sleep");
+        let pid = c.id() as i32;
+        // Reaped below through its pidfd, never through `Child`.
+        std::mem::forget(c);
+        (pid, pidfd_open(pid).expect("pidfd_open"))
+    }
+
+    /// Wait (at most 10 s) for the child to exit and reap it.
+    fn reap(fd: &OwnedFd) -> Option<ChildExit> {
+        poll_readable(&[fd.as_fd()], Some(Duration::from_secs(10))).expect("poll");
+        waitid_pidfd(fd.as_fd(), false).expect("waitid")
+    }
+
+    #[test]
+    fn kill_and_killpg_deliver_every_signal_number_and_waitid_reports_it() {
+        let rt = libc::SIGRTMIN() + 1;
+        for (sig, group) in [(libc::SIGTERM, false), (libc::SIGTERM, true), (rt, false), (rt, true)] {
+            let (pid, fd) = child();
+            let sent = if group { killpg(pid, sig) } else { kill(pid, sig) };
+            if let Err(e) = sent {
+                // Our own unreaped child: its pid cannot have been reused. Do not leak it.
+                let _ = kill(pid, libc::SIGKILL);
+                let _ = reap(&fd);
+                panic!("signal {sig}, group {group}: {e}");
+            }
+            assert_eq!(reap(&fd), Some(ChildExit::Signal(sig)), "signal {sig}, group {group}");
+        }
+    }
+
+    #[test]
+    fn kill_probe_sees_a_live_child_and_not_a_reaped_one() {
+        let (pid, fd) = child();
+        kill_probe(pid).expect("live child");
+        assert_eq!(waitid_pidfd(fd.as_fd(), false).expect("waitid"), None, "still running");
+        kill(pid, libc::SIGKILL).expect("kill");
+        assert_eq!(reap(&fd), Some(ChildExit::Signal(libc::SIGKILL)));
+        assert_eq!(kill_probe(pid).unwrap_err().raw_os_error(), Some(libc::ESRCH));
+    }
+
+    #[test]
+    fn flock_lives_with_the_descriptor() {
+        let dir = std::env::temp_dir().join(format!("pidguard-sys-flock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let open = || open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0).expect("open dir");
+        let (a, b) = (open(), open());
+        assert!(try_flock_exclusive(a.as_fd()).unwrap(), "first taker wins");
+        assert!(!try_flock_exclusive(b.as_fd()).unwrap(), "held by another open file description");
+        // Still held after the call returned: nothing unlocked it behind the caller's back.
+        assert!(!try_flock_exclusive(b.as_fd()).unwrap());
+        drop(a);
+        assert!(try_flock_exclusive(b.as_fd()).unwrap(), "closing the holder releases it");
+        drop(b);
+        std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn open_raw_refuses_an_inner_nul_and_passes_flags_through() {
+        let e = open_raw(Path::new("/tmp/a\0b"), libc::O_RDONLY, 0).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        // O_NOFOLLOW reaches open(2): a symlink is refused with ELOOP.
+        let dir = std::env::temp_dir().join(format!("pidguard-sys-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+        let e = open_raw(&link, libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -7,6 +7,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use nix::fcntl::OFlag;
+
 /// The fields of `/proc/<pid>/stat` that pidguard uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stat {
@@ -90,7 +92,7 @@ pub fn read_stat(pid: i32) -> io::Result<Stat> {
 /// `pidfd_open`.
 pub fn open_proc_dir(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
     super::fault::check(super::Call::ProcRead)?;
-    super::open_raw(std::path::Path::new(&format!("/proc/{pid}")), libc::O_RDONLY | libc::O_DIRECTORY, 0)
+    super::open_raw(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)
 }
 
 /// Read and parse `stat` under an open `/proc/<pid>` directory. `ESRCH`/`ENOENT`: that process

@@ -113,3 +113,27 @@ impl Drop for TempDir {
 pub fn now() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64()
 }
+
+/// The role this test binary was re-run for (`PIDGUARD_TEST_CHILD`), if any.
+pub fn child_role() -> Option<String> {
+    std::env::var("PIDGUARD_TEST_CHILD").ok()
+}
+
+/// Run the test `name` of this binary again as a child with `PIDGUARD_TEST_CHILD=name`, behind
+/// `prefix` (for example `unshare --pid --fork --mount-proc`).
+pub fn reexec(name: &str, prefix: &[&str], setup: impl FnOnce(&mut Command)) -> std::process::Output {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = if prefix.is_empty() {
+        Command::new(&exe)
+    } else {
+        let mut c = Command::new(prefix[0]);
+        c.args(&prefix[1..]).arg(&exe);
+        c
+    };
+    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"]).env("PIDGUARD_TEST_CHILD", name);
+    setup(&mut cmd);
+    let out = cmd.output().expect("re-run the test binary");
+    println!("--- child {name} stdout ---\n{}", String::from_utf8_lossy(&out.stdout));
+    println!("--- child {name} stderr ---\n{}", String::from_utf8_lossy(&out.stderr));
+    out
+}

@@ -8,12 +8,14 @@ The abx-dl functions keep their original call shapes, so ``from pidguard import 
 replace them::
 
     write_pid_file_with_mtime(pid_file, pid, start_time)
-    validate_pid_file(pid_file, cmd_file=None, tolerance=5.0) -> bool
+    validate_pid_file(pid_file, cmd_file_or_argv=None, tolerance=5.0) -> bool
     cleanup_background_hooks(output_dir, index_path=None, is_tty=False, *, schedule=…,
                              pattern="on_*.pid", tolerance=5.0, finalize=None) -> list[HookReport]
 
 plus :func:`write_cmd_file`, :func:`check_pid_file`, :func:`lookup`, :func:`start_token` and
-:func:`terminate`, and the guard-pidfile API in :mod:`pidguard.guard` (one JSON record per
+:func:`terminate`, :class:`ProcessRef` (a pinned handle: signals, waits, ``fileno()`` for
+selectors, ``await wait_async()``), the drop-in for abx-dl's ``process_utils`` in
+:mod:`pidguard.abx_dl`, and the guard-pidfile API in :mod:`pidguard.guard` (one JSON record per
 file; ``with pidguard.guard.acquire(path, **fields) as entry:`` for a single instance). Paths may be ``str``, ``bytes`` or ``os.PathLike``; times are float seconds.
 Every error is a :class:`PidguardError` (an ``OSError``); see :mod:`pidguard.errors`. Calls that
 wait (``terminate``, ``cleanup_background_hooks``) release the GIL.
@@ -24,14 +26,18 @@ from ._pidguard import (
     DEFAULT_TOLERANCE,
     TOKEN_XATTR,
     HookReport,
+    Judgement,
     PidFileCheck,
     ProcessInfo,
+    StopReport,
     TerminateReport,
     __version__,
     check_pid_file,
     cleanup_background_hooks,
+    judge,
     lookup,
     start_token,
+    stop_pid_file,
     terminate,
     validate_pid_file,
     write_cmd_file,
@@ -63,6 +69,7 @@ from .errors import (
     BadPidError,
     BadTokenError,
 )
+from ._process import ProcessRef
 from . import guard
 
 __all__ = [
@@ -76,16 +83,21 @@ __all__ = [
     "cleanup_background_hooks",
     "write_cmd_file",
     "check_pid_file",
+    "stop_pid_file",
     # identity and signalling
     "lookup",
     "start_token",
+    "judge",
     "terminate",
+    "ProcessRef",
     # guard pidfiles (pidguard.guard)
     "guard",
     # result types
     "HookReport",
+    "Judgement",
     "PidFileCheck",
     "ProcessInfo",
+    "StopReport",
     "TerminateReport",
     # errors
     "PidguardError",

@@ -2,6 +2,7 @@
 import os
 from pathlib import Path
 from types import TracebackType
+from typing_extensions import Self, disjoint_base
 from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Type, Union, final
 
 _StrOrBytesPath = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
@@ -16,6 +17,9 @@ __all__ = [
     "PidFileCheck",
     "TerminateReport",
     "HookReport",
+    "Judgement",
+    "StopReport",
+    "ProcessRef",
     "write_pid_file_with_mtime",
     "validate_pid_file",
     "check_pid_file",
@@ -23,6 +27,8 @@ __all__ = [
     "lookup",
     "start_token",
     "terminate",
+    "judge",
+    "stop_pid_file",
     "cleanup_background_hooks",
     "GUARD_MAX_BYTES",
     "Entry",
@@ -97,6 +103,42 @@ class PidFileCheck:
     @property
     def is_foreign(self) -> bool: ...
     def __bool__(self) -> bool: ...
+
+@final
+class Judgement:
+    @property
+    def verdict(self) -> Literal["match", "mismatch", "unverifiable", "gone"]: ...
+    @property
+    def reason(self) -> str: ...
+
+@final
+class StopReport:
+    @property
+    def pid_file(self) -> Path: ...
+    @property
+    def outcome(self) -> str: ...
+    @property
+    def stale_reason(self) -> Optional[str]: ...
+    @property
+    def after(self) -> Optional[str]: ...
+    @property
+    def refusal(self) -> Optional[str]: ...
+    @property
+    def detail(self) -> Optional[str]: ...
+    @property
+    def error(self) -> Optional[str]: ...
+    @property
+    def signals(self) -> List[str]: ...
+    @property
+    def status(self) -> int: ...
+    @property
+    def pid_file_removed(self) -> bool: ...
+    @property
+    def warning(self) -> Optional[str]: ...
+    @property
+    def check(self) -> PidFileCheck: ...
+    @property
+    def terminate(self) -> Optional[TerminateReport]: ...
 
 @final
 class TerminateReport:
@@ -174,12 +216,52 @@ class HookReport:
     def to_dict(self) -> Dict[str, Any]: ...
 
 def write_pid_file_with_mtime(pid_file: _StrOrBytesPath, pid: int, start_time: float) -> None: ...
+# The recorded command: a `.sh` file's path (abx-dl up to 1.12) or the argv (its current release).
+_Recorded = Union[_StrOrBytesPath, List[str], Tuple[str, ...], None]
+
 def validate_pid_file(
-    pid_file: _StrOrBytesPath, cmd_file: Optional[_StrOrBytesPath] = None, tolerance: float = 5.0
+    pid_file: _StrOrBytesPath, cmd_file: _Recorded = None, tolerance: Optional[float] = 5.0
 ) -> bool: ...
 def check_pid_file(
-    pid_file: _StrOrBytesPath, cmd_file: Optional[_StrOrBytesPath] = None, tolerance: float = 5.0
+    pid_file: _StrOrBytesPath, cmd_file: _Recorded = None, tolerance: Optional[float] = 5.0
 ) -> PidFileCheck: ...
+@disjoint_base
+class ProcessRef:
+    def __new__(
+        cls,
+        pid: int,
+        expected_token: Optional[str] = None,
+        *,
+        policy: Literal["strict", "lenient"] = "strict",
+        child: bool = False,
+    ) -> Self: ...
+    @property
+    def pid(self) -> int: ...
+    @property
+    def is_pinned(self) -> bool: ...
+    @property
+    def leads_group(self) -> bool: ...
+    @property
+    def token(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    def signal(self, sig: int) -> bool: ...
+    def signal_group(self, sig: int) -> bool: ...
+    def has_exited(self) -> bool: ...
+    def wait(self, timeout: Optional[float] = None) -> bool: ...
+    def terminate(
+        self, schedule: Optional[str] = "TERM/2/KILL/1", *, group: bool = True, reap: bool = False
+    ) -> TerminateReport: ...
+    def fileno(self) -> int: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> Literal[False]: ...
+
 def write_cmd_file(cmd_file: _StrOrBytesPath, argv: Sequence[str]) -> None: ...
 def lookup(pid: int) -> ProcessInfo: ...
 def start_token(pid: int) -> str: ...
@@ -192,6 +274,16 @@ def terminate(
     group: bool = True,
     reap: bool = False,
 ) -> TerminateReport: ...
+def judge(pid: int, expected_token: Optional[str] = None) -> Judgement: ...
+def stop_pid_file(
+    pid_file: _StrOrBytesPath,
+    *,
+    schedule: Optional[str] = None,
+    policy: Optional[Literal["strict", "lenient"]] = None,
+    cmd_file: Optional[_StrOrBytesPath] = None,
+    tolerance: Optional[float] = None,
+    group: Optional[bool] = None,
+) -> StopReport: ...
 def cleanup_background_hooks(
     output_dir: _StrOrBytesPath,
     index_path: Optional[_StrOrBytesPath] = None,

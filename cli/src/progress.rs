@@ -1,0 +1,64 @@
+//! The progress line of a long cleanup: on stderr, only when stderr is a terminal and the
+//! output is for humans, and only once the cleanup has taken longer than a second. It shows the
+//! directory and the time elapsed; core's cleanup does not report hooks one by one while it
+//! runs (its finalize callback would replace the default finalize), so no count is shown.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How long a cleanup runs before the line appears.
+const DELAY: Duration = Duration::from_secs(1);
+
+/// A spinner with the directory and the elapsed time.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    done: Arc<AtomicBool>,
+    shower: Option<thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Start timing; `human` is false for `--json`. Nothing is drawn when stderr is not a
+    /// terminal (a pipe, a file, CI) or before [`DELAY`] has passed.
+    pub fn start(human: bool, dir: &Path) -> Progress {
+        let done = Arc::new(AtomicBool::new(false));
+        if !human || !std::io::stderr().is_terminal() {
+            return Progress { bar: None, done, shower: None };
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} cleanup: {msg}, {elapsed} elapsed").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_message(format!("stopping the hooks under {}", dir.display()));
+        let (b, d, t0) = (bar.clone(), done.clone(), Instant::now());
+        let shower = thread::spawn(move || {
+            while t0.elapsed() < DELAY {
+                if d.load(Ordering::SeqCst) {
+                    return;
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+            if !d.load(Ordering::SeqCst) {
+                b.set_draw_target(ProgressDrawTarget::stderr());
+                b.enable_steady_tick(Duration::from_millis(120));
+            }
+        });
+        Progress { bar: Some(bar), done, shower: Some(shower) }
+    }
+
+    /// The cleanup returned: clear the line.
+    pub fn finish(mut self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(h) = self.shower.take() {
+            let _ = h.join();
+        }
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

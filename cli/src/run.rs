@@ -1,0 +1,137 @@
+//! `pidguard run` and `pidguard write`: start a command and record it, or record a running
+//! process. When a pidfile is free and what goes into it is decided in core
+//! ([`pidguard::launch`]); this file only spawns.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode as ProcessExit, Stdio};
+
+use pidguard::launch::{self, RecordFormat};
+use pidguard::ExitCode;
+use serde_json::json;
+
+use crate::report;
+
+/// The arguments of `pidguard run`.
+pub struct RunArgs {
+    pub pidfile: PathBuf,
+    pub guard: bool,
+    pub stdout: Option<PathBuf>,
+    pub stderr: Option<PathBuf>,
+    pub cwd: Option<PathBuf>,
+    pub json: bool,
+    pub command: Vec<String>,
+}
+
+/// `<pidfile without .pid>.<suffix>`: abx-dl's names for a hook's logs.
+fn beside(pidfile: &Path, suffix: &str) -> PathBuf {
+    let stem = pidfile.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    pidfile.with_file_name(format!("{stem}.{suffix}"))
+}
+
+fn fail(e: &pidguard::Error) -> ProcessExit {
+    eprintln!("pidguard: {}", report::error_text(e));
+    ExitCode::for_error(e).into()
+}
+
+fn open_log(path: &Path) -> Result<File, ProcessExit> {
+    File::create(path).map_err(|e| {
+        eprintln!("pidguard: {}: {e}", path.display());
+        ExitCode::for_io(&e).into()
+    })
+}
+
+/// Spawn `args.command` in a new session with its output in files, record it, print its pid.
+pub fn run(args: &RunArgs) -> ProcessExit {
+    let format = if args.guard { RecordFormat::Guard } else { RecordFormat::AbxDl };
+    // Refuse before anything is started or written: the pidfile may still be another process's.
+    if let Err(e) = launch::ensure_vacant(&args.pidfile, format) {
+        return fail(&e);
+    }
+    if args.guard {
+        // A guard record's directory is created as guard::create creates it (0700), before the
+        // logs that go beside the record are opened.
+        if let Some(dir) = args.pidfile.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            use std::os::unix::fs::DirBuilderExt;
+            if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(pidguard::guard::DIR_MODE).create(dir) {
+                eprintln!("pidguard: {}: {e}", dir.display());
+                return ExitCode::for_io(&e).into();
+            }
+        }
+    }
+    let out_path = args.stdout.clone().unwrap_or_else(|| beside(&args.pidfile, "stdout.log"));
+    let err_path = args.stderr.clone().unwrap_or_else(|| beside(&args.pidfile, "stderr.log"));
+    let out = match open_log(&out_path) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let err = match open_log(&err_path) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let mut cmd = Command::new(&args.command[0]);
+    cmd.args(&args.command[1..]).stdin(Stdio::null()).stdout(out).stderr(err);
+    if let Some(d) = &args.cwd {
+        cmd.current_dir(d);
+    }
+    // A new session: the child leads its own process group (so `pidguard stop` reaches its
+    // children and nothing else) and has no controlling terminal (a closed terminal does not
+    // hang it up), as start-stop-daemon --background does.
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("pidguard: cannot start {:?}: {e}", args.command[0]);
+            return ExitCode::for_io(&e).into();
+        }
+    };
+    let start_time = launch::now();
+    let pid = child.id() as i32;
+    if let Err(e) = launch::record(&args.pidfile, pid, start_time, &args.command, format, &[]) {
+        // Nothing may run unrecorded: the child is ours and unreaped, so its pid cannot have
+        // been reused; stop it and reap it.
+        let _ = child.kill();
+        let _ = child.wait();
+        eprintln!("pidguard: started pid {pid} but could not record it, so it was stopped again");
+        return fail(&e);
+    }
+    if args.json {
+        println!(
+            "{}",
+            json!({"pid": pid, "pidfile": args.pidfile, "format": if args.guard { "guard" } else { "abx-dl" },
+                   "cmd_file": (!args.guard).then(|| launch::cmd_file_for(&args.pidfile)),
+                   "stdout": out_path, "stderr": err_path, "exit": ExitCode::Done.code()})
+        );
+    } else {
+        println!("{pid}");
+    }
+    ExitCode::Done.into()
+}
+
+/// Record the running process `pid` in `pidfile`; a pidfile that already names it is rewritten.
+pub fn write(pidfile: &Path, pid: i32, guard: bool) -> ProcessExit {
+    let format = if guard { RecordFormat::Guard } else { RecordFormat::AbxDl };
+    if let Err(e) = launch::ensure_vacant(pidfile, format) {
+        let holder = e.pid().or_else(|| e.holder().and_then(|v| v.entry.as_ref()).map(|en| en.pid));
+        let same = e.kind() == pidguard::ErrorKind::Held && holder == Some(pid);
+        if !same {
+            return fail(&e);
+        }
+        if guard {
+            // The guard record already names this very process.
+            println!("{}: already records pid {pid}", pidfile.display());
+            return ExitCode::Done.into();
+        }
+    }
+    match launch::record_existing(pidfile, pid, format) {
+        Ok(()) => {
+            println!("{}: recorded pid {pid}", pidfile.display());
+            ExitCode::Done.into()
+        }
+        Err(e) => fail(&e),
+    }
+}

@@ -1,0 +1,168 @@
+//! Recording a process you started: start-stop-daemon's `--make-pidfile`, done safely.
+//!
+//! A spawner (`pidguard run`, abx-dl's executor, a supervisor written against this crate)
+//! does three things, and only the middle one is not pidguard's business:
+//!
+//! 1. [`ensure_vacant`] — refuse to start when the pidfile still names a live process of its
+//!    own (or one whose identity cannot be read): the pidfile belongs to it;
+//! 2. spawn the child (in a new session, so that it leads its own process group and a group
+//!    stop reaches its children);
+//! 3. [`record`] — write the pidfile for the child's pid: the abx-dl format with its start token
+//!    and the `.sh` command file beside it, or a guard record.
+//!
+//! The spawn itself stays with the caller: Python has `subprocess`, Node `child_process`, Rust
+//! `std::process::Command`; each knows best how to hand over file descriptors and environment.
+//! What must not differ between them — when a pidfile is free to be written, what is written,
+//! and which start time goes with it — is decided here.
+//!
+//! The abx-dl format is a record, not a lock: two spawners racing on one pidfile can both pass
+//! [`ensure_vacant`]. For single-instance services use [`RecordFormat::Guard`], whose
+//! [`record`] goes through [`crate::guard::acquire`] and lets exactly one win.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::guard::{self, AcquireOptions, Entry};
+use crate::identity::{lookup, Verdict};
+use crate::pidfile::cmd::write_cmd_file;
+use crate::pidfile::mtime::{check_pid_file, write_pid_file_with_mtime, CheckReason, DEFAULT_TOLERANCE};
+
+/// Which kind of pidfile [`record`] writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecordFormat {
+    /// The abx-dl format: the pid as content, the start time as mtime, the start token in the
+    /// `user.pidguard.token` xattr, and `<name>.sh` beside it (default).
+    #[default]
+    AbxDl,
+    /// One JSON guard record (`{"pid", "start_token", …}`), created by exactly one of any
+    /// number of racing spawners.
+    Guard,
+}
+
+/// The `.sh` command file that goes with an abx-dl pidfile: `<pidfile without .pid>.sh`.
+pub fn cmd_file_for(pid_file: &Path) -> PathBuf {
+    pid_file.with_extension("sh")
+}
+
+/// Refuse to (re)write `pid_file` while it still belongs to a process.
+///
+/// `Ok(())` when the path is free: no file, or a record proven stale (gone, reused, an
+/// earlier boot, a token-less record whose mtime or command no longer matches), or content
+/// that is not a record at all (malformed: it names no process). Such a file is replaced
+/// by [`record`].
+///
+/// Errors: `Held` when a live process matches the record (abx-dl: [`check_pid_file`] says
+/// valid; guard: the holder is `Match`), or when the record cannot be judged (its live identity
+/// is unreadable, or it was written on another machine or in another PID namespace) — a
+/// record that may be alive is never overwritten; `Untrusted` (or a refinement) for a symlink,
+/// FIFO or directory at the path; `PermissionDenied`/`Io` when the file cannot be read.
+pub fn ensure_vacant(pid_file: &Path, format: RecordFormat) -> Result<()> {
+    match format {
+        RecordFormat::AbxDl => {
+            let cmd = cmd_file_for(pid_file);
+            let c = check_pid_file(pid_file, cmd.exists().then_some(cmd.as_path()), DEFAULT_TOLERANCE);
+            let held = |why: &str| {
+                let mut e = Error::at(ErrorKind::Held, pid_file, format_args!("{why}; not overwritten"));
+                if let Some(pid) = c.pid {
+                    e = e.with_pid(pid);
+                }
+                Err(e)
+            };
+            match c.reason {
+                CheckReason::Valid => held(&format!("held by pid {}, alive and matching", c.pid.unwrap_or(0))),
+                CheckReason::Unverifiable | CheckReason::Foreign => {
+                    let why = c.judgement.map(|j| j.reason.as_str()).unwrap_or(c.reason.as_str());
+                    held(&format!("names pid {} whose identity cannot be judged here ({why})", c.pid.unwrap_or(0)))
+                }
+                CheckReason::NotRegular => Err(Error::at(ErrorKind::NotRegularFile, pid_file, "not a regular file")),
+                CheckReason::Unreadable => {
+                    // Ask the system why, so that the caller sees its text (EACCES, EIO, …).
+                    use std::os::unix::fs::OpenOptionsExt;
+                    let opened = std::fs::OpenOptions::new()
+                        .read(true)
+                        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                        .open(pid_file);
+                    match opened {
+                        Err(e) => Err(Error::io_at(pid_file, "open", &e)),
+                        Ok(_) => Err(Error::at(ErrorKind::Io, pid_file, "cannot be read")),
+                    }
+                }
+                _ => Ok(()),
+            }
+        }
+        RecordFormat::Guard => {
+            let v = guard::check(pid_file)?;
+            match v.identity {
+                Some(j) if j.verdict == Verdict::Match || j.verdict == Verdict::Unverifiable => {
+                    Err(Error::held(pid_file, v))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// Seconds since the epoch now, as `time.time()` gives it: the `start_time` to pass to
+/// [`record`] right after spawning.
+pub fn now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// Write the pidfile for `pid`, a process the caller has just spawned at `start_time`
+/// (seconds since the epoch, [`now`] right after the spawn) running `argv`.
+///
+/// - [`RecordFormat::AbxDl`]: `<name>.sh` with `argv` ([`write_cmd_file`]; skipped when `argv`
+///   is empty), then the pidfile with [`write_pid_file_with_mtime`], which stores the start
+///   token because the process was read within 5 s of `start_time`. The pidfile replaces
+///   whatever was at the path: call [`ensure_vacant`] before spawning.
+/// - [`RecordFormat::Guard`]: [`guard::acquire`] for an [`Entry`] of `pid`, its start token and
+///   `fields`; a stale record is replaced by content. `argv` is not written.
+///
+/// Errors: `NoSuchProcess` when `pid` has already exited; `Held` (guard) when another live
+/// holder won the race; the errors of the writers (`InvalidArgument`, `Untrusted`,
+/// `PermissionDenied`, `Io`).
+pub fn record<S: AsRef<str>>(
+    pid_file: &Path,
+    pid: i32,
+    start_time: f64,
+    argv: &[S],
+    format: RecordFormat,
+    fields: &[(String, String)],
+) -> Result<()> {
+    match format {
+        RecordFormat::AbxDl => {
+            if !argv.is_empty() {
+                write_cmd_file(&cmd_file_for(pid_file), argv)?;
+            }
+            write_pid_file_with_mtime(pid_file, pid, start_time)
+        }
+        RecordFormat::Guard => {
+            let token = crate::identity::start_token(pid)?;
+            let mut entry = Entry::new(pid, token.to_string());
+            for (k, v) in fields {
+                entry = entry.with_field(k.clone(), v.clone());
+            }
+            guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
+                // The record belongs to the spawned process, not to the caller: keep it.
+                g.keep();
+            })
+        }
+    }
+}
+
+/// Write the pidfile for `pid`, a process that is already running (`pidguard write`): its
+/// start time is its create time read from procfs, and its argv (when readable) goes into the
+/// `.sh` file of the abx-dl format, so that the record validates as if its spawner had
+/// written it.
+///
+/// Errors: `NoSuchProcess` when `pid` does not exist or is a zombie; `InvalidArgument` for a
+/// pid outside `1..=pid_max`; the errors of [`record`].
+pub fn record_existing(pid_file: &Path, pid: i32, format: RecordFormat) -> Result<()> {
+    let info = lookup(pid)?;
+    if info.state == 'Z' {
+        return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} has exited (zombie)")).with_pid(pid));
+    }
+    let argv = info.argv.clone().unwrap_or_default();
+    record(pid_file, pid, info.create_time, &argv, format, &[])
+}

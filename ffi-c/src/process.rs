@@ -1,0 +1,240 @@
+//! The pinned process handle (core's `ProcessRef`) as the opaque `pidguard_process` and its
+//! `pidguard_process_*` calls.
+
+use std::ffi::{c_char, c_int};
+use std::time::Duration;
+
+use pidguard_core::{Delivery, Policy, ProcessRef, Schedule, Signal, StartToken, TerminateOptions};
+
+use crate::boundary::{obj, opt_utf8, out, text_out, FfiResult};
+use crate::types::{pidguard_policy, pidguard_terminate_result};
+
+/// A process pinned by pid and identity (a pidfd): every signal and wait goes through it, so
+/// none can reach a process that later reuses the number. Keep it from spawn to cleanup: after
+/// the process has exited (even once it was reaped), pidguard_process_signal_group() and
+/// pidguard_process_terminate() still reach the rest of the group it led, and nothing else.
+///
+/// Opaque. Made by pidguard_process_open(); the caller owns it and frees it with
+/// pidguard_process_free(), which closes the pidfd. States:
+/// - running: signals reach this process (and the group it leads); a wait returns when it exits.
+/// - exited (zombie or reaped): pidguard_process_signal() sends nothing (`sent_out` false);
+///   pidguard_process_signal_group() still reaches live members of the group it led while that
+///   group is provably its own; a wait returns at once.
+/// - unpinned (pidguard_process_pidfd() gives -1: no pidfd on this system): each signal
+///   re-reads the start time right before kill(2); a wait checks every 10 ms.
+///
+/// Every function may be called on the same handle from several threads at once (a wait on one
+/// thread and a signal on another), but not while it is being freed.
+#[allow(non_camel_case_types)]
+pub struct pidguard_process {
+    h: ProcessRef,
+}
+
+fn process_arg<'a>(p: *const pidguard_process) -> FfiResult<&'a ProcessRef> {
+    obj(p, "process").map(|p| &p.h)
+}
+
+/// Pin the process `pid` and check it against `expected_token` under `policy`.
+///
+/// - `pid`: the process, in 1..pid_max.
+/// - `expected_token`: its token from pidguard_start_token(), or NULL for a record without one
+///   (a live process is then UNVERIFIABLE, which only PIDGUARD_POLICY_LENIENT accepts).
+/// - `policy`: a pidguard_policy value. With a token, only a MATCH is accepted under either
+///   policy.
+/// - `process_out`: receives a new handle, which the caller owns and frees with
+///   pidguard_process_free().
+///
+/// Returns 0; PIDGUARD_EREFUSED for a target that may not be signalled (pid <= 0, 1, above
+/// pid_max, the caller itself, its parent without a MATCH, a MISMATCH, or an identity the policy
+/// does not accept): pidguard_last_error_refusal() says which rule;
+/// PIDGUARD_ENO_SUCH_PROCESS when no process has the pid or it is a zombie;
+/// PIDGUARD_EINVALID_ARGUMENT for a malformed token, an unknown policy or a NULL `process_out`;
+/// PIDGUARD_EIO for unexpected procfs errors.
+#[no_mangle]
+pub extern "C" fn pidguard_process_open(
+    pid: i32,
+    expected_token: *const c_char,
+    policy: i32,
+    process_out: *mut *mut pidguard_process,
+) -> c_int {
+    ffi!("pidguard_process_open", {
+        let token = opt_utf8(expected_token, "expected_token")?.map(|s| s.parse::<StartToken>()).transpose()?;
+        let policy: Policy = pidguard_policy::parse(policy)?;
+        let process_out = out(process_out, "process_out")?;
+        let h = ProcessRef::open(pid, token.as_ref(), policy)?;
+        process_out.write(Box::into_raw(Box::new(pidguard_process { h })));
+        Ok(())
+    })
+}
+
+/// Free a handle and close its pidfd. NULL is allowed and does nothing. Freeing twice, or using
+/// the handle afterwards, is undefined behaviour. The process itself is left as it is.
+#[no_mangle]
+pub extern "C" fn pidguard_process_free(process: *mut pidguard_process) {
+    crate::boundary::run_value((), || {
+        if !process.is_null() {
+            // SAFETY: `process` came from Box::into_raw in pidguard_process_open; freed here once.
+            drop(unsafe { Box::from_raw(process) });
+        }
+    })
+}
+
+fn delivered(d: Delivery) -> bool {
+    d != Delivery::AlreadyGone
+}
+
+/// Send signal `sig` (SIGTERM, SIGKILL, ...) to the process alone.
+///
+/// - `sent_out`: may be NULL; else receives true when the signal was sent, false when the
+///   process had already exited (nothing was sent: nothing can reach a successor).
+///
+/// Returns 0; PIDGUARD_EPERMISSION_DENIED when the kernel refused (EPERM: another user's
+/// process); PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or a signal outside 1..SIGRTMAX;
+/// PIDGUARD_EIO for other failures.
+#[no_mangle]
+pub extern "C" fn pidguard_process_signal(process: *const pidguard_process, sig: c_int, sent_out: *mut bool) -> c_int {
+    ffi!("pidguard_process_signal", {
+        let h = process_arg(process)?;
+        let sig = Signal::from_number(sig)?;
+        let sent = delivered(h.signal(sig)?);
+        if !sent_out.is_null() {
+            out(sent_out, "sent_out")?.write(sent);
+        }
+        Ok(())
+    })
+}
+
+/// Send signal `sig` to the process group the process leads, also after the process itself has
+/// exited, as long as the group is provably still the one it led (a pidfd group signal,
+/// Linux >= 6.9; before, only while the leader is not reaped).
+///
+/// - `sent_out`: may be NULL; else receives true when the signal reached at least one member,
+///   false when none was left.
+///
+/// Returns 0; PIDGUARD_EREFUSED when the process does not lead its group (the group is someone
+/// else's) or the group is 1 or the caller's own; PIDGUARD_EPERMISSION_DENIED when the kernel
+/// refused; PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or a signal outside 1..SIGRTMAX;
+/// PIDGUARD_EIO for other failures.
+#[no_mangle]
+pub extern "C" fn pidguard_process_signal_group(process: *const pidguard_process, sig: c_int, sent_out: *mut bool) -> c_int {
+    ffi!("pidguard_process_signal_group", {
+        let h = process_arg(process)?;
+        let sig = Signal::from_number(sig)?;
+        let sent = delivered(h.signal_group(sig)?);
+        if !sent_out.is_null() {
+            out(sent_out, "sent_out")?.write(sent);
+        }
+        Ok(())
+    })
+}
+
+/// Stop the process, and the process group it leads, with an escalation schedule; the handle
+/// stays usable afterwards. A process that does not lead its group is stopped alone. The
+/// process counts as exited when no live member of its group is left. Blocks until the outcome
+/// is known: at most the schedule's total wait. The caller's child is not reaped.
+///
+/// - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1"), or NULL for
+///   "TERM/2/KILL/1".
+/// - `result_out`: receives the report: PIDGUARD_OUTCOME_ALREADY_GONE (nothing to do),
+///   PIDGUARD_OUTCOME_EXITED or PIDGUARD_OUTCOME_UNKILLABLE.
+///
+/// Returns 0; PIDGUARD_EPERMISSION_DENIED when the kernel refused a signal (EPERM; nothing more
+/// was sent); PIDGUARD_EREFUSED when a safety rule refused the group
+/// (pidguard_last_error_refusal()); PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or
+/// `result_out` or a malformed schedule (nothing sent); PIDGUARD_EIO for other failures.
+#[no_mangle]
+pub extern "C" fn pidguard_process_terminate(
+    process: *const pidguard_process,
+    schedule: *const c_char,
+    result_out: *mut pidguard_terminate_result,
+) -> c_int {
+    ffi!("pidguard_process_terminate", {
+        let h = process_arg(process)?;
+        let schedule: Schedule = match opt_utf8(schedule, "schedule")? {
+            Some(s) => s.parse()?,
+            None => Schedule::default(),
+        };
+        let result_out = out(result_out, "result_out")?;
+        let r = h.terminate(&TerminateOptions { schedule, ..TerminateOptions::default() })?;
+        result_out.write(pidguard_terminate_result::of(&r));
+        Ok(())
+    })
+}
+
+/// Wait until the process exits, or `timeout_ms` milliseconds pass. Pinned, this blocks on the
+/// pidfd (no polling); unpinned, it checks every 10 ms.
+///
+/// - `timeout_ms`: milliseconds; a negative value waits without limit, 0 only looks.
+/// - `exited_out`: receives whether it exited.
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument; PIDGUARD_EIO when poll fails.
+#[no_mangle]
+pub extern "C" fn pidguard_process_wait(process: *const pidguard_process, timeout_ms: i64, exited_out: *mut bool) -> c_int {
+    ffi!("pidguard_process_wait", {
+        let h = process_arg(process)?;
+        let exited_out = out(exited_out, "exited_out")?;
+        let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+        exited_out.write(h.wait(timeout)?);
+        Ok(())
+    })
+}
+
+/// Whether the process has exited (it may still be an unreaped zombie), into `exited_out`.
+/// Never waits. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+#[no_mangle]
+pub extern "C" fn pidguard_process_has_exited(process: *const pidguard_process, exited_out: *mut bool) -> c_int {
+    ffi!("pidguard_process_has_exited", {
+        let h = process_arg(process)?;
+        out(exited_out, "exited_out")?.write(h.has_exited());
+        Ok(())
+    })
+}
+
+/// The pidfd of the handle, into `fd_out`, or -1 when the handle is unpinned. It becomes
+/// readable when the process exits, for the caller's own poll()/epoll loop. It stays the
+/// handle's: never close it; it is closed by pidguard_process_free(). Returns 0;
+/// PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
+#[no_mangle]
+pub extern "C" fn pidguard_process_pidfd(process: *const pidguard_process, fd_out: *mut c_int) -> c_int {
+    ffi!("pidguard_process_pidfd", {
+        let h = process_arg(process)?;
+        out(fd_out, "fd_out")?.write(h.pidfd_raw().unwrap_or(-1));
+        Ok(())
+    })
+}
+
+/// The pid of the handle, into `pid_out`. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL
+/// argument.
+#[no_mangle]
+pub extern "C" fn pidguard_process_pid(process: *const pidguard_process, pid_out: *mut i32) -> c_int {
+    ffi!("pidguard_process_pid", {
+        let h = process_arg(process)?;
+        out(pid_out, "pid_out")?.write(h.pid());
+        Ok(())
+    })
+}
+
+/// Copy the start token read when the handle was opened into `buf`, like snprintf (as
+/// pidguard_start_token() does).
+///
+/// - `buf`: may be NULL when `buf_len` is 0. A token fits in 256 bytes.
+/// - `token_len_out`: receives the token's full length, not counting the NUL; when it is >=
+///   `buf_len`, `buf` holds a truncated copy.
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or `token_len_out`, or a NULL
+/// `buf` with `buf_len` > 0.
+#[no_mangle]
+pub extern "C" fn pidguard_process_token(
+    process: *const pidguard_process,
+    buf: *mut c_char,
+    buf_len: usize,
+    token_len_out: *mut usize,
+) -> c_int {
+    ffi!("pidguard_process_token", {
+        let h = process_arg(process)?;
+        let text = text_out(buf, buf_len, "buf")?;
+        let token_len_out = out(token_len_out, "token_len_out")?;
+        token_len_out.write(text.write(&h.token().to_string()));
+        Ok(())
+    })
+}

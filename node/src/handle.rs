@@ -1,0 +1,243 @@
+//! `ProcessRef`: core's pinned process handle (`pidguard::ProcessRef`) as a JavaScript class.
+//!
+//! The class holds the core handle behind an `Arc`, so that a pending `wait()` or `terminate()`
+//! on libuv's thread pool keeps the pidfd open while JavaScript may call `close()`. Every method
+//! takes `&self` (`close()` empties a `Mutex`): napi keeps a method's borrow of the object until
+//! the Promise it returned settles, so a `&mut self` method would throw while a wait is pending.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::{Env, Task};
+use napi_derive::napi;
+
+use crate::convert::{self, js_error};
+use crate::{terminate_report, TerminateReport};
+
+/// Options of `ProcessRef#terminate`; every default is core's.
+#[napi(object)]
+pub struct ProcessTerminateOptions {
+    /// start-stop-daemon `--retry` syntax, e.g. `'TERM/2/KILL/1'` (the default), `'5'`, `'-9'`.
+    pub schedule: Option<String>,
+    /// Signal the process group the process leads (default true). A process that does not lead
+    /// its group is always signalled alone.
+    pub group: Option<bool>,
+    /// Reap the process if it is this process's own child (default false: Node's
+    /// `child_process` reaps its children itself).
+    pub reap: Option<bool>,
+}
+
+/// A process pinned by pid and identity (core's `ProcessRef`, systemd's PidRef): every signal
+/// and wait goes through its pidfd, so none can reach a process that later reuses the number.
+/// Keep it from spawn to cleanup: after the leader has exited (even once Node has reaped it),
+/// `signalGroup` and `terminate` still reach the rest of the group it led, and nothing else.
+///
+/// Made by `ProcessRef.open(pid, token, policy)`; there is no constructor. States:
+/// - **running**: `signal`/`signalGroup` reach this process and its group; `wait` resolves when
+///   it exits.
+/// - **exited** (zombie or reaped): `signal` returns `false` (nothing sent); `signalGroup`
+///   still reaches live members of the group it led while that group is provably its own;
+///   `wait` resolves `true` at once; `hasExited()` is `true`.
+/// - **unpinned** (`pinned === false`, `fd === null`: no pidfd on this system): each signal
+///   re-reads the start time right before `kill(2)`; `wait` checks every 10 ms.
+/// - **closed** (`close()`): the pidfd is released once pending waits finish; every method then
+///   throws `PIDGUARD_INVALID_ARGUMENT`; `pid` and `token` still say what the handle was.
+#[napi]
+pub struct ProcessRef {
+    inner: Mutex<Option<Arc<pidguard::ProcessRef>>>,
+    pid: i32,
+    token: String,
+    pinned: bool,
+}
+
+impl ProcessRef {
+    fn slot(&self) -> MutexGuard<'_, Option<Arc<pidguard::ProcessRef>>> {
+        // Nothing panics while holding it; a poisoned lock still holds a valid Option.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn handle(&self, env: &Env) -> Result<Arc<pidguard::ProcessRef>> {
+        self.slot().clone().ok_or_else(|| {
+            js_error(env, &pidguard::Error::invalid(format!("ProcessRef of pid {} is closed", self.pid)).with_pid(self.pid))
+        })
+    }
+}
+
+#[napi]
+impl ProcessRef {
+    /// Pin the process `pid` and check it against `token` under `policy`, synchronously (it
+    /// reads procfs, it never waits).
+    ///
+    /// - `pid`: an integer in `1..=2^31-1` (`TypeError`/`RangeError` otherwise, before anything).
+    /// - `token`: its recorded start token (from `startToken`), or `null` for a record without
+    ///   one (then only `'lenient'` accepts it).
+    /// - `policy`: `'strict'` (core's default: only a token `'match'`) or `'lenient'`.
+    ///
+    /// Throws `PIDGUARD_REFUSED` (`.refusal`: `'init'`, `'own-pid'`, `'parent'`, `'mismatch'`,
+    /// `'unverifiable'`, `'above-pid-max'`, …) for a target that may not be signalled;
+    /// `PIDGUARD_NO_SUCH_PROCESS` (errno `ESRCH`) when it is gone or a zombie;
+    /// `PIDGUARD_INVALID_ARGUMENT` for a malformed token.
+    #[napi(factory, ts_args_type = "pid: number, token?: string | null, policy?: 'strict' | 'lenient' | null")]
+    pub fn open(env: Env, pid: Unknown, token: Option<String>, policy: Option<String>) -> Result<ProcessRef> {
+        let pid = convert::pid(&env, &pid, "pid")?;
+        let token = token.as_deref().map(|t| convert::token(&env, t)).transpose()?;
+        let policy = match policy.as_deref() {
+            None => pidguard::Policy::default(),
+            Some(p) => convert::policy(&env, p)?,
+        };
+        let h = convert::no_panic(|| pidguard::ProcessRef::open(pid, token.as_ref(), policy)).map_err(|e| js_error(&env, &e))?;
+        Ok(ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), inner: Mutex::new(Some(Arc::new(h))) })
+    }
+
+    /// The pid.
+    #[napi(getter)]
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Whether signals and waits go through a pidfd (`false`: `kill(2)` right after re-reading
+    /// the start time, on kernels or sandboxes without pidfds). Fixed when the handle is opened.
+    #[napi(getter)]
+    pub fn pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// The live start token read when the handle was opened (`linux1:…`).
+    #[napi(getter)]
+    pub fn token(&self) -> String {
+        self.token.clone()
+    }
+
+    /// The pidfd's number, readable once the process exits (for a poller of your own); `null`
+    /// when unpinned or closed. It stays the handle's: never close it yourself.
+    #[napi(getter)]
+    pub fn fd(&self) -> Option<i32> {
+        self.slot().as_ref().and_then(|h| h.pidfd_raw())
+    }
+
+    /// Send `sig` (`'TERM'`, `'SIGKILL'`, `15`) to the process alone. `true` when sent; `false`
+    /// when it has already exited (nothing is sent, nothing can reach a successor).
+    ///
+    /// Throws `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel refuses (another
+    /// user's process); `PIDGUARD_INVALID_ARGUMENT` for an unknown signal or a closed handle.
+    #[napi(ts_args_type = "sig: string | number")]
+    pub fn signal(&self, env: Env, sig: Unknown) -> Result<bool> {
+        let sig = convert::signal(&env, &sig, "sig")?;
+        let h = self.handle(&env)?;
+        convert::no_panic(|| h.signal(sig)).map(|d| d != pidguard::Delivery::AlreadyGone).map_err(|e| js_error(&env, &e))
+    }
+
+    /// Send `sig` to the process group this process leads, also after the leader has exited
+    /// (as long as the group is provably still the one it led). `true` when sent to at least
+    /// one member; `false` when no member is left.
+    ///
+    /// Throws `PIDGUARD_REFUSED` when the process does not lead its group (its group is someone
+    /// else's) or the group is 1 or ours; `PIDGUARD_PERMISSION_DENIED` when the kernel refuses;
+    /// `PIDGUARD_INVALID_ARGUMENT` for an unknown signal or a closed handle.
+    #[napi(ts_args_type = "sig: string | number")]
+    pub fn signal_group(&self, env: Env, sig: Unknown) -> Result<bool> {
+        let sig = convert::signal(&env, &sig, "sig")?;
+        let h = self.handle(&env)?;
+        convert::no_panic(|| h.signal_group(sig)).map(|d| d != pidguard::Delivery::AlreadyGone).map_err(|e| js_error(&env, &e))
+    }
+
+    /// Whether the process has exited (it may still be an unreaped zombie). Never waits.
+    /// Throws `PIDGUARD_INVALID_ARGUMENT` for a closed handle.
+    #[napi]
+    pub fn has_exited(&self, env: Env) -> Result<bool> {
+        let h = self.handle(&env)?;
+        convert::no_panic(|| Ok(h.has_exited())).map_err(|e| js_error(&env, &e))
+    }
+
+    /// Wait, off the event loop, until the process exits or `timeoutSeconds` pass (`null` or
+    /// omitted: no limit). Resolves to whether it exited. Pinned: the pidfd's readiness, no
+    /// polling.
+    ///
+    /// Throws at once `TypeError`/`RangeError` for a timeout that is not a finite number ≥ 0,
+    /// `PIDGUARD_INVALID_ARGUMENT` for a closed handle.
+    #[napi(ts_args_type = "timeoutSeconds?: number | null", ts_return_type = "Promise<boolean>")]
+    pub fn wait(&self, env: Env, timeout_seconds: Option<Unknown>) -> Result<AsyncTask<WaitTask>> {
+        let timeout = match timeout_seconds {
+            Some(t) if !matches!(t.get_type()?, napi::ValueType::Undefined | napi::ValueType::Null) => {
+                Some(convert::duration(&env, convert::number(&env, &t, "timeoutSeconds")?, "timeoutSeconds")?)
+            }
+            _ => None,
+        };
+        Ok(AsyncTask::new(WaitTask { h: self.handle(&env)?, timeout }))
+    }
+
+    /// Stop the process, and the group it leads, with an escalation schedule, off the event
+    /// loop; the handle stays usable (`hasExited()`, `wait()`, `terminate()` again). Give the
+    /// schedule (`'TERM/5/KILL/2'`) or `{ schedule, group, reap }`.
+    ///
+    /// Resolves to a `TerminateReport` (`outcome` `'already-gone'`, `'exited'` or
+    /// `'unkillable'`). Throws at once `PIDGUARD_INVALID_ARGUMENT` for a malformed schedule or a
+    /// closed handle. Rejects with `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel
+    /// refused a signal, `PIDGUARD_REFUSED` when a safety rule refused the group.
+    #[napi(ts_args_type = "options?: string | ProcessTerminateOptions | null", ts_return_type = "Promise<TerminateReport>")]
+    pub fn terminate(&self, env: Env, options: Option<Either<String, ProcessTerminateOptions>>) -> Result<AsyncTask<HandleTerminateTask>> {
+        let mut opts = pidguard::TerminateOptions::default();
+        match options {
+            None => {}
+            Some(Either::A(s)) => opts.schedule = convert::schedule(&env, &s)?,
+            Some(Either::B(o)) => {
+                if let Some(s) = &o.schedule {
+                    opts.schedule = convert::schedule(&env, s)?;
+                }
+                if let Some(g) = o.group {
+                    opts.group = g;
+                }
+                if let Some(r) = o.reap {
+                    opts.reap = r;
+                }
+            }
+        }
+        Ok(AsyncTask::new(HandleTerminateTask { h: self.handle(&env)?, opts }))
+    }
+
+    /// Release the pidfd (once pending `wait()`/`terminate()` calls finish). Calling it again
+    /// does nothing. The garbage collector also releases it, at a time of its choosing.
+    #[napi]
+    pub fn close(&self) {
+        self.slot().take();
+    }
+}
+
+/// The work of `ProcessRef#wait`, run on libuv's thread pool.
+pub struct WaitTask {
+    h: Arc<pidguard::ProcessRef>,
+    timeout: Option<Duration>,
+}
+
+impl Task for WaitTask {
+    type Output = pidguard::Result<bool>;
+    type JsValue = bool;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(convert::no_panic(|| self.h.wait(self.timeout)))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        output.map_err(|e| js_error(&env, &e))
+    }
+}
+
+/// The work of `ProcessRef#terminate`, run on libuv's thread pool.
+pub struct HandleTerminateTask {
+    h: Arc<pidguard::ProcessRef>,
+    opts: pidguard::TerminateOptions,
+}
+
+impl Task for HandleTerminateTask {
+    type Output = pidguard::Result<pidguard::TerminateReport>;
+    type JsValue = TerminateReport;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(convert::no_panic(|| self.h.terminate(&self.opts)))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        output.map(terminate_report).map_err(|e| js_error(&env, &e))
+    }
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The packages a user installs, built the way a release builds them, each installed and used
+# OUTSIDE the clone (a temporary directory under /tmp, fresh virtual environments, an empty npm
+# project):
+#
+#   Rust    cargo package -p pidguard-core (metadata, builds from the packaged sources) and
+#           cargo doc --no-deps with warnings as errors
+#   Python  maturin build --release: an abi3 wheel tagged manylinux2014 (glibc 2.17), linked with
+#           zig (the `ziglang` package, in .venv) because this machine's glibc is newer; maturin's
+#           own manylinux audit runs on it. maturin sdist: an sdist that pip builds from source.
+#           Each goes into a fresh venv, which runs the README's Python example.
+#   Node    npm run build (@napi-rs/cli: napi build --platform --release), the platform package
+#           node/npm/linux-x64-gnu with the addon, npm pack of both; both tarballs go into an empty
+#           npm project, which runs a smoke test (require, validate, terminate) and the README's
+#           Node example.
+#
+# Each artifact is built once; they are left in target/packages/. Release builds: a few minutes
+# on 2 cores. Run by scripts/test.sh; on its own: bash scripts/test-packages.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=$ROOT/target/packages
+WORK=$(mktemp -d /tmp/pidguard-packages-XXXXXX)
+children=()
+cleanup() {
+  for p in "${children[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+rm -rf "$OUT"
+mkdir -p "$OUT"
+bash scripts/setup-python.sh
+bash scripts/setup-node.sh
+VPY=$ROOT/.venv/bin/python
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+t0=$SECONDS
+step() { echo "== $* ($((SECONDS - t0)) s) =="; }
+
+# The README's first fenced block of LANG after the heading "## TITLE".
+readme_block() { # TITLE LANG
+  awk -v h="## $1" -v f='```'"$2" '$0 == h {s = 1; next} s && $0 == f {p = 1; next} p && $0 == "```" {exit} p' README.md
+}
+
+# --- Rust ---------------------------------------------------------------------------------
+step "cargo package -p pidguard-core"
+if cargo package -p pidguard-core --allow-dirty --quiet >"$WORK/cargo-package.log" 2>&1; then
+  ok "cargo package -p pidguard-core builds from the packaged sources"
+else
+  bad "cargo package -p pidguard-core"; tail -20 "$WORK/cargo-package.log"
+fi
+grep -q '^warning' "$WORK/cargo-package.log" && bad "cargo package warns: $(grep '^warning' "$WORK/cargo-package.log" | head -3)" || ok "cargo package: no warnings (metadata complete)"
+step "cargo doc --no-deps (warnings are errors)"
+if RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet >"$WORK/doc.log" 2>&1 && ! grep -q '^warning' "$WORK/doc.log"; then
+  ok "cargo doc --no-deps without warnings"
+else
+  bad "cargo doc --no-deps"; grep -A5 -E '^(warning|error)' "$WORK/doc.log" | head -30
+fi
+
+# --- Python -------------------------------------------------------------------------------
+step "maturin build --release (manylinux2014 through zig)"
+"$VPY" -c 'import ziglang' 2>/dev/null || "$VPY" -m pip install --quiet --disable-pip-version-check ziglang
+if (cd py && PATH="$ROOT/.venv/bin:$PATH" maturin build --release --compatibility manylinux2014 --zig --out "$OUT" >"$WORK/wheel.log" 2>&1); then
+  ok "maturin build --release, its manylinux2014 audit passed"
+else
+  bad "maturin build"; tail -20 "$WORK/wheel.log"
+fi
+wheel=$(ls "$OUT"/pidguard-*.whl 2>/dev/null | head -1)
+case "$wheel" in *-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl) ok "wheel tag: $(basename "$wheel")";; *) bad "wheel name: ${wheel:-none}";; esac
+step "maturin sdist"
+(cd py && PATH="$ROOT/.venv/bin:$PATH" maturin sdist --out "$OUT" >"$WORK/sdist.log" 2>&1) && ok "maturin sdist" || { bad "maturin sdist"; tail -20 "$WORK/sdist.log"; }
+sdist=$(ls "$OUT"/pidguard-*.tar.gz 2>/dev/null | head -1)
+
+readme_block Python python > "$WORK/example.py"
+[ -s "$WORK/example.py" ] || bad "no python block in the README's Python section"
+py_try() { # NAME ARTIFACT [pip args...]: a fresh venv outside the clone, install, run the example
+  local name=$1 art=$2; shift 2
+  local venv="$WORK/venv-$name"
+  "$VPY" -c 'import sys; print(sys.base_prefix)' >/dev/null
+  # A venv from the interpreter that made .venv (not .venv itself): nothing shared but the stdlib.
+  "$("$VPY" -c 'import sys, os; print(os.path.join(sys.base_prefix, "bin", "python3"))')" -m venv "$venv"
+  if ! (cd "$WORK" && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" "$art" >"$WORK/pip-$name.log" 2>&1); then
+    bad "pip install of the $name"; tail -20 "$WORK/pip-$name.log"; return
+  fi
+  ok "the $name installs into a fresh venv"
+  local where
+  where=$(cd "$WORK" && "$venv/bin/python" -c 'import pidguard, os; print(os.path.dirname(pidguard.__file__))')
+  case "$where" in "$ROOT"*) bad "$name: pidguard imported from the clone ($where)";; *) ok "$name: pidguard imported from $where";; esac
+  if out=$(cd "$WORK" && timeout 120 "$venv/bin/python" "$WORK/example.py" 2>&1); then
+    case "$out" in valid*) ok "$name: the README's Python example runs ($(echo "$out" | tr '\n' '|'))";; *) bad "$name: example printed: $out";; esac
+  else
+    bad "$name: README example failed: $out"
+  fi
+}
+step "wheel into a fresh venv"
+[ -n "$wheel" ] && py_try wheel "$wheel"
+step "sdist into a fresh venv (pip builds it from source with maturin from PyPI)"
+# A debug build of the sdist is enough to prove it builds; its cargo output is kept under target/.
+[ -n "$sdist" ] && CARGO_TARGET_DIR="$ROOT/target/sdist-build" MATURIN_PEP517_ARGS="--profile dev" py_try sdist "$sdist" --no-binary pidguard
+
+# --- Node ---------------------------------------------------------------------------------
+step "npm run build (napi build --platform --release)"
+if (cd node && npm run build --silent >"$WORK/napi.log" 2>&1); then
+  ok "npm run build"
+else
+  bad "npm run build"; tail -20 "$WORK/napi.log"
+fi
+addon=node/pidguard.linux-x64-gnu.node
+[ -f "$addon" ] && ok "napi build wrote $addon" || bad "no $addon"
+cp "$addon" node/npm/linux-x64-gnu/
+step "npm pack (platform package and main package)"
+(cd node/npm/linux-x64-gnu && npm pack --silent --pack-destination "$OUT" >/dev/null)
+(cd node && npm pack --silent --pack-destination "$OUT" >/dev/null)
+main_tgz=$OUT/pidguard-0.1.0.tgz
+plat_tgz=$OUT/pidguard-linux-x64-gnu-0.1.0.tgz
+tar tzf "$plat_tgz" | grep -q 'package/pidguard.linux-x64-gnu.node' && ok "the platform tarball carries the addon" || bad "platform tarball: $(tar tzf "$plat_tgz" | tr '\n' ' ')"
+tar tzf "$main_tgz" | grep -q '\.node$' && bad "the main tarball carries an addon" || ok "the main tarball carries no addon (the platform package does)"
+for f in index.js index.mjs index.d.ts package.json; do
+  tar tzf "$main_tgz" | grep -qx "package/$f" || bad "main tarball lacks $f"
+done
+proj=$WORK/node-project
+mkdir -p "$proj"
+(cd "$proj" && npm init -y >/dev/null && npm install --silent --offline --no-audit --no-fund "$main_tgz" "$plat_tgz" >/dev/null 2>"$WORK/npm-install.log") \
+  && ok "both tarballs install into an empty npm project" || { bad "npm install of the tarballs"; cat "$WORK/npm-install.log"; }
+cat > "$proj/smoke.js" <<'JS'
+const { spawn } = require('child_process');
+const fs = require('fs'), os = require('os'), path = require('path');
+const pidguard = require('pidguard');
+(async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pidguard-smoke-'));
+  const child = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+  const pidfile = path.join(dir, 'on_smoke.bg.pid');
+  pidguard.writePidFileWithMtime(pidfile, child.pid, Date.now() / 1000);
+  const valid = pidguard.validatePidFile(pidfile);
+  const token = pidguard.startToken(child.pid);
+  const r = await pidguard.terminate(child.pid, { token, schedule: 'TERM/5/KILL/2' });
+  fs.rmSync(dir, { recursive: true });
+  console.log(JSON.stringify({ from: require.resolve('pidguard'), addon: path.dirname(require.resolve('pidguard-linux-x64-gnu')), valid, outcome: r.outcome }));
+})().catch((e) => { console.error(e); process.exit(1); });
+JS
+if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node smoke.js 2>&1); then
+  case "$out" in *'"valid":true'*'"outcome":"exited"'*) ok "smoke test: require, validate, terminate ($out)";; *) bad "smoke test printed: $out";; esac
+  case "$out" in *"$ROOT"*) bad "the smoke test loaded something from the clone: $out";; esac
+else
+  bad "smoke test failed: $out"
+fi
+readme_block Node js > "$proj/example.js"
+if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node example.js 2>&1); then
+  expected=$(sed -n 's/.*console\.log(.*\/\/ \(.*\)$/\1/p' "$proj/example.js" | sed 's/ *$//')
+  [ "$out" = "$expected" ] && ok "the README's Node example runs from the installed tarballs" || bad "README Node example: got [$out], expected [$expected]"
+else
+  bad "README Node example failed: $out"
+fi
+
+echo "== packages in target/packages: $(cd "$OUT" && ls | tr '\n' ' ')"
+echo "packages: $pass passed, $fail failed ($((SECONDS - t0)) s)"
+[ "$fail" = 0 ]

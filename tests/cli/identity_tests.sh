@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A failed read is never a fact about a process, through the `pidguard` command: /proc mounted
+# hidepid=2 (I1), out of descriptors (I2), a time namespace (I3). Run as root by
+# scripts/test-cli.sh inside a private PID namespace. Every process started here is ended by pid.
+set -u
+PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
+T=$(mktemp -d /tmp/pidguard-cli-identity-XXXXXX)
+chmod 755 "$T"
+pass=0; fail=0; started=()
+trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+ok()  { pass=$((pass+1)); echo "ok   - $1"; }
+bad() { fail=$((fail+1)); echo "FAIL - $1"; }
+skip() { echo "skip - $1"; }
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+# An abx-dl pidfile with the start token the writer reads for the pid (pidguard token).
+record() { # FILE PID [TOKEN]
+  local tok=${3:-$("$PG" token "$2")}
+  printf '%s' "$2" > "$1"
+  setfattr -n user.pidguard.token -v "$tok" "$1"
+}
+command -v setfattr >/dev/null || { echo "skip - setfattr (attr) is not installed"; echo "cli identity: 0 passed, 0 failed"; exit 0; }
+
+# I2: 30 live hooks, then `ulimit -n 10; pidguard cleanup`: every hook stopped or reported
+# unverified, and no live hook without its pidfile.
+mkdir "$T/emfile"
+pids=()
+for i in $(seq 30); do
+  setsid sleep 300 </dev/null >/dev/null 2>&1 & p=$!; started+=("$p"); pids+=("$p")
+done
+sleep 0.3
+for i in $(seq 30); do record "$T/emfile/on_Snapshot__${i}_h.bg.pid" "${pids[$((i-1))]}"; done
+(ulimit -n 10; "$PG" cleanup "$T/emfile" --json > "$T/emfile.json" 2>"$T/emfile.err"); st=$?
+lost=0; running=0
+for i in $(seq 30); do
+  p=${pids[$((i-1))]}
+  if alive "$p"; then running=$((running+1)); [ -e "$T/emfile/on_Snapshot__${i}_h.bg.pid" ] || lost=$((lost+1)); fi
+done
+[ "$lost" = 0 ] && ok "I2: no live hook lost its pidfile under ulimit -n 10 ($running still running, exit $st)" || bad "I2: $lost live hooks lost their pidfiles (exit $st): $(head -c 300 "$T/emfile.err")"
+if [ "$running" = 0 ]; then
+  [ "$st" = 0 ] && ok "I2: all 30 hooks stopped, exit 0" || bad "I2: all stopped but exit $st"
+else
+  [ "$st" = 5 ] && ok "I2: unverified hooks make the exit status 5" || bad "I2: $running left running, exit $st"
+fi
+
+# I1: /proc mounted hidepid=2; a live process of uid 1000 with a matching record; the checker is
+# uid 65534. Never "gone", nothing removed, nothing signalled.
+if command -v setpriv >/dev/null && unshare --mount --propagation private true 2>/dev/null; then
+  setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & h=$!; started+=("$h")
+  sleep 0.3
+  mkdir "$T/hidden"; record "$T/hidden/h.pid" "$h"; chown -R 65534:65534 "$T/hidden"
+  unshare --mount --propagation private sh -c "
+    mount -t proc -o hidepid=2 proc /proc || exit 99
+    setpriv --reuid=65534 --regid=65534 --clear-groups test -e /proc/$h && exit 98
+    setpriv --reuid=65534 --regid=65534 --clear-groups '$PG' status '$T/hidden/h.pid' --json > '$T/hidden/status.json'
+    setpriv --reuid=65534 --regid=65534 --clear-groups '$PG' stop '$T/hidden/h.pid' --json > '$T/hidden/stop.json'
+    echo \$? > '$T/hidden/stop.rc'
+  "; st=$?
+  if [ "$st" = 99 ] || [ "$st" = 98 ]; then
+    skip "I1: cannot mount /proc with hidepid=2 here"
+  else
+    grep -q '"verdict":"gone"\|"reason":"gone"' "$T/hidden/status.json" && bad "I1: status says gone: $(cat "$T/hidden/status.json")" || ok "I1: status under hidepid is not gone ($(grep -o '"verdict":"[a-z]*"' "$T/hidden/status.json"))"
+    [ "$(cat "$T/hidden/stop.rc")" != 1 ] && [ -e "$T/hidden/h.pid" ] && alive "$h" \
+      && ok "I1: stop keeps the record and signals nothing (exit $(cat "$T/hidden/stop.rc"))" || bad "I1: stop: $(cat "$T/hidden/stop.json") rc $(cat "$T/hidden/stop.rc")"
+  fi
+else
+  skip "I1: needs setpriv and a private mount namespace"
+fi
+
+# I3: a process recorded inside `unshare --time --boottime 86400`, judged from the host: the same
+# pidfs inode, other start ticks — the same process.
+if unshare --time --boottime 86400 --fork true 2>/dev/null && command -v nsenter >/dev/null; then
+  unshare --time --boottime 86400 --fork sh -c 'echo $$ > '"$T"'/timens.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & l=$!; started+=("$l")
+  for _ in $(seq 50); do [ -s "$T/timens.pid" ] && break; sleep 0.1; done
+  tp=$(cat "$T/timens.pid"); started+=("$tp")
+  sleep 0.2
+  inside=$(nsenter --time -t "$tp" "$PG" token "$tp")
+  host=$("$PG" token "$tp")
+  if [ "$(echo "$inside" | cut -d: -f6)" = - ]; then
+    skip "I3: no pidfs inode on this kernel"
+  elif [ "$(echo "$inside" | cut -d: -f5)" = "$(echo "$host" | cut -d: -f5)" ]; then
+    bad "I3: the time namespace did not shift the start ticks ($inside / $host)"
+  else
+    mkdir -m 700 "$T/timens"
+    printf '{"pid":%s,"start_token":"%s"}\n' "$tp" "$inside" > "$T/timens/g.json"; chmod 600 "$T/timens/g.json"
+    "$PG" status "$T/timens/g.json" --json > "$T/timens/status.json"; st=$?
+    grep -q '"verdict":"match"' "$T/timens/status.json" && [ "$st" = 0 ] \
+      && ok "I3: recorded inside a time namespace, match from the host" || bad "I3: $(cat "$T/timens/status.json") exit $st"
+    record "$T/timens/on_x.bg.pid" "$tp" "$inside"
+    "$PG" status "$T/timens/on_x.bg.pid" --json | grep -q '"valid":true' && ok "I3: the abx-dl record is valid from the host" || bad "I3: abx-dl record not valid"
+  fi
+  kill -KILL "$tp" 2>/dev/null
+else
+  skip "I3: time namespaces (unshare --time) or nsenter are not available"
+fi
+
+echo "cli identity: $pass passed, $fail failed"
+[ "$fail" = 0 ]
