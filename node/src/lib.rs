@@ -630,21 +630,14 @@ pub struct StopReport {
 }
 
 fn stop_report(r: pidguard::StopReport) -> StopReport {
-    use pidguard::StopOutcome;
     StopReport {
         pid_file: r.pid_file.to_string_lossy().into_owned(),
         outcome: r.outcome.as_str().to_string(),
-        stale_reason: match &r.outcome {
-            StopOutcome::Stale(x) => Some(x.as_str().to_string()),
-            _ => None,
-        },
+        stale_reason: r.outcome.stale_reason().map(|x| x.as_str().to_string()),
         after: r.outcome.after().map(|s| s.name()),
         refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
         detail: r.detail.clone(),
-        error: match &r.outcome {
-            StopOutcome::Error(e) => Some(e.clone()),
-            _ => None,
-        },
+        error: r.outcome.error().map(str::to_string),
         signals: r.signals().iter().map(|s| s.name()).collect(),
         status: r.outcome.exit_code(),
         pid_file_removed: r.pid_file_removed,

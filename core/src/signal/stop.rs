@@ -79,6 +79,22 @@ impl StopOutcome {
         }
     }
 
+    /// Why the record is stale, for the stale outcome.
+    pub fn stale_reason(&self) -> Option<CheckReason> {
+        match self {
+            StopOutcome::Stale(r) => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// The message, for the error outcome.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            StopOutcome::Error(e) => Some(e),
+            _ => None,
+        }
+    }
+
     /// A stable kebab-case slug.
     pub fn as_str(&self) -> &'static str {
         match self {
