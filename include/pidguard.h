@@ -1726,8 +1726,8 @@ int pidguard_cleanup_report_error(const struct pidguard_cleanup_report *report,
                                   const char **error_out);
 
 /**
- * The files the hook produced (in its directory, other than its own .stdout.log, .stderr.log,
- * .pid and .sh; relative to the directory; sorted): `files_out` receives an array of `len_out`
+ * The files the hook's directory holds (relative to it; sorted), other than the .stdout.log,
+ * .stderr.log, .pid and .sh of every hook the cleanup found there: `files_out` receives an array of `len_out`
  * strings owned by the report (NULL when there is none).
  */
 int pidguard_cleanup_report_output_files(const struct pidguard_cleanup_report *report,

@@ -61,7 +61,11 @@ export interface HookReport {
   exitCode?: number
   /** The error, for failed hooks (`'Process unkillable'`, a refusal, a finalize failure). */
   error?: string
-  /** Files in `dir` other than the hook's own four, relative to `dir`, sorted. */
+  /**
+   * Files under `dir`, relative to it, sorted: everything but the four files (`.pid`, `.sh`,
+   * `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it (one list per
+   * directory).
+   */
   outputFiles: Array<string>
   /** The argv recorded in the `.sh` file. */
   cmd: Array<string>

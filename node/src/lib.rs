@@ -485,7 +485,9 @@ pub struct HookReport {
     pub exit_code: Option<i32>,
     /// The error, for failed hooks (`'Process unkillable'`, a refusal, a finalize failure).
     pub error: Option<String>,
-    /// Files in `dir` other than the hook's own four, relative to `dir`, sorted.
+    /// Files under `dir`, relative to it, sorted: everything but the four files (`.pid`, `.sh`,
+    /// `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it (one list per
+    /// directory).
     pub output_files: Vec<String>,
     /// The argv recorded in the `.sh` file.
     pub cmd: Vec<String>,
