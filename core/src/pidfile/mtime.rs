@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::fs;
-use std::io::Read;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -270,7 +269,7 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f6
             )
         }
     };
-    let mut f = fs::File::from(fd);
+    let f = fs::File::from(fd);
     let Ok(meta) = f.metadata() else { return (PidFileCheck::new(CheckReason::Unreadable), None) };
     if !meta.is_file() {
         return (PidFileCheck::new(CheckReason::NotRegular), None);
@@ -278,12 +277,11 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f6
     let mut out = PidFileCheck::new(CheckReason::Malformed);
     out.owner = Some((meta.uid(), meta.mode()));
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
-    let mut buf_holder = Vec::new();
-    if read_bounded(&mut f, meta.len(), &mut buf_holder).is_err() {
+    // One read of what fstat says is there (at most one byte past the bound, to tell too long).
+    let Ok(buf) = super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) else {
         out.reason = CheckReason::Unreadable;
         return (out, None);
-    }
-    let buf = buf_holder;
+    };
     // Longer content is malformed, not truncated: a prefix of it could parse.
     if buf.len() as u64 > MAX_CONTENT {
         return (out, None);
@@ -405,27 +403,6 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f6
     out.valid = true;
     out.reason = CheckReason::Valid;
     (out, Some(h))
-}
-
-/// Read at most `MAX_CONTENT + 1` bytes of a regular file whose `fstat` size is `size`. One
-/// `read(2)` when it returns exactly the size (a regular file returns fewer bytes than asked only
-/// at its end), so the usual pidfile costs no second read for the end of file; otherwise read on
-/// to the end or the bound (the file may have grown).
-fn read_bounded(f: &mut fs::File, size: u64, buf: &mut Vec<u8>) -> std::io::Result<()> {
-    let cap = (size.min(MAX_CONTENT) + 1) as usize;
-    buf.resize(cap, 0);
-    let n = loop {
-        match f.read(buf) {
-            Ok(n) => break n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    };
-    buf.truncate(n);
-    if n as u64 == size && n < cap {
-        return Ok(());
-    }
-    f.by_ref().take(MAX_CONTENT + 1 - n as u64).read_to_end(buf).map(drop)
 }
 
 /// The live argv; `None` when it cannot be read (another user's process under `hidepid`).
