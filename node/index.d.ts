@@ -621,7 +621,7 @@ export declare namespace guard {
     /** The record, when found. */
     entry?: guard.Entry
     /**
-     * The identity of the holder (SPEC §2.2), when found: `'gone'` or `'mismatch'` (stale:
+     * The identity of the holder, when found: `'gone'` or `'mismatch'` (stale:
      * `acquire` replaces it), `'match'` or `'unverifiable'` (held).
      */
     verdict?: 'match' | 'mismatch' | 'unverifiable' | 'gone'

@@ -1,5 +1,5 @@
 //! `pidguard`: a command-line front end over pidguard's core, in the spirit of
-//! start-stop-daemon, for shell scripts and operators (SPEC §7).
+//! start-stop-daemon, for shell scripts and operators.
 //!
 //! Exit codes are decided in core ([`pidguard::ExitCode`]); this binary only maps its results
 //! to them. `pidguard --help`, the README and the man page (`pidguard man`) list them.
@@ -179,7 +179,7 @@ fn is_guard_file(path: &Path) -> bool {
     buf[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
 }
 
-/// `status` of a guard pidfile (SPEC §3.2).
+/// `status` of a guard pidfile.
 fn guard_status(pidfile: &Path, json: bool) -> ProcessExit {
     let v = match pidguard::guard::check(pidfile) {
         Ok(v) => v,

@@ -18,7 +18,7 @@ pub enum Refusal {
     OwnPid,
     /// The caller's own process group.
     OwnGroup,
-    /// The caller's parent, whose token did not match exactly (container PID 1 reuse, BUGS H2).
+    /// The caller's parent, whose token did not match exactly (a container's PID 1 reuse names the parent's number in stale records).
     Parent,
     /// The live process is provably not the recorded one.
     Mismatch,

@@ -1,4 +1,4 @@
-//! Guard pidfiles (SPEC §3.2, core's `pidguard::guard`): the `pidguard_entry` record, the
+//! Guard pidfiles (core's `pidguard::guard`): the `pidguard_entry` record, the
 //! `pidguard_guard_*` calls and the held-guard handle.
 
 use std::ffi::{c_char, c_int, CString};

@@ -1,4 +1,4 @@
-//! `require('pidguard').guard`: guard pidfiles (SPEC §3.2, §6), one JSON record per file.
+//! `require('pidguard').guard`: guard pidfiles, one JSON record per file.
 //!
 //! Thin, like the rest of the addon: each function converts its arguments, makes one call into
 //! `pidguard::guard` and converts the result or the error. Records are plain objects
@@ -51,7 +51,7 @@ pub struct Verdict {
     pub found: bool,
     /// The record, when found.
     pub entry: Option<Entry>,
-    /// The identity of the holder (SPEC §2.2), when found: `'gone'` or `'mismatch'` (stale:
+    /// The identity of the holder, when found: `'gone'` or `'mismatch'` (stale:
     /// `acquire` replaces it), `'match'` or `'unverifiable'` (held).
     #[napi(ts_type = "'match' | 'mismatch' | 'unverifiable' | 'gone'")]
     pub verdict: Option<String>,

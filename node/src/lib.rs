@@ -1,4 +1,4 @@
-//! The Node addon behind `require('pidguard')` (SPEC §6).
+//! The Node addon behind `require('pidguard')`.
 //!
 //! A thin shell over `pidguard` (the core crate): every function converts its arguments, makes
 //! one core call and converts the result or the error. Nothing here decides anything: defaults

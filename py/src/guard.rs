@@ -1,4 +1,4 @@
-//! The guard-pidfile API (`pidguard.guard`, SPEC §3.2): `Entry`, `Verdict`, `Guard` and the
+//! The guard-pidfile API (`pidguard.guard`): `Entry`, `Verdict`, `Guard` and the
 //! `guard_*` functions that `pidguard/guard.py` re-exports under their short names.
 //!
 //! As everywhere in this crate: convert the arguments, make one core call with the GIL

@@ -118,7 +118,7 @@ fn seconds_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<f64> {
 }
 
 /// A tolerance in seconds. Its range is core's business: `check_pid_file` answers `mtime-skew`
-/// for a negative or non-finite one (every failure is False, SPEC §3.1), cleanup refuses it.
+/// for a negative or non-finite one (every failure is False, as in the original), cleanup refuses it.
 fn tolerance_arg(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
     seconds_arg(obj, "tolerance")
 }

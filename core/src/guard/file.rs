@@ -1,4 +1,4 @@
-//! Creating, reading and removing one guard pidfile (SPEC §3.2).
+//! Creating, reading and removing one guard pidfile.
 
 use std::fs;
 use std::io::{self, Read, Write};

@@ -1,5 +1,5 @@
 //! Guard pidfiles: one JSON record per file, exactly one winner, removal by content
-//! (SPEC §3.2, after the Go package of seed 002).
+//! (after the Go package of seed 002).
 //!
 //! A guard pidfile says "this process holds this name": a single-instance daemon, a watcher
 //! serving one session, a supervisor's child. The file holds one [`Entry`] — the holder's pid,
@@ -90,7 +90,7 @@ pub struct Verdict {
     pub found: bool,
     /// The record, when found.
     pub entry: Option<Entry>,
-    /// The identity verdict of the holder with its reason (SPEC §2.2), when found.
+    /// The identity verdict of the holder with its reason, when found.
     pub identity: Option<Judgement>,
     /// The uid that owns the file, when found.
     pub owner_uid: Option<u32>,

@@ -182,7 +182,7 @@ struct Pending {
 
 /// Remove a pidfile only if it still is the file that was judged: same content (the pid),
 /// same mtime and same token xattr, so that a record rewritten meanwhile by a new spawn
-/// survives (BUGS A1).
+/// survives.
 ///
 /// Safe against a writer that renames a new record into place at any moment: the file is
 /// compared, renamed aside to a private name, and compared again there — it must be the very
@@ -246,7 +246,7 @@ fn aside_name(path: &Path) -> PathBuf {
 }
 
 /// Stop every background hook under `output_dir` that is provably still itself, and drop
-/// stale records (SPEC §5):
+/// stale records:
 ///
 /// 1. find files matching `opts.pattern` (`on_*.pid`) recursively;
 /// 2. [`check_pid_file`](crate::check_pid_file) each with its `<name>.sh`: a foreign record is left alone; an invalid

@@ -1,4 +1,4 @@
-//! The default finalize: abx-dl's `Process` and `ArchiveResult` JSON lines (SPEC §5 step 4).
+//! The default finalize: abx-dl's `Process` and `ArchiveResult` JSON lines.
 
 use std::fs;
 use std::io::Write;

@@ -1,4 +1,4 @@
-//! `cleanup_background_hooks` (seed 000, SPEC §5): find every background hook's pidfile, stop
+//! `cleanup_background_hooks`: find every background hook's pidfile, stop
 //! the hooks that are provably still themselves, drop the stale records, and finalize each.
 
 pub(crate) mod cleanup;

@@ -18,7 +18,7 @@ pub enum PinMode {
     /// Through a pidfd: a signal can never reach a process that reused the number.
     Pidfd,
     /// No pidfd could be opened (`ENOSYS` on Linux < 5.3, `EPERM` under old container seccomp
-    /// profiles, BUGS H1): signals go through `kill(2)` with the start ticks re-read right
+    /// profiles): signals go through `kill(2)` with the start ticks re-read right
     /// before each one. A small window remains between that read and the signal.
     Unpinned,
 }
@@ -510,7 +510,7 @@ impl ProcessRef {
         }
     }
 
-    /// Send `sig` to the process group this process leads (SPEC §4.1).
+    /// Send `sig` to the process group this process leads.
     ///
     /// Tries `PIDFD_SIGNAL_PROCESS_GROUP` (Linux ≥ 6.9); on `EINVAL` signals member by member
     /// through pidfds; unpinned, uses `killpg` right after re-checking the leader's start ticks.

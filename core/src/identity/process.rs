@@ -9,7 +9,7 @@ use super::verdict::Judgement;
 use crate::error::{Error, ErrorKind, Result};
 use crate::sys::{self, procfs};
 
-/// What procfs says about one process (SPEC §2).
+/// What procfs says about one process.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProcessInfo {
     /// The pid.
@@ -28,7 +28,7 @@ pub struct ProcessInfo {
     pub start_ticks: u64,
     /// The start token of §2.1.
     pub token: StartToken,
-    /// psutil-compatible create time, seconds since the epoch as `f64` (SPEC §2.4):
+    /// psutil-compatible create time, seconds since the epoch as `f64`:
     /// `btime + start_ticks / CLK_TCK`, with `btime` read afresh. Used only for the abx-dl
     /// mtime format, never for identity.
     pub create_time: f64,
@@ -61,7 +61,7 @@ pub(crate) fn check_pid_range(pid: i64) -> Result<i32> {
     Ok(pid as i32)
 }
 
-/// psutil-compatible create time from start ticks (SPEC §2.4): `btime + ticks / CLK_TCK`.
+/// psutil-compatible create time from start ticks: `btime + ticks / CLK_TCK`.
 pub(crate) fn create_time(start_ticks: u64) -> io::Result<f64> {
     let bt = procfs::btime()?;
     Ok(start_ticks as f64 / sys::clk_tck() as f64 + bt as f64)

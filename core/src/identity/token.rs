@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-/// The identity of one process incarnation on Linux (SPEC §2.1), compared field by field,
+/// The identity of one process incarnation on Linux, compared field by field,
 /// exactly, and never converted to wall-clock time.
 ///
 /// Serialised as one printable ASCII string:

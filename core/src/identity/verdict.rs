@@ -147,7 +147,7 @@ impl fmt::Display for Judgement {
 
 /// Judge a recorded token against this machine before looking at any process: a record from
 /// another boot is `Mismatch` and one from another machine or PID namespace is `Unverifiable`,
-/// whatever runs at that pid now (BUGS A3). `None` means the process must be looked at.
+/// whatever runs at that pid now. `None` means the process must be looked at.
 pub fn judge_record(recorded: &StartToken) -> Option<Judgement> {
     if recorded.machine_id != procfs::machine_id() {
         return Some(Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine));
@@ -214,7 +214,7 @@ pub fn judge(pid: i32, recorded: Option<&StartToken>) -> Result<Judgement> {
     })
 }
 
-/// Who may be signalled on the strength of a verdict (SPEC §2.3, after pitchfork's fix, seed 003).
+/// Who may be signalled on the strength of a verdict (after pitchfork's fix for PID reuse).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Policy {
     /// Only `Match` authorises a signal. For cleanup, orphan adoption and anything the user did

@@ -1,5 +1,5 @@
 //! Writing a file so that no reader ever sees it empty or half-written, without following a
-//! symlink planted at the target (BUGS F2).
+//! symlink planted at the target (nothing a link points to is ever written).
 
 use std::fs;
 use std::io::Write;

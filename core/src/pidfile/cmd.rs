@@ -1,5 +1,5 @@
 //! The hook's `.sh` command file (seed 000): `#!/bin/bash`, then the argv joined as Python's
-//! `shlex.join` joins it, and the check of a live process's argv against it (SPEC §3.1).
+//! `shlex.join` joins it, and the check of a live process's argv against it.
 
 use std::fs;
 use std::path::Path;

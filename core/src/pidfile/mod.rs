@@ -1,4 +1,4 @@
-//! Pidfile formats: the abx-dl mtime format (SPEC §3.1) and its `.sh` command file.
+//! Pidfile formats: the abx-dl mtime format and its `.sh` command file.
 
 pub(crate) mod atomic;
 pub mod cmd;

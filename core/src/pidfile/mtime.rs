@@ -1,4 +1,4 @@
-//! The abx-dl pidfile (seed 000, SPEC §3.1): the decimal pid as content, the process start time
+//! The abx-dl pidfile: the decimal pid as content, the process start time
 //! as the file's mtime, plus pidguard's strong start token in the `user.pidguard.token` xattr.
 
 use std::fmt;
@@ -19,7 +19,7 @@ pub const TOKEN_XATTR: &str = "user.pidguard.token";
 /// Default tolerance of the mtime check, seconds (the seed's value).
 pub const DEFAULT_TOLERANCE: f64 = 5.0;
 
-/// Largest pidfile content read; longer content is malformed (BUGS E3: 10 MB of digits).
+/// Largest pidfile content read; longer content is malformed (10 MB of digits is not a pid).
 const MAX_CONTENT: u64 = 4096;
 
 /// Write an abx-dl pidfile for `pid` whose process started at `start_time` (seconds since the
@@ -204,7 +204,7 @@ pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedComm
     check_pid_file_recorded(pid_file, recorded, tolerance).valid
 }
 
-/// Judge an abx-dl pidfile and say why (SPEC §3.1). Never fails: every problem is a reason.
+/// Judge an abx-dl pidfile and say why. Never fails: every problem is a reason.
 ///
 /// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
 ///   refused, a FIFO cannot block) holding one decimal pid in `1..=pid_max`.

@@ -1,4 +1,4 @@
-//! Signals, the protected-target rules, schedules and parallel termination (SPEC §4).
+//! Signals, the protected-target rules, schedules and parallel termination.
 
 mod schedule;
 mod stop;

@@ -53,7 +53,7 @@ pub enum StopOutcome {
     Exited(Signal),
     /// Still alive after the whole schedule; the pidfile is kept.
     Unkillable,
-    /// Not signalled: a safety rule, the root trust rule (SPEC §3.3) or the policy refused it;
+    /// Not signalled: a safety rule, the owner rule of the pidfile or the policy refused it;
     /// the pidfile is kept.
     Refused(Refusal),
     /// Another machine's or PID namespace's record: left alone, pidfile kept.
@@ -108,7 +108,7 @@ impl StopOutcome {
         }
     }
 
-    /// The exit status of `pidguard stop` (SPEC §7): 0 stopped, 1 nothing to do (stale or
+    /// The exit status of `pidguard stop`: 0 stopped, 1 nothing to do (stale or
     /// already gone), 2 unkillable or a signalling error, 3 refused (including foreign).
     /// (4, bad input, is for the errors of [`stop_pid_file`].)
     pub fn exit_code(&self) -> i32 {
@@ -168,15 +168,16 @@ impl StopReport {
 ///
 /// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file`).
 /// 2. A missing file, a gone process, proven reuse (`Mismatch`) → [`StopOutcome::Stale`]:
-///    nothing is sent, the file is removed if unchanged (BUGS A1, A3). A foreign record is left
+///    nothing is sent, the file is removed if unchanged (a reused pid, a record from an earlier boot). A foreign record is left
 ///    alone. A zombie leader with a matching identity has its group (pinned by the zombie)
 ///    terminated.
 /// 3. A record that is not proven (`mtime-skew` or `cmd-mismatch` under `Strict`, an
 ///    unconfirmable token under either policy) → `Refused`, file kept.
-/// 4. Otherwise the process is pinned, re-checked against the pinned process, the root trust
-///    rule (SPEC §3.3: as root, a file another user could have written needs a token `Match`;
-///    a world-writable one is always refused) and the protected targets (own pid, own group,
-///    parent without a matching token, pid 1) apply, and the schedule runs.
+/// 4. Otherwise the process the check pinned is acted on: the owner rule (a file owned by
+///    another uid aims only at that uid's processes; a world-writable one — or, for a
+///    privileged caller, a group-writable one — at none, whatever its token says) and the
+///    protected targets (own pid, own group, parent without a matching token, pid 1) apply, and
+///    the schedule runs.
 ///
 /// Errors (nothing sent): `InvalidArgument` for a tolerance that is not finite seconds ≥ 0;
 /// `Malformed` for content that is not one pid or a bad token xattr;

@@ -1,4 +1,4 @@
-//! Terminating many targets in parallel with an escalation schedule (SPEC §4.2).
+//! Terminating many targets in parallel with an escalation schedule.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -276,7 +276,7 @@ impl Run<'_> {
 /// pidfd readiness (`poll`), not a sleep loop; unpinned handles are checked every 10 ms.
 ///
 /// Descendants that left the group with `setsid(2)` are not reached (only a cgroup or a
-/// subreaper could); the report does not claim them (BUGS C3).
+/// subreaper could); the report does not claim them.
 pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<TerminateReport> {
     let refs: Vec<&ProcessRef> = targets.iter().collect();
     run_all(&refs, opts)
