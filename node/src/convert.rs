@@ -167,11 +167,7 @@ pub fn invalid_value(env: &Env, msg: &str) -> napi::Error {
 
 /// `'strict'` or `'lenient'`; anything else is a `TypeError` (`ERR_INVALID_ARG_VALUE`).
 pub fn policy(env: &Env, s: &str) -> Result<pidguard::Policy> {
-    match s {
-        "strict" => Ok(pidguard::Policy::Strict),
-        "lenient" => Ok(pidguard::Policy::Lenient),
-        _ => Err(arg_error(env, "ERR_INVALID_ARG_VALUE", format!("The \"policy\" option must be 'strict' or 'lenient'. Received {s:?}"))),
-    }
+    s.parse().map_err(|_| arg_error(env, "ERR_INVALID_ARG_VALUE", format!("The \"policy\" option must be 'strict' or 'lenient'. Received {s:?}")))
 }
 
 /// Seconds since the epoch as `f64` (negative before 1970).

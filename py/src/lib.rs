@@ -174,11 +174,7 @@ fn schedule_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Schedule> {
 }
 
 fn policy_arg(obj: &Bound<'_, PyAny>) -> PyResult<Policy> {
-    match str_arg(obj, "policy")?.as_str() {
-        "strict" => Ok(Policy::Strict),
-        "lenient" => Ok(Policy::Lenient),
-        other => Err(PyValueError::new_err(format!("policy must be 'strict' or 'lenient', not {other:?}"))),
-    }
+    str_arg(obj, "policy")?.parse::<Policy>().map_err(|e| PyValueError::new_err(e.message().to_string()))
 }
 
 fn token_arg(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<StartToken>> {

@@ -227,12 +227,39 @@ pub enum Policy {
 }
 
 impl Policy {
+    /// `"strict"` or `"lenient"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Policy::Strict => "strict",
+            Policy::Lenient => "lenient",
+        }
+    }
+
     /// Whether `verdict` authorises a signal under this policy.
     pub const fn authorizes(self, verdict: Verdict) -> bool {
         match (self, verdict) {
             (_, Verdict::Match) => true,
             (Policy::Lenient, Verdict::Unverifiable) => true,
             _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = crate::Error;
+
+    /// Parse `"strict"` or `"lenient"` (exactly). Errors: `InvalidArgument` for anything else.
+    fn from_str(s: &str) -> Result<Policy> {
+        match s {
+            "strict" => Ok(Policy::Strict),
+            "lenient" => Ok(Policy::Lenient),
+            other => Err(crate::Error::invalid(format!("policy must be 'strict' or 'lenient', not {other:?}"))),
         }
     }
 }
