@@ -109,11 +109,13 @@ pub fn pid(env: &Env, v: &Unknown, name: &str) -> Result<i32> {
 /// The range check of [`pid`] for a value napi already converted to a number (an object
 /// member declared `number`).
 pub fn pid_number(env: &Env, n: f64, name: &str) -> Result<i32> {
-    if n.fract() != 0.0 || !(1.0..=i32::MAX as f64).contains(&n) {
+    // Which pids may be read or signalled is core's decision (1..=pid_max; pid <= 0 and pid 1
+    // are refused before any system call); here only what a pid_t can hold.
+    if n.fract() != 0.0 || !(i32::MIN as f64..=i32::MAX as f64).contains(&n) {
         return Err(arg_error(
             env,
             "ERR_OUT_OF_RANGE",
-            format!("The value of \"{name}\" is out of range. It must be an integer in 1..={}. Received {n}", i32::MAX),
+            format!("The value of \"{name}\" is out of range. It must be an integer that fits a pid_t. Received {n}"),
         ));
     }
     Ok(n as i32)

@@ -85,12 +85,9 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".to_string())
 }
 
-/// The kernel's hard ceiling of `/proc/sys/kernel/pid_max` (`PID_MAX_LIMIT`, 4 Mi on 64-bit).
-const PID_MAX_LIMIT: i64 = 4 * 1024 * 1024;
-
-/// A pid: an `int` (or an object with `__index__`), not `bool`, not `float`, in
-/// `1..=PID_MAX_LIMIT`, checked here without a system call. The machine's own `pid_max` is
-/// checked by core, also before anything is signalled.
+/// A pid: an `int` (or an object with `__index__`), not `bool`, not `float`, that fits a
+/// `pid_t`. Its range (`1..=pid_max`, the protected pids) is core's to decide, before any
+/// system call.
 fn pid_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i32> {
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(obj))));
@@ -102,10 +99,9 @@ fn pid_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i32> {
         }
         Err(_) => return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(obj)))),
     };
-    if v <= 0 || v > PID_MAX_LIMIT {
-        return Err(PyValueError::new_err(format!("{what} {v} is out of range (a pid is 1..=pid_max)")));
-    }
-    Ok(v as i32)
+    // Which pids may be read or signalled is core's decision (1..=pid_max; pid <= 0 and pid 1
+    // are refused before any system call); here only what a pid_t can hold.
+    i32::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} {v} is out of range (a pid is 1..=pid_max)")))
 }
 
 /// Seconds as `f64`: an `int` or `float` (or anything with `__float__`), not `bool` or `str`.

@@ -61,7 +61,8 @@ def test_argument_abuse_is_rejected_before_any_call(tmp_path):
     for pid in (True, False, 1.0, "1", 2**64, -1, 0, None, float("nan")):
         with pytest.raises((TypeError, ValueError)):
             pidguard.write_pid_file_with_mtime(p, pid, time.time())
-        with pytest.raises((TypeError, ValueError)):
+        # pid <= 0 is refused by core's rule (RefusedError), like every protected target.
+        with pytest.raises((TypeError, ValueError, pidguard.RefusedError)):
             pidguard.terminate(pid)
     for t in (math.nan, math.inf, -math.inf, 1e300, "1", True, None):
         with pytest.raises((TypeError, ValueError)):
