@@ -121,15 +121,27 @@ test('a pid that is not a number is a TypeError, thrown before anything runs', (
   assert.deepEqual(fs.readdirSync(dir), []);
 });
 
-test('a pid that is a float, NaN, infinite, ≤ 0 or ≥ 2^31 is a RangeError, thrown before anything runs', () => {
+test('a pid that is a float, NaN, infinite or does not fit a pid_t is a RangeError, thrown before anything runs', () => {
   const dir = tempDir('range');
   for (const [name, call] of Object.entries(PID_CALLS)) {
-    for (const bad of [3.5, process.pid + 0.5, NaN, Infinity, -Infinity, 0, -0, -1, -process.pid, 2 ** 31, 2 ** 32 + 1, 2 ** 53]) {
+    for (const bad of [3.5, process.pid + 0.5, NaN, Infinity, -Infinity, 2 ** 31, 2 ** 32 + 1, 2 ** 53, -(2 ** 31) - 1]) {
       assert.throws(() => call(bad, path.join(dir, 'x.pid')), (e) => {
         assert.ok(e instanceof RangeError, `${name}(${bad}): ${e}`);
         assert.equal(e.code, 'ERR_OUT_OF_RANGE');
         return true;
       });
+    }
+  }
+  assert.deepEqual(fs.readdirSync(dir), []);
+});
+
+test('a pid <= 0 or above pid_max is core\'s to judge, as in every language: refused or an invalid argument', async () => {
+  const dir = tempDir('range-core');
+  for (const bad of [0, -0, -1, -process.pid, 2 ** 31 - 1]) {
+    await assert.rejects(pidguard.terminate(bad, { policy: 'lenient', schedule: 'KILL/1' }),
+      (e) => e.code === 'PIDGUARD_REFUSED' && ['non-positive-pid', 'above-pid-max'].includes(e.refusal));
+    for (const name of ['lookup', 'startToken', 'judge', 'writePidFileWithMtime']) {
+      assert.throws(() => PID_CALLS[name](bad, path.join(dir, 'x.pid')), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT', `${name}(${bad})`);
     }
   }
   assert.deepEqual(fs.readdirSync(dir), []);

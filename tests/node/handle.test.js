@@ -121,7 +121,7 @@ test('argument types are checked before anything happens; a closed handle throws
   const child = spawnGroup('exec sleep 300');
   const h = ProcessRef.open(child.pid, pidguard.startToken(child.pid));
   assert.throws(() => ProcessRef.open('123'), TypeError);
-  assert.throws(() => ProcessRef.open(0), RangeError);
+  assert.throws(() => ProcessRef.open(0), { code: 'PIDGUARD_REFUSED' });
   assert.throws(() => ProcessRef.open(child.pid, null, 'yolo'), TypeError);
   assert.throws(() => ProcessRef.open(child.pid, 'not a token'), { code: 'PIDGUARD_INVALID_ARGUMENT' });
   assert.throws(() => h.signal(1.5), RangeError);
