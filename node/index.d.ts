@@ -198,6 +198,16 @@ export declare class ProcessRef {
    * `PIDGUARD_INVALID_ARGUMENT` for a malformed token.
    */
   static open(pid: number, token?: string | null, policy?: 'strict' | 'lenient' | null): ProcessRef
+  /**
+   * Pin the caller's own child `pid` (a `ChildProcess` it spawned, not yet reaped) without
+   * a token: until it is reaped nobody else can reap it, so its pid and the process group it
+   * leads are still its own. A child that has exited but is not reaped yet is pinned too, so
+   * the live members of its group are still reached.
+   * 
+   * Throws `PIDGUARD_INVALID_ARGUMENT` when `pid` is not a child of this process,
+   * `PIDGUARD_NO_SUCH_PROCESS` once it was reaped, `PIDGUARD_REFUSED` for pid 1 or our own.
+   */
+  static openChild(pid: number): ProcessRef
   /** The pid. */
   get pid(): number
   /**

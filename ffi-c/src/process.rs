@@ -67,6 +67,29 @@ pub extern "C" fn pidguard_process_open(
     })
 }
 
+/// Pin the caller's own child `pid` (a process it forked or spawned and has not reaped) without
+/// a token: until the caller reaps it nobody else can, so its pid and the process group it
+/// leads are still its own. A child that has exited but is not reaped yet (a zombie) is pinned
+/// too, so pidguard_process_signal_group() still reaches the live members of its group.
+///
+/// - `pid`: the child.
+/// - `process_out`: receives a new handle, which the caller owns and frees with
+///   pidguard_process_free().
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT when `pid` is not a child of the caller or
+/// `process_out` is NULL; PIDGUARD_ENO_SUCH_PROCESS once it was reaped; PIDGUARD_EREFUSED for
+/// pid <= 0, 1 or the caller itself (pidguard_last_error_refusal() says which);
+/// PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO when it cannot be read.
+#[no_mangle]
+pub extern "C" fn pidguard_process_open_child(pid: i32, process_out: *mut *mut pidguard_process) -> c_int {
+    ffi!("pidguard_process_open_child", {
+        let process_out = out(process_out, "process_out")?;
+        let h = ProcessRef::open_child(pid)?;
+        process_out.write(Box::into_raw(Box::new(pidguard_process { h })));
+        Ok(())
+    })
+}
+
 /// Free a handle and close its pidfd. NULL is allowed and does nothing. Freeing twice, or using
 /// the handle afterwards, is undefined behaviour. The process itself is left as it is.
 #[no_mangle]

@@ -87,3 +87,21 @@ fn every_exported_function_is_documented() {
     assert!(count >= 30, "only {count} prototypes found");
     assert!(!GENERATED.contains("pidguard_internal"), "test-only symbols must stay out of the header");
 }
+
+/// The C column of the operations table (tests/operations/operations.json): every operation of
+/// pidguard has a C function, declared in the header.
+#[test]
+fn every_operation_of_the_table_has_a_c_function() {
+    let table = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/operations/operations.json"))
+        .expect("read the operations table");
+    let names: Vec<String> = table
+        .lines()
+        .filter_map(|l| l.split("\"c\": \"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .map(str::to_string)
+        .collect();
+    let ops = table.matches("\"op\":").count();
+    assert_eq!(names.len(), ops, "an operation without a C name");
+    let missing: Vec<&String> = names.iter().filter(|n| !GENERATED.contains(&format!("int {n}("))).collect();
+    assert!(missing.is_empty(), "operations without a C function in include/pidguard.h: {missing:?}");
+}

@@ -90,6 +90,20 @@ impl ProcessRef {
         Ok(ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), inner: Mutex::new(Some(Arc::new(h))) })
     }
 
+    /// Pin the caller's own child `pid` (a `ChildProcess` it spawned, not yet reaped) without
+    /// a token: until it is reaped nobody else can reap it, so its pid and the process group it
+    /// leads are still its own. A child that has exited but is not reaped yet is pinned too, so
+    /// the live members of its group are still reached.
+    ///
+    /// Throws `PIDGUARD_INVALID_ARGUMENT` when `pid` is not a child of this process,
+    /// `PIDGUARD_NO_SUCH_PROCESS` once it was reaped, `PIDGUARD_REFUSED` for pid 1 or our own.
+    #[napi(factory, ts_args_type = "pid: number")]
+    pub fn open_child(env: Env, pid: Unknown) -> Result<ProcessRef> {
+        let pid = convert::pid(&env, &pid, "pid")?;
+        let h = convert::no_panic(|| pidguard::ProcessRef::open_child(pid)).map_err(|e| js_error(&env, &e))?;
+        Ok(ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), inner: Mutex::new(Some(Arc::new(h))) })
+    }
+
     /// The pid.
     #[napi(getter)]
     pub fn pid(&self) -> i32 {

@@ -321,8 +321,37 @@ static void the_kernel_refusing_is_permission_denied(void) {
     release(p);
 }
 
+/* The caller's own child, pinned without a token — even after it exited unreaped, so its
+ * group's live member is still reached; a process that is not our child is refused. */
+static void open_child_reaches_the_group_of_an_unreaped_leader(void) {
+    static char *const EXITING[] = {"/bin/bash", "-c", "sleep 300 & exit 0", NULL};
+    pid_t leader = spawn(EXITING, 1, "/dev/null", "/dev/null");
+    pid_t member = 0;
+    for (int i = 0; i < 500 && !member; i++) {
+        member = member_of(leader);
+        if (!member) usleep(10000);
+    }
+    CHECK(member > 0);
+    pidguard_process *p = NULL;
+    CHECK_OK(pidguard_process_open_child(leader, &p));
+    opened[31] = p;
+    pidguard_terminate_result r;
+    CHECK_OK(pidguard_process_terminate(p, "TERM/5/KILL/5", &r));
+    CHECK(r.outcome == PIDGUARD_OUTCOME_EXITED);
+    CHECK(!is_running(member));
+    opened[31] = NULL;
+    pidguard_process_free(p);
+    CHECK(waitpid(leader, NULL, 0) == leader);
+    pidguard_process *q = NULL;
+    CHECK_STATUS(pidguard_process_open_child(getppid(), &q), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_STATUS(pidguard_process_open_child(1, &q), PIDGUARD_EREFUSED);
+    CHECK_STATUS(pidguard_process_open_child(leader, NULL), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK(q == NULL);
+}
+
 int main(void) {
     atexit(kill_leftovers);
+    open_child_reaches_the_group_of_an_unreaped_leader();
     accessors_wait_and_signal();
     group_reached_after_the_leader_was_reaped();
     terminate_keeps_the_handle();

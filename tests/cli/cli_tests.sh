@@ -233,5 +233,16 @@ done
 expect_status "demo" 0 $st
 grep -q "demo passed" "$T/demo.txt" && ok "demo says it passed" || { bad "demo output"; cat "$T/demo.txt"; }
 
+# The CLI column of the operations table (tests/operations/operations.json): each named
+# subcommand exists; an operation without one says why.
+ops_table="$(dirname "$0")/../operations/operations.json"
+if command -v node >/dev/null; then
+  while IFS= read -r sub; do
+    "$PG" "$sub" --help >/dev/null 2>&1 && ok "operations table: pidguard $sub exists" || bad "operations table: no subcommand $sub"
+  done < <(node -e 'for (const o of JSON.parse(require("fs").readFileSync(process.argv[1])).operations) { if (o.cli) console.log(o.cli); else if (!o.cli_why) console.log("MISSING-" + o.op.replace(/ /g, "_")) }' "$ops_table" | sort -u)
+else
+  echo "skip - operations table (node is needed to read it)"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
