@@ -212,7 +212,7 @@ pub struct ProcessInfo {
     sid: i32,
     /// The real uid, or None when unreadable.
     uid: Option<u32>,
-    /// The state letter of /proc/<pid>/stat ('Z' is a zombie).
+    /// The state letter of `/proc/<pid>/stat` ('Z' is a zombie).
     state: String,
     /// Start time in clock ticks since boot.
     start_ticks: u64,

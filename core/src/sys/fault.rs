@@ -2,7 +2,7 @@
 //!
 //! The table is thread-local, so tests running in parallel do not see each other's faults, and
 //! pidguard's waits run on the calling thread. Compiled in only with the `fault-injection`
-//! feature (pidguard's own tests turn it on); otherwise [`check`] and [`point`] are empty and
+//! feature (pidguard's own tests turn it on); otherwise its seams (`check`, `point`) are empty and
 //! cost nothing.
 
 #[cfg(feature = "fault-injection")]
