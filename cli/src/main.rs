@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode as ProcessExit;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use pidguard::{check_pid_file, cleanup_background_hooks, terminate, CleanupOptions, ExitCode, Outcome, Policy, Schedule, TerminateOptions};
+use pidguard::{check_pid_file, cleanup_background_hooks, CleanupOptions, ExitCode, Policy, Schedule};
 use serde_json::json;
 
 /// The text after `--help`: every exit code, from core's table.
@@ -160,24 +160,6 @@ fn default_cmd_file(pidfile: &Path) -> Option<PathBuf> {
     p.exists().then_some(p)
 }
 
-/// Whether `path` holds a guard pidfile (one JSON object) rather than an abx-dl pidfile.
-fn is_guard_file(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(m) = std::fs::symlink_metadata(path) else { return false };
-    if !m.is_file() {
-        return false;
-    }
-    let mut buf = [0u8; 64];
-    // Neither follow a symlink nor block on a FIFO swapped in since the lstat above.
-    use std::os::unix::fs::OpenOptionsExt;
-    let n = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .and_then(|mut f| if f.metadata()?.is_file() { f.read(&mut buf) } else { Ok(0) })
-        .unwrap_or(0);
-    buf[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
-}
 
 /// `status` of a guard pidfile.
 fn guard_status(pidfile: &Path, json: bool) -> ProcessExit {
@@ -214,52 +196,6 @@ fn guard_status(pidfile: &Path, json: bool) -> ProcessExit {
         }
     }
     code.into()
-}
-
-/// `stop` of a guard pidfile: the record's token decides under the chosen policy.
-fn guard_stop(pidfile: &Path, schedule: Schedule, policy: Policy, json: bool) -> ProcessExit {
-    let v = match pidguard::guard::check(pidfile) {
-        Ok(v) => v,
-        Err(e) => return fail(&e),
-    };
-    let (Some(entry), Some(j)) = (v.entry.clone(), v.identity) else {
-        if json {
-            println!("{}", json!({"pidfile": pidfile, "format": "guard", "outcome": "missing", "signals": [], "pid_file_removed": false, "exit": ExitCode::NothingToDo.code()}));
-        } else {
-            println!("{}: no pidfile — nothing to do", pidfile.display());
-        }
-        return ExitCode::NothingToDo.into();
-    };
-    let (status, outcome, signals) = if v.is_stale() {
-        (ExitCode::NothingToDo, format!("stale ({}), nothing sent", report::verdict_text(j.verdict, j.reason)), vec![])
-    } else if j.reason == pidguard::Reason::LiveTokenUnreadable {
-        // A failed read is not a fact about the holder: nothing is sent, the record is kept.
-        (ExitCode::Undecided, format!("undecided ({}), nothing sent", report::verdict_text(j.verdict, j.reason)), vec![])
-    } else {
-        match v.open(policy) {
-            Ok(h) => {
-                let r = terminate(vec![h], &TerminateOptions { schedule, group: true, reap: true }).remove(0);
-                let st = match r.outcome {
-                    Outcome::Exited { .. } => ExitCode::Done,
-                    Outcome::AlreadyGone => ExitCode::NothingToDo,
-                    Outcome::Refused(_) => ExitCode::Refused,
-                    Outcome::Unkillable | Outcome::Error(_) => ExitCode::Unkillable,
-                };
-                (st, r.outcome.to_string(), r.signals.iter().map(|s| s.name()).collect())
-            }
-            Err(e) if e.kind() == pidguard::ErrorKind::NoSuchProcess => (ExitCode::NothingToDo, "already gone".to_string(), vec![]),
-            Err(e) => (ExitCode::for_error(&e), format!("{}, nothing sent", report::error_text(&e)), vec![]),
-        }
-    };
-    // Like an abx-dl record, a stale or stopped guard record is removed — by content, so a
-    // record rewritten meanwhile by a new holder survives.
-    let removed = matches!(status, ExitCode::Done | ExitCode::NothingToDo) && pidguard::guard::remove(pidfile, &entry).unwrap_or(false);
-    if json {
-        println!("{}", json!({"pidfile": pidfile, "format": "guard", "pid": entry.pid, "outcome": outcome, "signals": signals, "pid_file_removed": removed, "exit": status.code()}));
-    } else {
-        println!("{}: pid {} — {}{}{}", pidfile.display(), entry.pid, outcome, report::signals_text(&signals), report::removed_text(removed));
-    }
-    status.into()
 }
 
 /// Parse the command line; a usage error exits 64 (EX_USAGE), `--help`/`--version` exit 0.
@@ -345,7 +281,7 @@ fn main() -> ProcessExit {
             if !tolerance.is_finite() || tolerance < 0.0 {
                 return bad_input(format!("bad tolerance {tolerance}"));
             }
-            if is_guard_file(&pidfile) {
+            if pidguard::Format::of(&pidfile) == pidguard::Format::Guard {
                 return guard_status(&pidfile, json);
             }
             let cmd = cmd_file.or_else(|| default_cmd_file(&pidfile));
@@ -371,9 +307,6 @@ fn main() -> ProcessExit {
                 Err(e) => return bad_input(e),
             };
             let policy = if lenient { Policy::Lenient } else { Policy::Strict };
-            if is_guard_file(&pidfile) {
-                return guard_stop(&pidfile, schedule, policy, json);
-            }
             let opts = pidguard::StopOptions {
                 schedule,
                 policy,
@@ -405,7 +338,7 @@ fn main() -> ProcessExit {
             if json {
                 println!(
                     "{}",
-                    json!({"pidfile": pidfile, "format": "abx-dl", "pid": r.check.pid, "check": r.check.reason.as_str(),
+                    json!({"pidfile": pidfile, "format": r.format.as_str(), "pid": r.check.pid, "check": r.check.reason.as_str(),
                            "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "refusal_detail": r.detail, "signals": signals,
                            "exit_code": r.exit().code(), "pid_file_removed": r.pid_file_removed, "exit": status.code()})
                 );

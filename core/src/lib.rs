@@ -70,6 +70,7 @@ pub use identity::{
     Reason, StartToken, Verdict,
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
+pub use pidfile::Format;
 pub use pidfile::mtime::{check_pid_file, check_pid_file_recorded, validate_pid_file, validate_pid_file_recorded, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
 pub use signal::{
     stop_pid_file, terminate, terminate_pid, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,

@@ -861,3 +861,32 @@ fn a_forked_childs_copy_of_a_guard_removes_nothing() {
     assert!(held.release().unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn stop_pid_file_stops_the_holder_of_a_guard_record_and_removes_it_by_content() {
+    let d = TempDir::new("stop-guard");
+    let path = d.path().join("g.json");
+    let live = spawn_group("sleep 300 & wait");
+    assert!(common::wait_for(std::time::Duration::from_secs(10), || common::group_members(live.pid()).len() == 2));
+    guard::create(&path, &Entry::new(live.pid(), pidguard::start_token(live.pid()).unwrap().to_string())).unwrap();
+    assert_eq!(pidguard::Format::of(&path), pidguard::Format::Guard);
+    let opts = pidguard::StopOptions { schedule: "TERM/5/KILL/5".parse().unwrap(), ..Default::default() };
+    let r = pidguard::stop_pid_file(&path, &opts).unwrap();
+    assert_eq!(r.format, pidguard::Format::Guard);
+    assert_eq!(r.outcome, pidguard::StopOutcome::Exited(pidguard::Signal::TERM), "{r:?}");
+    assert!(r.pid_file_removed && !path.exists());
+    assert!(common::group_members(live.pid()).is_empty());
+    // A record whose holder is gone: stale, removed, nothing sent.
+    let (dead, tok) = {
+        let mut c = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = c.id() as i32;
+        let tok = pidguard::start_token(pid).unwrap().to_string();
+        c.kill().unwrap();
+        c.wait().unwrap();
+        (pid, tok)
+    };
+    guard::create(&path, &Entry::new(dead, tok)).unwrap();
+    let r = pidguard::stop_pid_file(&path, &opts).unwrap();
+    assert!(matches!(r.outcome, pidguard::StopOutcome::Stale(_)), "{r:?}");
+    assert!(r.signals().is_empty() && !path.exists());
+}

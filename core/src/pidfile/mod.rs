@@ -5,6 +5,41 @@ pub mod cmd;
 pub mod mtime;
 pub(crate) mod target;
 
+use std::path::Path;
+
+/// The two pidfile formats pidguard reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// The abx-dl format: the decimal pid, the start time as the mtime, the token in an xattr.
+    AbxDl,
+    /// A guard record: one JSON object ([`crate::guard`]).
+    Guard,
+}
+
+impl Format {
+    /// `"abx-dl"` or `"guard"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Format::AbxDl => "abx-dl",
+            Format::Guard => "guard",
+        }
+    }
+
+    /// The format of the pidfile at `path`: `Guard` when it is a regular file whose first
+    /// non-blank byte is `{`, else `AbxDl` (also for a missing or unreadable file, whose check
+    /// then says why). Opened without following a symlink or blocking on a FIFO; reads at most
+    /// 64 bytes.
+    pub fn of(path: &Path) -> Format {
+        let Ok(fd) = crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) else {
+            return Format::AbxDl;
+        };
+        let f = std::fs::File::from(fd);
+        let is_guard = f.metadata().is_ok_and(|m| m.is_file())
+            && read_bounded(&f, 64, 64).is_ok_and(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
+        if is_guard { Format::Guard } else { Format::AbxDl }
+    }
+}
+
 /// Read an open regular file whose `fstat` gave `size` bytes, at most `max` bytes, from offset 0
 /// (`pread`, so the file position does not matter and the same descriptor can be read again).
 ///

@@ -154,7 +154,7 @@ pub struct PidFileCheck {
 }
 
 impl PidFileCheck {
-    fn new(reason: CheckReason) -> PidFileCheck {
+    pub(crate) fn new(reason: CheckReason) -> PidFileCheck {
         PidFileCheck {
             valid: false,
             reason,

@@ -8,6 +8,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::hooks::cleanup::remove_if_unchanged;
 use crate::identity::Policy;
 use crate::pidfile::mtime::{check_pinned, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::Format;
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
 
 /// Options of [`stop_pid_file`].
@@ -151,6 +152,8 @@ pub struct StopReport {
     pub warning: Option<String>,
     /// The particulars of a refusal, when there are any (`owned by uid 65534, target uid 0`).
     pub detail: Option<String>,
+    /// The format of the pidfile ([`Format::of`]).
+    pub format: Format,
 }
 
 impl StopReport {
@@ -164,7 +167,11 @@ impl StopReport {
     }
 }
 
-/// Stop the process an abx-dl pidfile names, with its process group, and nothing else.
+/// Stop the process a pidfile names — an abx-dl pidfile or a guard record (the format is told
+/// by [`Format::of`], reported in [`StopReport::format`]) — with its process group, and nothing
+/// else. For a guard record the record's token decides under `opts.policy`, the owner rule
+/// applies, and a stale or stopped record is removed by content; the steps below are the
+/// abx-dl format's.
 ///
 /// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file`).
 /// 2. A missing file, a gone process, proven reuse (`Mismatch`) → [`StopOutcome::Stale`]:
@@ -187,6 +194,9 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     if !(opts.tolerance.is_finite() && opts.tolerance >= 0.0) {
         return Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {}", opts.tolerance)));
     }
+    if Format::of(pid_file) == Format::Guard {
+        return stop_guard_record(pid_file, opts);
+    }
     let (check, pin) = check_pinned(pid_file, opts.cmd_file.as_deref(), opts.tolerance);
     let mut report = StopReport {
         pid_file: pid_file.to_path_buf(),
@@ -196,6 +206,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
         pid_file_removed: false,
         warning: None,
         detail: None,
+        format: Format::AbxDl,
     };
     let mut acting = check.clone();
     let mut lenient_warning = None;
@@ -275,6 +286,81 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     };
     if t.outcome.is_stopped() {
         report.pid_file_removed = remove_if_unchanged(pid_file, &check);
+    }
+    report.terminate = Some(t);
+    Ok(report)
+}
+
+/// [`stop_pid_file`] for a guard record: the record's token decides under `opts.policy`; the
+/// owner rule applies ([`crate::guard::Verdict::open`]); a stale or stopped record is removed by
+/// content, so a record a new holder wrote meanwhile survives. `opts.cmd_file` and
+/// `opts.tolerance` do not apply (a guard record always carries a token).
+fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
+    use crate::identity::{Reason, Verdict};
+    let v = crate::guard::check(path)?;
+    let mut check = PidFileCheck::new(CheckReason::Missing);
+    let mut report = StopReport {
+        pid_file: path.to_path_buf(),
+        check: check.clone(),
+        outcome: StopOutcome::Stale(CheckReason::Missing),
+        terminate: None,
+        pid_file_removed: false,
+        warning: None,
+        detail: None,
+        format: Format::Guard,
+    };
+    let (Some(entry), Some(j)) = (v.entry.clone(), v.identity) else { return Ok(report) };
+    check.pid = Some(entry.pid);
+    check.judgement = Some(j);
+    check.token = entry.start_token.parse().ok();
+    check.owner = v.owner_uid.map(|u| (u, crate::guard::FILE_MODE));
+    check.reason = match j.verdict {
+        Verdict::Match => CheckReason::Valid,
+        Verdict::Gone if j.reason == Reason::Zombie => CheckReason::Zombie,
+        Verdict::Gone => CheckReason::Gone,
+        Verdict::Mismatch => CheckReason::Mismatch,
+        Verdict::Unverifiable if j.reason.is_foreign() => CheckReason::Foreign,
+        Verdict::Unverifiable => CheckReason::Unverifiable,
+    };
+    check.valid = j.verdict == Verdict::Match;
+    report.check = check;
+    let remove = |report: &mut StopReport| {
+        report.pid_file_removed = crate::guard::remove(path, &entry).unwrap_or(false);
+    };
+    if v.is_stale() {
+        report.outcome = StopOutcome::Stale(report.check.reason);
+        remove(&mut report);
+        return Ok(report);
+    }
+    if j.reason.is_foreign() {
+        report.outcome = StopOutcome::Foreign;
+        return Ok(report);
+    }
+    let h = match v.open(opts.policy) {
+        Ok(h) => h,
+        Err(e) if e.kind() == ErrorKind::NoSuchProcess => {
+            report.outcome = StopOutcome::AlreadyGone;
+            remove(&mut report);
+            return Ok(report);
+        }
+        Err(e) => {
+            // Refused by a rule, or the identity could not be read: nothing sent, record kept.
+            report.outcome = StopOutcome::Refused(e.refusal().unwrap_or(Refusal::Unverifiable));
+            report.detail = Some(e.message().to_string());
+            return Ok(report);
+        }
+    };
+    let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
+    let t = terminate(vec![h], &topts).pop().expect("one target, one report");
+    report.outcome = match &t.outcome {
+        Outcome::AlreadyGone => StopOutcome::AlreadyGone,
+        Outcome::Exited { after } => StopOutcome::Exited(*after),
+        Outcome::Unkillable => StopOutcome::Unkillable,
+        Outcome::Refused(r) => StopOutcome::Refused(*r),
+        Outcome::Error(e) => StopOutcome::Error(e.clone()),
+    };
+    if t.outcome.is_stopped() {
+        remove(&mut report);
     }
     report.terminate = Some(t);
     Ok(report)
