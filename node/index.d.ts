@@ -315,6 +315,8 @@ export interface StopOptions {
 export interface StopReport {
   /** The pidfile. */
   pidFile: string
+  /** Its format: `'abx-dl'` or `'guard'`. */
+  format: 'abx-dl' | 'guard'
   /**
    * `'stale'` (nothing sent; file removed if unchanged), `'already-gone'`, `'exited'`,
    * `'unkillable'` (file kept), `'refused'` (file kept), `'foreign'` (another machine's or

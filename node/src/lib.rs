@@ -602,6 +602,9 @@ pub struct StopOptions {
 pub struct StopReport {
     /// The pidfile.
     pub pid_file: String,
+    /// Its format: `'abx-dl'` or `'guard'`.
+    #[napi(ts_type = "'abx-dl' | 'guard'")]
+    pub format: String,
     /// `'stale'` (nothing sent; file removed if unchanged), `'already-gone'`, `'exited'`,
     /// `'unkillable'` (file kept), `'refused'` (file kept), `'foreign'` (another machine's or
     /// PID namespace's record, left alone) or `'error'`.
@@ -634,6 +637,7 @@ pub struct StopReport {
 fn stop_report(r: pidguard::StopReport) -> StopReport {
     StopReport {
         pid_file: r.pid_file.to_string_lossy().into_owned(),
+        format: r.format.as_str().to_string(),
         outcome: r.outcome.as_str().to_string(),
         stale_reason: r.outcome.stale_reason().map(|x| x.as_str().to_string()),
         after: r.outcome.after().map(|s| s.name()),

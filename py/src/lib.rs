@@ -338,6 +338,8 @@ impl From<pidguard::Judgement> for Judgement {
 pub struct StopReport {
     /// The pidfile.
     pid_file: PathBuf,
+    /// Its format: 'abx-dl' or 'guard'.
+    format: String,
     /// 'stale' (nothing sent; file removed if unchanged), 'already-gone', 'exited',
     /// 'unkillable' (file kept), 'refused' (file kept), 'foreign' (left alone) or 'error'.
     outcome: String,
@@ -375,6 +377,7 @@ impl StopReport {
 fn stop_report(py: Python<'_>, r: pidguard::StopReport) -> PyResult<StopReport> {
     Ok(StopReport {
         pid_file: r.pid_file.clone(),
+        format: r.format.as_str().to_string(),
         outcome: r.outcome.as_str().to_string(),
         stale_reason: r.outcome.stale_reason().map(|x| x.as_str().to_string()),
         after: r.outcome.after().map(|s| s.name()),

@@ -185,3 +185,12 @@ def test_judge_and_stop_pid_file_as_node_and_c_have_them(tmp_path, spawn):
     assert pidguard.judge(p.pid, token).verdict == "gone"
     r = pidguard.stop_pid_file(pid_file)
     assert (r.outcome, r.stale_reason, r.status) == ("stale", "missing", 1)
+
+
+def test_stop_pid_file_takes_a_guard_record_too(tmp_path, spawn):
+    p = spawn.popen(["sleep", "60"])
+    path = tmp_path / "g.json"
+    pidguard.guard.create(path, pidguard.guard.Entry(p.pid, pidguard.start_token(p.pid)))
+    r = pidguard.stop_pid_file(path, schedule="TERM/5/KILL/5")
+    assert (r.format, r.outcome, r.pid_file_removed) == ("guard", "exited", True), r
+    assert not path.exists()
