@@ -112,7 +112,7 @@ pub(crate) fn refuse(target: Target) -> Option<Refusal> {
 pub(crate) enum Authority {
     /// The file is the caller's own: any process the identity rules accept.
     Any,
-    /// The file belongs to another uid: only processes whose real or effective uid is that
+    /// The file belongs to another uid: only processes whose real or saved uid is that
     /// uid, i.e. processes its owner could have signalled itself.
     OwnerOnly(u32),
 }

@@ -838,3 +838,31 @@ fn open_child_pins_an_unreaped_child_and_reaches_its_group_after_the_leader_exit
     assert_eq!(ProcessRef::open_child(1).unwrap_err().refusal(), Some(Refusal::Init));
     assert_eq!(ProcessRef::open_child(std::process::id() as i32).unwrap_err().refusal(), Some(Refusal::OwnPid));
 }
+
+#[test]
+fn i9_a_root_process_that_only_lowered_its_effective_uid_is_not_the_users() {
+    if unsafe { libc::geteuid() } != 0 || Command::new("python3").arg("--version").output().is_err() {
+        println!("SKIP: needs root and python3");
+        return;
+    }
+    // ruid 0, euid 65534, suid 0: user 65534 cannot signal it (kill(2) compares the target's real
+    // and saved uids), so a pidfile of that user must not aim root at it.
+    let p = Proc(
+        Command::new("python3")
+            .args(["-c", "import os,time; os.setresuid(0,65534,0); time.sleep(300)"])
+            .process_group(0)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(wait_for(Duration::from_secs(10), || std::fs::read_to_string(format!("/proc/{}/status", p.pid()))
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("65534")))));
+    let dir = TempDir::new("i9-euid");
+    let pf = dir.path().join("on_Snapshot__1_hook.bg.pid");
+    write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
+    std::os::unix::fs::chown(&pf, Some(65534), Some(65534)).unwrap();
+    let copts = CleanupOptions { schedule: sched("TERM/1/KILL/1"), no_finalize: true, ..CleanupOptions::default() };
+    let r = cleanup_background_hooks(dir.path(), &copts, None).unwrap().pop().unwrap();
+    assert_eq!(r.outcome, HookOutcome::Refused(Refusal::UntrustedPidfile), "{r:?}");
+    assert!(alive(p.pid()) && pf.exists());
+}

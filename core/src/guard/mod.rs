@@ -122,7 +122,7 @@ impl Verdict {
         match crate::signal::pidfile_authority(owner, 0o600) {
             Ok(crate::signal::Authority::Any) => true,
             Ok(crate::signal::Authority::OwnerOnly(o)) => {
-                matches!(crate::sys::procfs::read_uids(e.pid), Ok((r, eu)) if r == o || eu == o)
+                matches!(crate::sys::procfs::read_uids(e.pid), Ok((r, saved)) if r == o || saved == o)
             }
             Err(_) => false,
         }
@@ -148,7 +148,7 @@ impl Verdict {
         if let Ok(crate::signal::Authority::OwnerOnly(o)) = crate::signal::pidfile_authority(owner, 0o600) {
             h.restrict_to_uid(o);
             match h.uids() {
-                Ok((r, eu)) if r == o || eu == o => {}
+                Ok((r, saved)) if r == o || saved == o => {}
                 Ok((r, _)) => {
                     return Err(Error::refused_because(e.pid, Refusal::UntrustedPidfile, format!("owned by uid {o}, target uid {r}")))
                 }

@@ -74,7 +74,7 @@ pub struct ProcessRef {
     /// Unpinned only: the open `/proc/<pid>` directory, which stops answering once this process
     /// is reaped, so a successor of the number is never mistaken for it.
     procfd: Option<OwnedFd>,
-    /// When set, only processes whose real or effective uid is this one are signalled (a
+    /// When set, only processes whose real or saved uid is this one are signalled (a
     /// pidfile owned by that uid aimed this handle; see [`ProcessRef::restrict_to_uid`]).
     only_uid: Option<u32>,
 }
@@ -362,7 +362,8 @@ impl ProcessRef {
         })
     }
 
-    /// Signal, from now on, only processes whose real or effective uid is `uid`: the handle's
+    /// Signal, from now on, only processes that `uid` could signal itself — whose real or saved
+    /// uid is `uid` (kill(2)'s rule; the target's effective uid does not count): the handle's
     /// own process and, for [`signal_group`](Self::signal_group), each member, checked right
     /// before each signal through the pin. Members of another uid are skipped (never signalled);
     /// the handle's own process of another uid makes every signal call fail with `Refused`
@@ -381,7 +382,8 @@ impl ProcessRef {
         self.only_uid
     }
 
-    /// The real and effective uids of the pinned process, read now. The read goes by number
+    /// The real and saved uids of the pinned process, read now — the uids a signal's sender
+    /// must match (kill(2)). The read goes by number
     /// and is confirmed afterwards through the pin (the process still holds its number, alive
     /// or zombie), so it is never a successor's. Errors: `NoSuchProcess` once the process is
     /// reaped; `Io` (with its errno) when `/proc` cannot be read (`hidepid`, `EMFILE`).
@@ -404,7 +406,7 @@ impl ProcessRef {
     fn check_own_uid(&self) -> Result<()> {
         let Some(owner) = self.only_uid else { return Ok(()) };
         match self.uids() {
-            Ok((r, e)) if r == owner || e == owner => Ok(()),
+            Ok((r, saved)) if r == owner || saved == owner => Ok(()),
             Ok((r, _)) => Err(untrusted(self.pid, owner, &format!("target uid {r}"))),
             Err(e) if e.kind() == ErrorKind::NoSuchProcess => Ok(()),
             Err(e) => Err(untrusted(self.pid, owner, &format!("target uid unreadable: {}", e.message()))),
@@ -585,7 +587,7 @@ impl ProcessRef {
                 }
                 if let Some(owner) = self.only_uid {
                     // Confirmed below by the null signal through the member's own pidfd.
-                    if !matches!(procfs::read_uids(m), Ok((r, e)) if r == owner || e == owner) {
+                    if !matches!(procfs::read_uids(m), Ok((r, saved)) if r == owner || saved == owner) {
                         log::warn!("pid {m} in group {}: not signalled, its uid is not the pidfile owner's ({owner})", self.pid);
                         continue;
                     }

@@ -78,7 +78,7 @@ pub(crate) fn pin_pidfile(check: &PidFileCheck, pin: Option<ProcessRef>) -> Pidf
                 // Refuse up front when the recorded process itself is not the owner's; the
                 // handle re-checks it, and each group member, before every signal.
                 match h.uids() {
-                    Ok((r, e)) if r == owner || e == owner => {}
+                    Ok((r, saved)) if r == owner || saved == owner => {}
                     Ok((r, _)) => {
                         return PidfileTarget::Refused(
                             Refusal::UntrustedPidfile,

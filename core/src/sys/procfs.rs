@@ -127,7 +127,9 @@ pub fn read_uid(pid: i32) -> io::Result<u32> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Uid line"))
 }
 
-/// The real and effective uids from the `Uid:` line of `/proc/<pid>/status`.
+/// The real and saved uids from the `Uid:` line of `/proc/<pid>/status`: the two a signal's
+/// sender must match (kill(2): the sender's real or effective uid equals the target's real or
+/// saved set-user-ID; the target's effective uid does not count).
 pub fn read_uids(pid: i32) -> io::Result<(u32, u32)> {
     super::fault::check(super::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(1024);
@@ -135,16 +137,20 @@ pub fn read_uids(pid: i32) -> io::Result<(u32, u32)> {
     parse_uids(&buf)
 }
 
-/// The real and effective uids of a `status` file's content.
+/// The real and saved uids of a `status` file's content.
 pub fn parse_uids(status: &[u8]) -> io::Result<(u32, u32)> {
     parse_uids_opt(status).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Uid line"))
 }
 
-/// The first two numbers of a `status` file's `Uid:` line (real, effective).
+/// The first and third numbers of a `status` file's `Uid:` line (real, effective, saved, fs):
+/// the real and the saved uid.
 pub(crate) fn parse_uids_opt(status: &[u8]) -> Option<(u32, u32)> {
     let text = std::str::from_utf8(status).ok()?;
     let mut it = text.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_ascii_whitespace().map(|v| v.parse::<u32>());
-    Some((it.next()?.ok()?, it.next()?.ok()?))
+    let real = it.next()?.ok()?;
+    let _effective = it.next()?.ok()?;
+    let saved = it.next()?.ok()?;
+    Some((real, saved))
 }
 
 /// `CAP_KILL` from `<linux/capability.h>`.
