@@ -36,7 +36,26 @@ fn fail(e: &pidguard::Error) -> ProcessExit {
 }
 
 fn open_log(path: &Path) -> Result<File, ProcessExit> {
-    File::create(path).map_err(|e| {
+    use std::os::unix::fs::OpenOptionsExt;
+    // The log may sit in a directory another user can write: never follow a symlink planted at
+    // its name (O_NOFOLLOW: root must not truncate the file it names) nor block on a FIFO
+    // (O_NONBLOCK), and write only to a regular file.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .and_then(|f| {
+            if f.metadata()?.is_file() {
+                Ok(f)
+            } else {
+                Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"))
+            }
+        });
+    f.map_err(|e| {
+        let e = if e.raw_os_error() == Some(libc::ELOOP) { std::io::Error::new(e.kind(), "is a symbolic link: refusing to write through it") } else { e };
         eprintln!("pidguard: {}: {e}", path.display());
         ExitCode::for_io(&e).into()
     })

@@ -100,5 +100,17 @@ timeout 20 "$PG" cleanup "$user_dir" --index "$T/index4.jsonl" --json > "$T/c4.j
 [ "$st" != 124 ] && ok "case 4: the cleanup ends (exit $st)" || bad "case 4: the cleanup hung"
 grep -q 'not a regular file' "$T/c4.json" && ok "case 4: the planted FIFO is reported" || bad "case 4 report: $(cat "$T/c4.json")"
 
+# `pidguard run` into a directory the user writes: a symlink or a FIFO planted at a log's name is
+# neither followed (root's file untouched) nor waited on.
+rm -rf "$user_dir/plug"; mkdir "$user_dir/plug"; chown 65534:65534 "$user_dir/plug"
+printf 'ROOT-ONLY-SECRET' > "$T/root-secret"; chmod 600 "$T/root-secret"
+as_user ln -s "$T/root-secret" "$user_dir/plug/on_a.stdout.log"
+timeout 20 "$PG" run "$user_dir/plug/on_a.pid" -- echo hello > "$T/run1.txt" 2>&1; st=$?
+[ "$st" != 0 ] && [ "$st" != 124 ] && [ "$(cat "$T/root-secret")" = ROOT-ONLY-SECRET ] && [ ! -e "$user_dir/plug/on_a.pid" ] \
+  && ok "run: a symlink at the log path is refused (exit $st), the root file untouched" || bad "run symlink: exit $st, root file: $(cat "$T/root-secret")"
+as_user mkfifo "$user_dir/plug/on_b.stderr.log"
+timeout 20 "$PG" run "$user_dir/plug/on_b.pid" -- echo hello > "$T/run2.txt" 2>&1; st=$?
+[ "$st" != 124 ] && [ "$st" != 0 ] && ok "run: a FIFO at the log path is refused at once (exit $st)" || bad "run FIFO: exit $st"
+
 echo "cli deputy: $pass passed, $fail failed"
 [ "$fail" = 0 ]

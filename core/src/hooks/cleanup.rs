@@ -496,10 +496,17 @@ impl Pending {
         match check.reason {
             CheckReason::Foreign => report.outcome = HookOutcome::Foreign,
             CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
+            // A guard record matched by the pattern is not this format's to judge: left alone and
+            // reported — removing it could end a live holder's single-instance guard. Other
+            // content that is not one pid in 1..=pid_max names no process: stale, as in the seed.
+            CheckReason::Malformed if crate::pidfile::Format::of(&report.pid_file) == crate::pidfile::Format::Guard => {
+                report.outcome = HookOutcome::Unreadable;
+                report.error = Some("a guard record, not an abx-dl pidfile: left alone".to_string());
+            }
+            CheckReason::Malformed => report.outcome = HookOutcome::Stale,
             // Stale only on proof: gone, reused, or a token-less record whose mtime or command
-            // was compared against a process whose identity was read. A file that names no pid
-            // at all (malformed) names nothing to keep.
-            CheckReason::Gone | CheckReason::Mismatch | CheckReason::MtimeSkew | CheckReason::CmdMismatch | CheckReason::Missing | CheckReason::Malformed => {
+            // was compared against a process whose identity was read (or no file any more).
+            CheckReason::Gone | CheckReason::Mismatch | CheckReason::MtimeSkew | CheckReason::CmdMismatch | CheckReason::Missing => {
                 report.outcome = HookOutcome::Stale
             }
             // A token xattr that is not a token, an identity that could not be read: keep.

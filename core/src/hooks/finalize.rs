@@ -134,7 +134,7 @@ impl Index {
 /// abx-dl's finalize for one hook: read both logs (see [`read_log`]); let
 /// `"type": "ArchiveResult"` lines on stdout override `status`/`output_str` (the last wins);
 /// append one `Process` and one `ArchiveResult` JSON line to `index` when given (and print them
-/// to stdout when `is_tty` is false); on success delete the two logs (`unlink` removes a
+/// to stdout when `is_tty` is false); on success, when this cleanup removed the pidfile it judged, delete the two logs (`unlink` removes a
 /// planted link itself, never its target). The `.sh` file is always kept. Returns the notes of
 /// logs not read in full.
 ///
@@ -203,7 +203,9 @@ pub(crate) fn default_finalize(report: &HookReport, index: Option<&Index>, is_tt
             print!("{lines}");
         }
     }
-    if success {
+    // The logs go with the record: only when this cleanup retired the very pidfile it judged.
+    // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
+    if success && report.pid_file_removed {
         let _ = fs::remove_file(&stdout_path);
         let _ = fs::remove_file(&stderr_path);
     }
