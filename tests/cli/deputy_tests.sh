@@ -112,5 +112,36 @@ as_user mkfifo "$user_dir/plug/on_b.stderr.log"
 timeout 20 "$PG" run "$user_dir/plug/on_b.pid" -- echo hello > "$T/run2.txt" 2>&1; st=$?
 [ "$st" != 124 ] && [ "$st" != 0 ] && ok "run: a FIFO at the log path is refused at once (exit $st)" || bad "run FIFO: exit $st"
 
+# A directory of the user's tree swapped for a symlink to root's private tree while root's
+# cleanup runs (renameat2 RENAME_EXCHANGE in a loop, as the user): nothing beneath a symlink is
+# ever opened, so root's own hook there is never judged, signalled or finalized.
+if [ -x /usr/bin/python3 ]; then
+  rm -rf "$T/swap"; mkdir -p "$T/swap/root/plug" "$T/swap/user"; chmod 700 "$T/swap/root"; chown 65534:65534 "$T/swap/user"
+  "$PG" run "$T/swap/root/plug/on_victim.bg.pid" -- sleep 300 >/dev/null; victim=$(cat "$T/swap/root/plug/on_victim.bg.pid"); started+=("$victim")
+  as_user bash -c "cd '$T/swap/user'; for i in \$(seq -w 1 40); do mkdir a\$i; echo 30000 > a\$i/on_s\$i.bg.pid; done; mkdir zz; ln -s '$T/swap/root/plug' zz_alt; touch zz/on_victim.bg.pid"
+  cat > "$T/flip.py" <<'PYEOF'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = (os.path.join(sys.argv[1], n).encode() for n in ("zz", "zz_alt"))
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    if libc.renameat2(-100, a, -100, b, 2) != 0:  # AT_FDCWD, RENAME_EXCHANGE
+        break
+PYEOF
+  chmod 644 "$T/flip.py"
+  for try in $(seq 1 15); do
+    as_user /usr/bin/python3 "$T/flip.py" "$T/swap/user" 1 & fp=$!
+    sleep 0.05; "$PG" cleanup "$T/swap/user" >/dev/null 2>&1; wait $fp
+    as_user bash -c "cd '$T/swap/user'; for i in \$(seq -w 1 40); do echo 30000 > a\$i/on_s\$i.bg.pid; done; [ -L zz ] && mv -T zz zz_tmp && mv -T zz_alt zz && mv -T zz_tmp zz_alt; touch zz/on_victim.bg.pid" 2>/dev/null
+    alive "$victim" || break
+  done
+  alive "$victim" && [ -e "$T/swap/root/plug/on_victim.bg.pid" ] && [ -e "$T/swap/root/plug/on_victim.bg.stdout.log" ] \
+    && ok "a symlink swapped into the user's tree never steers root's cleanup into root's tree (15 races)" \
+    || bad "root's hook was reached through a swapped symlink (try $try)"
+  kill -KILL "$victim" 2>/dev/null
+else
+  echo "skip - the directory-swap race needs /usr/bin/python3"
+fi
+
 echo "cli deputy: $pass passed, $fail failed"
 [ "$fail" = 0 ]

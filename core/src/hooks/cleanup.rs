@@ -196,21 +196,21 @@ pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
     let Some((dev, ino)) = unchanged_record(&f, check) else { return false };
     crate::sys::fault::point(crate::sys::fault::Point::BeforePidfileRemove);
     let aside = aside_name(path);
-    if fs::rename(path, &aside).is_err() {
+    if crate::sys::rename(path, &aside).is_err() {
         return false;
     }
     // The private name must hold the very inode compared first, and that inode must still hold
     // the judged record: read again through the descriptor opened for the first compare (one
     // open fewer than opening the private name; the inode is the same, checked by lstat).
-    let same_inode = fs::symlink_metadata(&aside).is_ok_and(|m| (m.dev(), m.ino()) == (dev, ino));
+    let same_inode = crate::sys::lstat_id(&aside).is_ok_and(|id| id == (dev, ino));
     if same_inode && unchanged_record(&f, check) == Some((dev, ino)) {
-        return fs::remove_file(&aside).is_ok();
+        return crate::sys::unlink(&aside).is_ok();
     }
     // Someone replaced the record between the compare and the rename: give theirs back.
     if let Err(e) = crate::sys::link_no_replace(&aside, path) {
         log::warn!("{}: could not put back a record caught by a concurrent remove: {e}", path.display());
     }
-    let _ = fs::remove_file(&aside);
+    let _ = crate::sys::unlink(&aside);
     false
 }
 
@@ -296,6 +296,10 @@ pub fn cleanup_background_hooks(
     if !meta.is_dir() {
         return Err(Error::at(ErrorKind::InvalidArgument, output_dir, "not a directory"));
     }
+    // From here on every path under `output_dir` is resolved beneath it, with no symlink on
+    // the way: a directory of the tree swapped for a symlink cannot steer this cleanup into
+    // another tree.
+    let _beneath = crate::sys::beneath::enter(output_dir).map_err(|e| Error::io_at(output_dir, "open", &e))?;
     // The index is opened (and refused if it is not a regular file) before any hook is
     // touched, so a planted link or FIFO there costs nothing but this error.
     let index = match (&opts.index_path, finalize.is_none() && !opts.no_finalize) {

@@ -206,8 +206,8 @@ pub(crate) fn default_finalize(report: &HookReport, index: Option<&Index>, is_tt
     // The logs go with the record: only when this cleanup retired the very pidfile it judged.
     // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
     if success && report.pid_file_removed {
-        let _ = fs::remove_file(&stdout_path);
-        let _ = fs::remove_file(&stderr_path);
+        let _ = crate::sys::unlink(&stdout_path);
+        let _ = crate::sys::unlink(&stderr_path);
     }
     Ok(notes)
 }

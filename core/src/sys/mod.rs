@@ -18,7 +18,7 @@ pub mod procfs;
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
@@ -339,7 +339,152 @@ pub(crate) fn futimens(fd: BorrowedFd<'_>, secs: i64, nsecs: i64) -> io::Result<
 /// "exactly one creator wins" primitive of the guard format.
 pub(crate) fn link_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     // No AT_SYMLINK_FOLLOW: a symlink at `from` is linked as itself, as std::fs::hard_link does.
-    Ok(nix::unistd::linkat(AT_FDCWD, from, AT_FDCWD, to, AtFlags::empty())?)
+    let (fdir, fname) = parent_of(from)?;
+    let (tdir, tname) = parent_of(to)?;
+    Ok(nix::unistd::linkat(fdir.as_fd(), fname.as_os_str(), tdir.as_fd(), tname.as_os_str(), AtFlags::empty())?)
+}
+
+/// The directory holding `path`, opened (`O_PATH`) the way [`open_raw`] opens — beneath the
+/// scope's root when one is in force — and the last component's name.
+fn parent_of(path: &Path) -> io::Result<(OwnedFd, std::ffi::OsString)> {
+    let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let fd = open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0)?;
+    Ok((fd, name.to_os_string()))
+}
+
+/// `unlink(2)` of `path`, through its directory opened as [`open_raw`] opens: a symlink swapped
+/// in for a directory on the way does not redirect it.
+pub(crate) fn unlink(path: &Path) -> io::Result<()> {
+    let (dir, name) = parent_of(path)?;
+    Ok(nix::unistd::unlinkat(dir.as_fd(), name.as_os_str(), nix::unistd::UnlinkatFlags::NoRemoveDir)?)
+}
+
+/// `rename(2)` of `from` to `to`, through their directories opened as [`open_raw`] opens.
+pub(crate) fn rename(from: &Path, to: &Path) -> io::Result<()> {
+    let (fdir, fname) = parent_of(from)?;
+    let (tdir, tname) = parent_of(to)?;
+    Ok(nix::fcntl::renameat(fdir.as_fd(), fname.as_os_str(), tdir.as_fd(), tname.as_os_str())?)
+}
+
+/// `(dev, inode)` of `path` itself (`AT_SYMLINK_NOFOLLOW`), through its directory opened as
+/// [`open_raw`] opens.
+pub(crate) fn lstat_id(path: &Path) -> io::Result<(u64, u64)> {
+    let (dir, name) = parent_of(path)?;
+    let st = nix::sys::stat::fstatat(dir.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW)?;
+    Ok((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// Resolving paths beneath a directory that an untrusted user may write.
+///
+/// A cleanup walks a tree that the hooks' user owns, and then opens, renames and unlinks files
+/// in it by path. `O_NOFOLLOW` guards only the last component: a user who swaps a directory of
+/// the tree for a symlink between the walk and an open would steer root into another tree (and
+/// make it judge, signal and finalize a hook there). While a [`Scope`] is in force, every path
+/// of the `sys` layer under its root is resolved with `openat2(2)` from a descriptor of the root,
+/// with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (Linux ≥ 5.6): no symlink anywhere below the
+/// root, no escape. The root itself is opened once, as the caller named it. On kernels without
+/// `openat2` (`ENOSYS`) paths are opened as before.
+pub(crate) mod beneath {
+    use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, Mutex};
+
+    use std::io;
+
+    struct Root {
+        id: u64,
+        path: PathBuf,
+        fd: Arc<OwnedFd>,
+    }
+
+    static ROOTS: Mutex<Vec<Root>> = Mutex::new(Vec::new());
+
+    /// While alive, paths under its root are resolved beneath it (see the module doc).
+    pub(crate) struct Scope {
+        id: u64,
+    }
+
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            let mut roots = ROOTS.lock().unwrap_or_else(|p| p.into_inner());
+            roots.retain(|r| r.id != self.id);
+        }
+    }
+
+    /// Open `root` (following symlinks: the caller named it) and resolve every path under it
+    /// beneath it until the returned scope is dropped.
+    pub(crate) fn enter(root: &Path) -> io::Result<Scope> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let fd = nix::fcntl::open(root, nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        ROOTS.lock().unwrap_or_else(|p| p.into_inner()).push(Root { id, path: root.to_path_buf(), fd: Arc::new(fd) });
+        Ok(Scope { id })
+    }
+
+    /// The root whose scope covers `path` (the longest) and `path` relative to it; `None` when
+    /// no scope covers it, or `path` is the root itself.
+    pub(crate) fn find(path: &Path) -> Option<(Arc<OwnedFd>, PathBuf)> {
+        let roots = ROOTS.lock().unwrap_or_else(|p| p.into_inner());
+        if roots.is_empty() {
+            return None;
+        }
+        roots
+            .iter()
+            .filter_map(|r| path.strip_prefix(&r.path).ok().filter(|rel| !rel.as_os_str().is_empty()).map(|rel| (r, rel)))
+            .max_by_key(|(r, _)| r.path.as_os_str().len())
+            .map(|(r, rel)| (r.fd.clone(), rel.to_path_buf()))
+    }
+
+    /// `struct open_how` of `<linux/openat2.h>`.
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    const RESOLVE_BENEATH: u64 = 0x08;
+    /// `__NR_openat2` of the generic syscall table (x86_64, aarch64, riscv64, …; Linux ≥ 5.6).
+    const SYS_OPENAT2: libc::c_long = 437;
+
+    /// `openat2(root, rel, flags | O_CLOEXEC, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`;
+    /// without `openat2` (`ENOSYS`), a plain `openat` of `rel` from the root.
+    pub(crate) fn openat2(root: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(rel.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
+        let flags = flags | libc::O_CLOEXEC;
+        let how = OpenHow {
+            flags: flags as u32 as u64,
+            mode: if flags & (libc::O_CREAT | libc::O_TMPFILE) != 0 { mode as u64 } else { 0 },
+            resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+        };
+        // SAFETY: a valid directory descriptor, a NUL-terminated path and a properly sized
+        // open_how; the kernel returns a new descriptor we own.
+        let r = unsafe {
+            libc::syscall(SYS_OPENAT2, root.as_raw_fd() as libc::c_long, c.as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>())
+        };
+        if r >= 0 {
+            // SAFETY: freshly opened descriptor.
+            return Ok(unsafe { OwnedFd::from_raw_fd(r as i32) });
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ENOSYS) {
+            return Err(e);
+        }
+        // SAFETY: as above, with openat(2).
+        let r = unsafe { libc::openat(root.as_raw_fd(), c.as_ptr(), flags, mode as libc::c_uint) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: freshly opened descriptor.
+        Ok(unsafe { OwnedFd::from_raw_fd(r) })
+    }
 }
 
 /// Open an unnamed regular file in directory `dir` (`O_TMPFILE|O_WRONLY`, Linux ≥ 3.11). It has
@@ -408,6 +553,9 @@ pub(crate) fn clk_tck() -> u64 {
 /// Open a path with raw flags (used for `O_NOFOLLOW|O_NONBLOCK` openers).
 pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     no_nul(path.as_os_str().as_bytes(), "path")?;
+    if let Some((root, rel)) = beneath::find(path) {
+        return beneath::openat2(root.as_fd(), &rel, flags, mode);
+    }
     // `from_bits_retain`: the caller's flags reach open(2) bit for bit, as with libc.
     let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
     Ok(nix::fcntl::open(path, flags, Mode::from_bits_retain(mode as libc::mode_t))?)
