@@ -103,7 +103,8 @@ enum Cmd {
     Cleanup {
         /// The output directory to search recursively.
         dir: PathBuf,
-        /// Append abx-dl's `Process` and `ArchiveResult` JSON lines here.
+        /// Append abx-dl's `Process` and `ArchiveResult` JSON lines here (with the hooks' output)
+        /// and delete the logs of hooks that ended; without it every log is kept.
         #[arg(long)]
         index: Option<PathBuf>,
         /// The escalation schedule.
@@ -352,7 +353,10 @@ fn main() -> ProcessExit {
                 Ok(s) => s,
                 Err(e) => return bad_input(e),
             };
-            let opts = CleanupOptions { index_path: index, is_tty: true, schedule, pattern, ..Default::default() };
+            // Without an index there is nowhere to record a hook's output: keep the logs (no
+            // finalize) rather than delete them unrecorded.
+            let no_finalize = index.is_none();
+            let opts = CleanupOptions { index_path: index, is_tty: true, schedule, pattern, no_finalize, ..Default::default() };
             let progress = progress::Progress::start(!json, &dir);
             let result = cleanup_background_hooks(&dir, &opts, None);
             progress.finish();

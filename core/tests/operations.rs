@@ -5,27 +5,27 @@
 #[test]
 fn every_operation_of_the_table_exists_in_rust() {
     // Each line fails to compile when the item is gone.
-    let names: &[(&str, usize)] = &[
-        ("write_pid_file_with_mtime", pidguard::write_pid_file_with_mtime as usize),
-        ("write_cmd_file", pidguard::write_cmd_file::<String> as usize),
-        ("validate_pid_file", pidguard::validate_pid_file as usize),
-        ("check_pid_file", pidguard::check_pid_file as usize),
-        ("stop_pid_file", pidguard::stop_pid_file as usize),
-        ("cleanup_background_hooks", pidguard::cleanup_background_hooks as usize),
-        ("lookup", pidguard::lookup as usize),
-        ("start_token", pidguard::start_token as usize),
-        ("judge", pidguard::judge as usize),
-        ("terminate_pid", pidguard::terminate_pid as usize),
-        ("ProcessRef::open", pidguard::ProcessRef::open as usize),
-        ("ProcessRef::open_child", pidguard::ProcessRef::open_child as usize),
-        ("guard::create", pidguard::guard::create as usize),
-        ("guard::read", pidguard::guard::read as usize),
-        ("guard::remove", pidguard::guard::remove as usize),
-        ("guard::replace", pidguard::guard::replace as usize),
-        ("guard::check", pidguard::guard::check as usize),
-        ("guard::acquire", pidguard::guard::acquire as usize),
-        ("guard::encode", pidguard::guard::encode as usize),
-        ("guard::decode", pidguard::guard::decode as usize),
+    let names: &[(&str, ())] = &[
+        ("write_pid_file_with_mtime", { let _ = pidguard::write_pid_file_with_mtime; }),
+        ("write_cmd_file", { let _ = pidguard::write_cmd_file::<String>; }),
+        ("validate_pid_file", { let _ = pidguard::validate_pid_file; }),
+        ("check_pid_file", { let _ = pidguard::check_pid_file; }),
+        ("stop_pid_file", { let _ = pidguard::stop_pid_file; }),
+        ("cleanup_background_hooks", { let _ = pidguard::cleanup_background_hooks; }),
+        ("lookup", { let _ = pidguard::lookup; }),
+        ("start_token", { let _ = pidguard::start_token; }),
+        ("judge", { let _ = pidguard::judge; }),
+        ("terminate_pid", { let _ = pidguard::terminate_pid; }),
+        ("ProcessRef::open", { let _ = pidguard::ProcessRef::open; }),
+        ("ProcessRef::open_child", { let _ = pidguard::ProcessRef::open_child; }),
+        ("guard::create", { let _ = pidguard::guard::create; }),
+        ("guard::read", { let _ = pidguard::guard::read; }),
+        ("guard::remove", { let _ = pidguard::guard::remove; }),
+        ("guard::replace", { let _ = pidguard::guard::replace; }),
+        ("guard::check", { let _ = pidguard::guard::check; }),
+        ("guard::acquire", { let _ = pidguard::guard::acquire; }),
+        ("guard::encode", { let _ = pidguard::guard::encode; }),
+        ("guard::decode", { let _ = pidguard::guard::decode; }),
     ];
     let table: serde_json::Value =
         serde_json::from_str(include_str!("../../tests/operations/operations.json")).expect("the table is JSON");

@@ -79,14 +79,14 @@ reap (and reuse) in that instant remains possible, as in the original.
 """
 
 import asyncio
-import math
+import math as _math
 import os
 import signal
-from typing import Any, Optional, Union
+from typing import Any as _Any, Optional as _Optional, Union as _Union
 
 from . import _pidguard
-from ._process import ProcessRef
-from .errors import PidguardError
+from ._process import ProcessRef as _ProcessRef
+from .errors import PidguardError as _PidguardError
 
 __all__ = [
     "GRACEFUL_SHUTDOWN_TIMEOUT",
@@ -111,13 +111,13 @@ _KILL_WAIT = 2.0
 # Reasons of check_pid_file that prove a record stale: only these remove a pidfile.
 _PROVEN_STALE = frozenset({"gone", "zombie", "mismatch", "mtime-skew", "cmd-mismatch", "malformed"})
 
-_Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+_Path = _Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 write_cmd_file = _pidguard.write_cmd_file
 cleanup_background_hooks = _pidguard.cleanup_background_hooks
 
 
-def validate_pid_file(pid_file: _Path, expected_argv: Any = None, tolerance: Any = 5.0) -> bool:
+def validate_pid_file(pid_file: _Path, expected_argv: _Any = None, tolerance: _Any = 5.0) -> bool:
     """True when ``pid_file`` names a live process that is still the one it recorded.
 
     ``expected_argv``: the hook's argv as a list of str (abx-dl's current release), or the path
@@ -160,7 +160,7 @@ def is_process_alive(pid: int) -> bool:
         return False
     except ValueError:  # above pid_max: no such process can exist
         return False
-    except PidguardError:
+    except _PidguardError:
         return True
 
 
@@ -170,20 +170,20 @@ def _send_signal(pid: int, sig: int) -> bool:
     when there is no such process, it is a protected target (pid 1, the caller, its group) or
     the kernel refused (EPERM)."""
     try:
-        with ProcessRef(pid, policy="lenient") as ref:
+        with _ProcessRef(pid, policy="lenient") as ref:
             return ref.signal_group(sig) if ref.leads_group else ref.signal(sig)
-    except (PidguardError, ValueError, TypeError):
+    except (_PidguardError, ValueError, TypeError):
         return False
 
 
-def _seconds(grace_period: Any) -> float:
+def _seconds(grace_period: _Any) -> float:
     g = float(grace_period)
-    if math.isnan(g) or g < 0:
+    if _math.isnan(g) or g < 0:
         return 0.0
     return min(g, 86_400.0)
 
 
-async def _stop(ref: ProcessRef, grace_period: float) -> bool:
+async def _stop(ref: _ProcessRef, grace_period: float) -> bool:
     """SIGTERM the pinned hook (its group when it leads one), await its exit on the pidfd, then
     the rest of its group; SIGKILL what is left when ``grace_period`` ends. True when SIGTERM
     was sent. Closes ``ref``."""
@@ -194,7 +194,7 @@ async def _stop(ref: ProcessRef, grace_period: float) -> bool:
         try:
             if not send(signal.SIGTERM):
                 return False  # already gone: nothing was sent
-        except PidguardError:
+        except _PidguardError:
             return False  # refused (our own group, pid 1) or EPERM: nothing was sent
         deadline = loop.time() + grace_period
         exited = await ref.wait_async(grace_period)
@@ -208,7 +208,7 @@ async def _stop(ref: ProcessRef, grace_period: float) -> bool:
         elif not exited:
             try:
                 send(signal.SIGKILL)
-            except PidguardError:
+            except _PidguardError:
                 pass
             await ref.wait_async(_KILL_WAIT)
         return True
@@ -236,8 +236,8 @@ async def graceful_kill_process(
     try:
         # Our own unreaped child: pinned without a token, even when it has exited already (a
         # zombie), so the rest of its group is still reached.
-        ref = ProcessRef.for_child(pid)
-    except (PidguardError, ValueError):
+        ref = _ProcessRef.for_child(pid)
+    except (_PidguardError, ValueError):
         return  # reaped meanwhile, not our child, or a protected target
     if not await _stop(ref, _seconds(grace_period)):
         return
@@ -247,7 +247,7 @@ async def graceful_kill_process(
         pass
 
 
-def _pin_record(pid_file: _Path, expected_argv: Any, check: Any) -> Optional[ProcessRef]:
+def _pin_record(pid_file: _Path, expected_argv: _Any, check: _Any) -> _Optional[_ProcessRef]:
     """Pin the process a valid record names, or None when it may not be signalled."""
     if os.geteuid() == 0:
         # Root acts only on records nobody else could have written (a token proves nothing
@@ -258,11 +258,11 @@ def _pin_record(pid_file: _Path, expected_argv: Any, check: Any) -> Optional[Pro
     try:
         if check.token is not None:
             # A token must match the pinned process exactly.
-            return ProcessRef(check.pid, check.token)
+            return _ProcessRef(check.pid, check.token)
         # A token-less record (written by the original): its mtime and argv evidence must hold
         # again for the pinned process, which is that process only if it has not exited since.
-        ref = ProcessRef(check.pid, policy="lenient")
-    except (PidguardError, ValueError):
+        ref = _ProcessRef(check.pid, policy="lenient")
+    except (_PidguardError, ValueError):
         return None
     again = _pidguard.check_pid_file(pid_file, expected_argv)
     if not again.valid or again.pid != check.pid or ref.has_exited():
@@ -271,7 +271,7 @@ def _pin_record(pid_file: _Path, expected_argv: Any, check: Any) -> Optional[Pro
     return ref
 
 
-def _judge(pid_file: _Path, expected_argv: Any) -> Optional[ProcessRef]:
+def _judge(pid_file: _Path, expected_argv: _Any) -> _Optional[_ProcessRef]:
     """Check the record; remove it when proven stale; pin its process when valid."""
     try:
         check = _pidguard.check_pid_file(pid_file, expected_argv)
@@ -292,7 +292,7 @@ def _judge(pid_file: _Path, expected_argv: Any) -> Optional[ProcessRef]:
 
 async def graceful_kill_by_pid_file(
     pid_file: _Path,
-    expected_argv: Any,
+    expected_argv: _Any,
     *,
     grace_period: float = GRACEFUL_SHUTDOWN_TIMEOUT,
 ) -> bool:
@@ -310,7 +310,7 @@ async def graceful_kill_by_pid_file(
     return await _stop(ref, _seconds(grace_period))
 
 
-def safe_kill_process(pid_file: _Path, cmd_file: Any = None, signal_num: int = signal.SIGTERM) -> bool:
+def safe_kill_process(pid_file: _Path, cmd_file: _Any = None, signal_num: int = signal.SIGTERM) -> bool:
     """Older releases' one-shot stop: judge the pidfile (removing it when proven stale), then
     send ``signal_num`` to the process alone through a pidfd. True when sent."""
     ref = _judge(pid_file, cmd_file)
@@ -319,5 +319,5 @@ def safe_kill_process(pid_file: _Path, cmd_file: Any = None, signal_num: int = s
     with ref:
         try:
             return ref.signal(signal_num)
-        except (PidguardError, ValueError):
+        except (_PidguardError, ValueError):
             return False
