@@ -624,7 +624,7 @@ impl ProcessRef {
             None => {
                 let Some(dir) = &self.procfd else { return true };
                 match procfs::read_stat_at(dir.as_fd()) {
-                    Ok(st) => self.stat.as_ref().is_none_or(|m| m.start_ticks != st.start_ticks) || matches!(st.state, b'Z' | b'X'),
+                    Ok(st) => !self.stat.as_ref().is_some_and(|m| m.start_ticks == st.start_ticks) || matches!(st.state, b'Z' | b'X'),
                     // Reaped. Any other error (EACCES, …) is not proof of death: EPERM-like
                     // answers never mean "dead".
                     Err(e) => matches!(e.raw_os_error(), Some(libc::ESRCH) | Some(libc::ENOENT)),
