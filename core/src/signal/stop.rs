@@ -275,15 +275,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             return Ok(report);
         }
     };
-    let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
-    let t = terminate(vec![h], &topts).pop().expect("one target, one report");
-    report.outcome = match &t.outcome {
-        Outcome::AlreadyGone => StopOutcome::AlreadyGone,
-        Outcome::Exited { after } => StopOutcome::Exited(*after),
-        Outcome::Unkillable => StopOutcome::Unkillable,
-        Outcome::Refused(r) => StopOutcome::Refused(*r),
-        Outcome::Error(e) => StopOutcome::Error(e.clone()),
-    };
+    let t = run_schedule(h, opts, &mut report);
     if t.outcome.is_stopped() {
         report.pid_file_removed = remove_if_unchanged(pid_file, &check);
     }
@@ -350,6 +342,17 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
             return Ok(report);
         }
     };
+    let t = run_schedule(h, opts, &mut report);
+    if t.outcome.is_stopped() {
+        remove(&mut report);
+    }
+    report.terminate = Some(t);
+    Ok(report)
+}
+
+/// Run `opts.schedule` on the pinned target (its group too unless `opts.group` is false) and
+/// set the report's outcome from it; the caller keeps or removes the record.
+fn run_schedule(h: crate::identity::ProcessRef, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
     let t = terminate(vec![h], &topts).pop().expect("one target, one report");
     report.outcome = match &t.outcome {
@@ -359,9 +362,5 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
         Outcome::Refused(r) => StopOutcome::Refused(*r),
         Outcome::Error(e) => StopOutcome::Error(e.clone()),
     };
-    if t.outcome.is_stopped() {
-        remove(&mut report);
-    }
-    report.terminate = Some(t);
-    Ok(report)
+    t
 }
