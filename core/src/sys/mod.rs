@@ -386,8 +386,9 @@ pub(crate) fn lstat_id(path: &Path) -> io::Result<(u64, u64)> {
 /// make it judge, signal and finalize a hook there). While a [`Scope`] is in force, every path
 /// of the `sys` layer under its root is resolved with `openat2(2)` from a descriptor of the root,
 /// with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (Linux ≥ 5.6): no symlink anywhere below the
-/// root, no escape. The root itself is opened once, as the caller named it. On kernels without
-/// `openat2` (`ENOSYS`) paths are opened as before.
+/// root, no escape. The root itself is opened once, as the caller named it. Where `openat2` is
+/// missing (`ENOSYS` before Linux 5.6, `EPERM` from an old container seccomp profile) paths are
+/// opened with `openat` from the root, as before.
 pub(crate) mod beneath {
     use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
     use std::path::{Path, PathBuf};
@@ -474,7 +475,9 @@ pub(crate) mod beneath {
             return Ok(unsafe { OwnedFd::from_raw_fd(r as i32) });
         }
         let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::ENOSYS) {
+        // ENOSYS: Linux < 5.6. EPERM: a container's seccomp profile that predates openat2
+        // (Docker < 20.10 answers EPERM for syscalls it does not know). Either way: openat.
+        if !matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) {
             return Err(e);
         }
         // SAFETY: as above, with openat(2).
