@@ -58,6 +58,7 @@ pub mod hooks;
 pub mod identity;
 pub mod launch;
 pub mod pidfile;
+pub mod report;
 pub mod signal;
 #[doc(hidden)]
 pub mod sys;

@@ -693,6 +693,14 @@ impl ExitStatus {
             _ => None,
         }
     }
+
+    /// The number of the signal that ended the process; `None` unless it was killed by one.
+    pub fn signal(self) -> Option<i32> {
+        match self {
+            ExitStatus::Signaled(s) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 /// Why [`ProcessRef::read_stat`] did not read a stat.
