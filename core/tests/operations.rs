@@ -44,3 +44,17 @@ fn every_operation_of_the_table_exists_in_rust() {
     assert!(missing.is_empty(), "in the table but not in Rust (add them to this list, or to the crate): {missing:?}");
     assert_eq!(ops.len(), names.len(), "this list names operations the table lacks");
 }
+
+/// tests/operations/reports.json, which every binding's test reads, is `pidguard::report::FIELDS`.
+#[test]
+fn the_reports_table_is_the_report_module_fields() {
+    let table: serde_json::Value =
+        serde_json::from_str(include_str!("../../tests/operations/reports.json")).expect("the table is JSON");
+    let reports = table["reports"].as_object().expect("reports");
+    assert_eq!(reports.len(), pidguard::report::FIELDS.len(), "reports.json and FIELDS name different reports");
+    for (name, fields) in pidguard::report::FIELDS {
+        let listed: Vec<&str> =
+            reports.get(*name).unwrap_or_else(|| panic!("{name} is missing from reports.json")).as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(&listed, fields, "{name}: reports.json differs from pidguard::report::FIELDS");
+    }
+}
