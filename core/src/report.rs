@@ -389,6 +389,26 @@ impl From<&crate::HookReport> for HookView {
     }
 }
 
+/// The same conversions from an owned report (`report.into()`).
+macro_rules! from_owned {
+    ($($rich:ty => $view:ty),*) => {$(
+        impl From<$rich> for $view {
+            fn from(r: $rich) -> Self {
+                (&r).into()
+            }
+        }
+    )*};
+}
+
+from_owned!(
+    crate::ProcessInfo => ProcessInfoView,
+    crate::Judgement => JudgementView,
+    crate::PidFileCheck => PidFileCheckView,
+    crate::TerminateReport => TerminateView,
+    crate::StopReport => StopView,
+    crate::HookReport => HookView
+);
+
 /// Every report's name (as the bindings show it) and its field names in declaration order.
 /// The binding tests compare their classes, objects and C structs with this table, so a field
 /// added here and not there (or the other way round) fails a test.

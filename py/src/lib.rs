@@ -14,12 +14,9 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
-use pidguard::{
-    CleanupOptions, ErrorKind, ExitStatus, Outcome, Policy, Schedule, StartToken,
-    TerminateOptions,
-};
+use pidguard::report::{HookView, JudgementView, PidFileCheckView, ProcessInfoView, StopView, TerminateView};
+use pidguard::{CleanupOptions, ErrorKind, Policy, Schedule, StartToken, TerminateOptions};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -181,400 +178,14 @@ fn token_arg(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<
     }
 }
 
-fn epoch_secs(t: SystemTime) -> f64 {
-    match t.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(d) => d.as_secs_f64(),
-        Err(e) => -e.duration().as_secs_f64(),
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
-// Result classes
+// Result classes: core's `pidguard::report` structs are the Python classes (its `python`
+// feature); only the finalize exception of a hook is added here, as an instance attribute.
 
-fn py_bool(b: bool) -> &'static str {
-    if b { "True" } else { "False" }
-}
-
-fn py_opt<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_else(|| "None".to_string())
-}
-
-/// What procfs says about one live (or zombie) process; returned by `lookup`.
-#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
-pub struct ProcessInfo {
-    /// The pid.
-    pid: i32,
-    /// The parent pid.
-    ppid: i32,
-    /// The process group id.
-    pgid: i32,
-    /// The session id.
-    sid: i32,
-    /// The real uid, or None when unreadable.
-    uid: Option<u32>,
-    /// The state letter of `/proc/<pid>/stat` ('Z' is a zombie).
-    state: String,
-    /// Start time in clock ticks since boot.
-    start_ticks: u64,
-    /// The start token (str).
-    token: String,
-    /// psutil-compatible create time, seconds since the epoch (float).
-    create_time: f64,
-    /// The command name (comm).
-    name: String,
-    /// The argv, or None when unreadable; empty for kernel threads and zombies.
-    argv: Option<Vec<String>>,
-    /// The executable path, or None when unreadable.
-    exe: Option<PathBuf>,
-    /// Whether the process is a zombie.
-    is_zombie: bool,
-    /// Whether the process leads its process group.
-    is_group_leader: bool,
-}
-
-#[pymethods]
-impl ProcessInfo {
-    fn __repr__(&self) -> String {
-        format!("ProcessInfo(pid={}, name={:?}, state={:?}, token={:?})", self.pid, self.name, self.state, self.token)
-    }
-}
-
-impl From<pidguard::ProcessInfo> for ProcessInfo {
-    fn from(i: pidguard::ProcessInfo) -> Self {
-        ProcessInfo {
-            is_zombie: i.is_zombie(),
-            is_group_leader: i.is_group_leader(),
-            pid: i.pid,
-            ppid: i.ppid,
-            pgid: i.pgid,
-            sid: i.sid,
-            uid: i.uid,
-            state: i.state.to_string(),
-            start_ticks: i.start_ticks,
-            token: i.token.to_string(),
-            create_time: i.create_time,
-            name: i.name,
-            argv: i.argv,
-            exe: i.exe,
-        }
-    }
-}
-
-/// The answer of `check_pid_file`: whether the pidfile is valid, and why. Truthy when valid.
-#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
-pub struct PidFileCheck {
-    /// What validate_pid_file returns.
-    valid: bool,
-    /// Why: 'valid', 'missing', 'unreadable', 'not-regular', 'malformed', 'bad-token', 'gone',
-    /// 'zombie', 'mismatch', 'foreign', 'unverifiable', 'mtime-skew' or 'cmd-mismatch'.
-    reason: String,
-    /// The pid in the file, when it parsed.
-    pid: Option<i32>,
-    /// 'match', 'mismatch', 'unverifiable' or 'gone', when the process was judged.
-    verdict: Option<String>,
-    /// Why that verdict ('token-equal', 'start-ticks-differ', 'zombie', ...).
-    verdict_reason: Option<String>,
-    /// The start token recorded in the file's xattr, when present.
-    token: Option<String>,
-    /// The file's mtime, seconds since the epoch.
-    mtime: Option<f64>,
-    /// The live process's psutil-compatible create time, when read.
-    create_time: Option<f64>,
-    /// Whether the record belongs to another machine or PID namespace.
-    is_foreign: bool,
-}
-
-#[pymethods]
-impl PidFileCheck {
-    fn __bool__(&self) -> bool {
-        self.valid
-    }
-    fn __repr__(&self) -> String {
-        format!("PidFileCheck(valid={}, reason={:?}, pid={})", py_bool(self.valid), self.reason, py_opt(self.pid))
-    }
-}
-
-impl From<pidguard::PidFileCheck> for PidFileCheck {
-    fn from(c: pidguard::PidFileCheck) -> Self {
-        PidFileCheck {
-            is_foreign: c.is_foreign(),
-            valid: c.valid,
-            reason: c.reason.as_str().to_string(),
-            pid: c.pid,
-            verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-            verdict_reason: c.judgement.map(|j| j.reason.to_string()),
-            token: c.token.map(|t| t.to_string()),
-            mtime: c.mtime,
-            create_time: c.create_time,
-        }
-    }
-}
-
-/// A verdict with its reason: the answer of `judge`.
-#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
-pub struct Judgement {
-    /// 'match', 'mismatch', 'unverifiable' or 'gone'.
-    verdict: String,
-    /// Why ('token-equal', 'start-ticks-differ', 'pidfs-inode-differs', 'no-recorded-token',
-    /// 'live-identity-unreadable: EMFILE', 'no-such-process', 'zombie', ...).
-    reason: String,
-}
-
-#[pymethods]
-impl Judgement {
-    fn __repr__(&self) -> String {
-        format!("Judgement(verdict={:?}, reason={:?})", self.verdict, self.reason)
-    }
-}
-
-impl From<pidguard::Judgement> for Judgement {
-    fn from(j: pidguard::Judgement) -> Self {
-        Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.to_string() }
-    }
-}
-
-/// What `stop_pid_file` did.
-#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
-pub struct StopReport {
-    /// The pidfile.
-    pid_file: PathBuf,
-    /// Its format: 'abx-dl' or 'guard'.
-    format: String,
-    /// 'stale' (nothing sent; file removed if unchanged), 'already-gone', 'exited',
-    /// 'unkillable' (file kept), 'refused' (file kept), 'foreign' (left alone) or 'error'.
-    outcome: String,
-    /// For 'stale': why ('missing', 'gone', 'mismatch', ...).
-    stale_reason: Option<String>,
-    /// For 'exited': the signal after which it exited ('TERM', 'KILL').
-    after: Option<String>,
-    /// For 'refused': the rule ('unverifiable', 'untrusted-pidfile', 'own-group', ...).
-    refusal: Option<String>,
-    /// The particulars of a refusal ('owned by uid 65534, target uid 0').
-    detail: Option<String>,
-    /// For 'error': the message.
-    error: Option<String>,
-    /// Every signal sent, in order, by name.
-    signals: Vec<String>,
-    /// The exit status `pidguard stop` gives for this outcome.
-    status: i32,
-    /// Whether the pidfile was removed.
-    pid_file_removed: bool,
-    /// A warning (the lenient policy changed the decision).
-    warning: Option<String>,
-    /// What check_pid_file said about the file.
-    check: Py<PidFileCheck>,
-    /// The termination report, when the process was pinned and the schedule ran.
-    terminate: Option<Py<TerminateReport>>,
-}
-
-#[pymethods]
-impl StopReport {
-    fn __repr__(&self) -> String {
-        format!("StopReport(outcome={:?}, signals={:?}, pid_file_removed={})", self.outcome, self.signals, py_bool(self.pid_file_removed))
-    }
-}
-
-fn stop_report(py: Python<'_>, r: pidguard::StopReport) -> PyResult<StopReport> {
-    Ok(StopReport {
-        pid_file: r.pid_file.clone(),
-        format: r.format.as_str().to_string(),
-        outcome: r.outcome.as_str().to_string(),
-        stale_reason: r.outcome.stale_reason().map(|x| x.as_str().to_string()),
-        after: r.outcome.after().map(|s| s.name()),
-        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
-        detail: r.detail.clone(),
-        error: r.outcome.error().map(str::to_string),
-        signals: r.signals().iter().map(|s| s.name()).collect(),
-        status: r.outcome.exit_code(),
-        pid_file_removed: r.pid_file_removed,
-        warning: r.warning.clone(),
-        check: Py::new(py, PidFileCheck::from(r.check.clone()))?,
-        terminate: r.terminate.clone().map(|t| Py::new(py, TerminateReport::from(t))).transpose()?,
-    })
-}
-
-fn exit_fields(e: ExitStatus) -> (Option<i32>, Option<i32>) {
-    match e {
-        ExitStatus::Signaled(s) => (e.code(), Some(s)),
-        _ => (e.code(), None),
-    }
-}
-
-/// What `terminate` did to one process.
-#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
-pub struct TerminateReport {
-    /// The target's pid.
-    pid: i32,
-    /// 'already-gone', 'exited', 'unkillable', 'refused' or 'error'.
-    outcome: String,
-    /// Whether the target is gone now (outcome 'already-gone' or 'exited').
-    stopped: bool,
-    /// For 'exited': the last signal sent before it exited ('TERM', 'KILL', ...).
-    after: Option<String>,
-    /// For 'refused': why ('mismatch', 'own-group', ...).
-    refusal: Option<String>,
-    /// For 'error': the message.
-    error: Option<String>,
-    /// Every signal sent, in order ('TERM', 'CONT', 'KILL').
-    signals: Vec<String>,
-    /// Shell-style exit code (the code, or 128 + signal) when the target is the caller's child;
-    /// None when unknown.
-    exit_code: Option<i32>,
-    /// The signal number that killed the child, when known.
-    exit_signal: Option<i32>,
-    /// Whether its process group was the target.
-    group: bool,
-    /// Whether the handle was pinned by a pidfd.
-    pinned: bool,
-    /// How group signals were delivered: 'pidfd-group-flag', 'pidfd-members', 'killpg' or None.
-    group_mode: Option<String>,
-    /// Members still alive at the end (for 'unkillable').
-    survivors: Vec<i32>,
-    /// Seconds from the start of the call to the outcome.
-    elapsed: f64,
-}
-
-#[pymethods]
-impl TerminateReport {
-    fn __repr__(&self) -> String {
-        format!("TerminateReport(pid={}, outcome={:?}, signals={:?})", self.pid, self.outcome, self.signals)
-    }
-}
-
-impl From<pidguard::TerminateReport> for TerminateReport {
-    fn from(r: pidguard::TerminateReport) -> Self {
-        let (exit_code, exit_signal) = exit_fields(r.exit);
-        TerminateReport {
-            pid: r.pid,
-            outcome: r.outcome.as_str().to_string(),
-            stopped: r.outcome.is_stopped(),
-            after: r.outcome.after().map(|s| s.name()),
-            refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
-            error: match &r.outcome {
-                Outcome::Error(e) => Some(e.clone()),
-                _ => None,
-            },
-            signals: r.signals.iter().map(|s| s.name()).collect(),
-            exit_code,
-            exit_signal,
-            group: r.group,
-            pinned: r.pin_mode == pidguard::PinMode::Pidfd,
-            group_mode: r.group_mode.map(|m| {
-                match m {
-                    pidguard::GroupMode::PidfdGroupFlag => "pidfd-group-flag",
-                    pidguard::GroupMode::PidfdMembers => "pidfd-members",
-                    pidguard::GroupMode::Killpg => "killpg",
-                }
-                .to_string()
-            }),
-            survivors: r.survivors,
-            elapsed: r.elapsed.as_secs_f64(),
-        }
-    }
-}
-
-/// What `cleanup_background_hooks` did with one hook.
-#[pyclass(frozen, module = "pidguard._pidguard", get_all)]
-pub struct HookReport {
-    /// The hook's basename ('on_Snapshot__20_x.bg').
-    name: String,
-    /// The directory holding its files (pathlib.Path).
-    dir: PathBuf,
-    /// Its pidfile (pathlib.Path).
-    pid_file: PathBuf,
-    /// The recorded pid, when the file parsed.
-    pid: Option<i32>,
-    /// The identity verdict, when judged: 'match', 'mismatch', 'unverifiable' or 'gone'.
-    verdict: Option<String>,
-    /// The pidfile check's reason ('valid', 'gone', 'mtime-skew', ...).
-    reason: String,
-    /// 'stale', 'foreign', 'unreadable', 'already-gone', 'exited', 'unkillable', 'refused' or
-    /// 'error'.
-    outcome: String,
-    /// For 'exited': the signal after which the group exited.
-    after: Option<String>,
-    /// For 'refused': why.
-    refusal: Option<String>,
-    /// Every signal sent, in order.
-    signals: Vec<String>,
-    /// The exit code when known (the caller's own child): the code, or 128 + signal.
-    exit_code: Option<i32>,
-    /// The error, for failed hooks ('Process unkillable', a refusal, a finalize failure).
-    error: Option<String>,
-    /// Files under dir, relative to it, sorted: everything but the four files (.pid, .sh,
-    /// .stdout.log, .stderr.log) of every hook the cleanup found in it (one list per directory).
-    output_files: Vec<String>,
-    /// The argv recorded in the .sh file.
-    cmd: Vec<String>,
-    /// Live processes whose group is the recorded pid of a stale record: listed, never signalled.
-    unverified_leftovers: Vec<i32>,
-    /// When the hook started (the pidfile's mtime), seconds since the epoch.
-    started_at: Option<f64>,
-    /// When cleanup finished with it, seconds since the epoch.
-    ended_at: f64,
-    /// Whether the pidfile was removed.
-    pid_file_removed: bool,
-    /// Whether the hook counts as succeeded.
-    succeeded: bool,
-    /// The exception the finalize callback raised for this hook, if any.
-    finalize_exception: Option<Py<PyAny>>,
-}
-
-#[pymethods]
-impl HookReport {
-    fn __repr__(&self) -> String {
-        format!("HookReport(name={:?}, pid={}, outcome={:?}, reason={:?})", self.name, py_opt(self.pid), self.outcome, self.reason)
-    }
-
-    /// The report as a plain dict (paths as str), e.g. for `json.dumps`.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("name", &self.name)?;
-        d.set_item("dir", self.dir.to_string_lossy())?;
-        d.set_item("pid_file", self.pid_file.to_string_lossy())?;
-        d.set_item("pid", self.pid)?;
-        d.set_item("verdict", &self.verdict)?;
-        d.set_item("reason", &self.reason)?;
-        d.set_item("outcome", &self.outcome)?;
-        d.set_item("after", &self.after)?;
-        d.set_item("refusal", &self.refusal)?;
-        d.set_item("signals", &self.signals)?;
-        d.set_item("exit_code", self.exit_code)?;
-        d.set_item("error", &self.error)?;
-        d.set_item("output_files", &self.output_files)?;
-        d.set_item("cmd", &self.cmd)?;
-        d.set_item("unverified_leftovers", &self.unverified_leftovers)?;
-        d.set_item("started_at", self.started_at)?;
-        d.set_item("ended_at", self.ended_at)?;
-        d.set_item("pid_file_removed", self.pid_file_removed)?;
-        d.set_item("succeeded", self.succeeded)?;
-        Ok(d)
-    }
-}
-
-fn hook_report(r: &pidguard::HookReport, finalize_exception: Option<Py<PyAny>>) -> HookReport {
-    HookReport {
-        name: r.name.clone(),
-        dir: r.dir.clone(),
-        pid_file: r.pid_file.clone(),
-        pid: r.pid,
-        verdict: r.verdict.map(|v| v.as_str().to_string()),
-        reason: r.reason.as_str().to_string(),
-        outcome: r.outcome.as_str().to_string(),
-        after: r.outcome.after().map(|s| s.name()),
-        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
-        signals: r.signals.iter().map(|s| s.name()).collect(),
-        exit_code: r.exit_code,
-        error: r.error.clone(),
-        output_files: r.output_files.to_vec(),
-        cmd: r.cmd.clone(),
-        unverified_leftovers: r.unverified_leftovers.clone(),
-        started_at: r.started_at.map(epoch_secs),
-        ended_at: epoch_secs(r.ended_at),
-        pid_file_removed: r.pid_file_removed,
-        succeeded: r.succeeded(),
-        finalize_exception,
-    }
+fn hook_report(py: Python<'_>, r: &pidguard::HookReport, finalize_exception: Option<Py<PyAny>>) -> PyResult<Py<HookView>> {
+    let obj = Py::new(py, HookView::from(r))?;
+    obj.bind(py).setattr("finalize_exception", finalize_exception)?;
+    Ok(obj)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -689,10 +300,10 @@ fn check_pid_file(
     pid_file: &Bound<'_, PyAny>,
     cmd_file: Option<&Bound<'_, PyAny>>,
     tolerance: Tolerance,
-) -> PyResult<PidFileCheck> {
+) -> PyResult<PidFileCheckView> {
     let (path, cmd) = check_args(pid_file, cmd_file)?;
     let tol = tolerance.0;
-    core_call(py, move || Ok(pidguard::check_pid_file_recorded(&path, cmd.as_ref().map(Recorded::as_core), tol).into()))
+    core_call(py, move || Ok((&pidguard::check_pid_file_recorded(&path, cmd.as_ref().map(Recorded::as_core), tol)).into()))
 }
 
 /// Write a hook's command file as abx-dl's `write_cmd_file` writes it: `#!/bin/bash`, then
@@ -725,9 +336,9 @@ fn write_cmd_file(py: Python<'_>, cmd_file: &Bound<'_, PyAny>, argv: &Bound<'_, 
 /// NoSuchProcessError (a ProcessLookupError) when there is no such process.
 #[pyfunction]
 #[pyo3(text_signature = "(pid)")]
-fn lookup(py: Python<'_>, pid: &Bound<'_, PyAny>) -> PyResult<ProcessInfo> {
+fn lookup(py: Python<'_>, pid: &Bound<'_, PyAny>) -> PyResult<ProcessInfoView> {
     let pid = pid_arg(pid, "pid")?;
-    core_call(py, move || pidguard::lookup(pid).map(ProcessInfo::from))
+    core_call(py, move || pidguard::lookup(pid).map(|i| (&i).into()))
 }
 
 /// The start token of the live process `pid`, as a str
@@ -765,7 +376,7 @@ fn terminate(
     schedule: Option<&Bound<'_, PyAny>>,
     group: Option<&Bound<'_, PyAny>>,
     reap: Option<&Bound<'_, PyAny>>,
-) -> PyResult<TerminateReport> {
+) -> PyResult<TerminateView> {
     let pid = pid_arg(pid, "pid")?;
     let token = token_arg(py, expected_token)?;
     let policy = policy.map(policy_arg).transpose()?.unwrap_or_default();
@@ -779,23 +390,9 @@ fn terminate(
     if let Some(r) = reap {
         opts.reap = bool_arg(r)?;
     }
-    core_call(py, move || Ok(pidguard::terminate_pid(pid, token.as_ref(), policy, &opts)?.into()))
+    core_call(py, move || Ok((&pidguard::terminate_pid(pid, token.as_ref(), policy, &opts)?).into()))
 }
 
-/// Stop every background hook under `output_dir` that is provably still itself (with its
-/// process group, all hooks in parallel, by `schedule`), remove stale pidfiles without
-/// signalling anything, and finalize each hook: by default abx-dl's way (append one `Process`
-/// and one `ArchiveResult` JSON line per hook to `index_path` when given, printed to stdout
-/// too unless `is_tty`; delete the logs of succeeded hooks). When `finalize` is given it is
-/// called instead, with the GIL held, once per hook with that hook's HookReport; an
-/// exception it raises is recorded in that hook's report (`error` and `finalize_exception`),
-/// not raised; a BaseException that is not an Exception (KeyboardInterrupt, SystemExit) is
-/// raised once cleanup is done. The waits run with the GIL released.
-///
-/// Returns a list of HookReport, one per pidfile found. Raises TypeError/ValueError for bad
-/// arguments (InvalidArgumentError for a malformed schedule) before anything is sent;
-/// NotFoundError/PermissionDeniedError/IoError when `output_dir` cannot be read;
-/// InvalidArgumentError when it is not a directory. Every per-hook problem is in its report.
 /// Is the process at ``pid`` the one ``expected_token`` names? One of four verdicts, never a
 /// guess: returns a Judgement ('match', 'mismatch', 'unverifiable', 'gone' with its reason).
 /// Without a token a live process is 'unverifiable' ('no-recorded-token'); a failure to read the
@@ -804,10 +401,10 @@ fn terminate(
 /// Raises ValueError for a pid outside 1..pid_max, InvalidArgumentError for a malformed token.
 #[pyfunction]
 #[pyo3(signature = (pid, expected_token=None))]
-fn judge(py: Python<'_>, pid: &Bound<'_, PyAny>, expected_token: Option<&Bound<'_, PyAny>>) -> PyResult<Judgement> {
+fn judge(py: Python<'_>, pid: &Bound<'_, PyAny>, expected_token: Option<&Bound<'_, PyAny>>) -> PyResult<JudgementView> {
     let pid = pid_arg(pid, "pid")?;
     let token = token_arg(py, expected_token)?;
-    core_call(py, move || Ok(pidguard::judge(pid, token.as_ref())?.into()))
+    core_call(py, move || Ok((&pidguard::judge(pid, token.as_ref())?).into()))
 }
 
 /// Stop the process an abx-dl pidfile names, with its process group, and nothing else (what
@@ -828,7 +425,7 @@ fn stop_pid_file(
     cmd_file: Option<&Bound<'_, PyAny>>,
     tolerance: Option<&Bound<'_, PyAny>>,
     group: Option<&Bound<'_, PyAny>>,
-) -> PyResult<StopReport> {
+) -> PyResult<StopView> {
     let path = path_arg(pid_file, "pid_file")?;
     let mut opts = pidguard::StopOptions::default();
     if let Some(s) = schedule.filter(|s| !s.is_none()) {
@@ -844,10 +441,23 @@ fn stop_pid_file(
     if let Some(g) = group {
         opts.group = bool_arg(g)?;
     }
-    let r = core_call(py, move || pidguard::stop_pid_file(&path, &opts))?;
-    stop_report(py, r)
+    core_call(py, move || pidguard::stop_pid_file(&path, &opts).map(|r| (&r).into()))
 }
 
+/// Stop every background hook under `output_dir` that is provably still itself (with its
+/// process group, all hooks in parallel, by `schedule`), remove stale pidfiles without
+/// signalling anything, and finalize each hook: by default abx-dl's way (append one `Process`
+/// and one `ArchiveResult` JSON line per hook to `index_path` when given, printed to stdout
+/// too unless `is_tty`; delete the logs of succeeded hooks). When `finalize` is given it is
+/// called instead, with the GIL held, once per hook with that hook's HookReport; an
+/// exception it raises is recorded in that hook's report (`error` and `finalize_exception`),
+/// not raised; a BaseException that is not an Exception (KeyboardInterrupt, SystemExit) is
+/// raised once cleanup is done. The waits run with the GIL released.
+///
+/// Returns a list of HookReport, one per pidfile found. Raises TypeError/ValueError for bad
+/// arguments (InvalidArgumentError for a malformed schedule) before anything is sent;
+/// NotFoundError/PermissionDeniedError/IoError when `output_dir` cannot be read;
+/// InvalidArgumentError when it is not a directory. Every per-hook problem is in its report.
 #[pyfunction]
 #[pyo3(text_signature = "(output_dir, index_path=None, is_tty=False, *, schedule='TERM/2/KILL/1', pattern='on_*.pid', tolerance=5.0, finalize=None)")]
 #[pyo3(signature = (output_dir, index_path=None, is_tty=None, *, schedule=None, pattern=None, tolerance=None, finalize=None))]
@@ -861,7 +471,7 @@ fn cleanup_background_hooks(
     pattern: Option<&Bound<'_, PyAny>>,
     tolerance: Option<&Bound<'_, PyAny>>,
     finalize: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Vec<HookReport>> {
+) -> PyResult<Vec<Py<HookView>>> {
     let dir = path_arg(output_dir, "output_dir")?;
     let mut opts = CleanupOptions { index_path: opt_path_arg(index_path, "index_path")?, ..CleanupOptions::default() };
     if let Some(t) = is_tty.filter(|t| !t.is_none()) {
@@ -894,7 +504,7 @@ fn cleanup_background_hooks(
         let mut call = |r: &pidguard::HookReport| -> Result<(), String> {
             // The callback runs with the GIL held; the waits around it do not.
             Python::attach(|py| {
-                let res = Py::new(py, hook_report(r, None)).and_then(|obj| cb.call1(py, (obj,)));
+                let res = hook_report(py, r, None).and_then(|obj| cb.call1(py, (obj,)));
                 match res {
                     Ok(_) => Ok(()),
                     Err(e) => {
@@ -912,13 +522,13 @@ fn cleanup_background_hooks(
     if let Some(i) = raised.iter().position(|(_, e)| !e.is_instance_of::<pyo3::exceptions::PyException>(py)) {
         return Err(raised.swap_remove(i).1);
     }
-    Ok(reports
+    reports
         .iter()
         .map(|r| {
             let exc = raised.iter().find(|(p, _)| *p == r.pid_file).map(|(_, e)| e.value(py).clone().into_any().unbind());
-            hook_report(r, exc)
+            hook_report(py, r, exc)
         })
-        .collect())
+        .collect()
 }
 
 /// The native half of `pidguard`; import `pidguard`, not this module.
@@ -929,12 +539,12 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_TOLERANCE", pidguard::DEFAULT_TOLERANCE)?;
     m.add("DEFAULT_SCHEDULE", Schedule::default().to_string())?;
     m.add("TOKEN_XATTR", pidguard::TOKEN_XATTR)?;
-    m.add_class::<ProcessInfo>()?;
-    m.add_class::<PidFileCheck>()?;
-    m.add_class::<TerminateReport>()?;
-    m.add_class::<HookReport>()?;
-    m.add_class::<Judgement>()?;
-    m.add_class::<StopReport>()?;
+    m.add_class::<ProcessInfoView>()?;
+    m.add_class::<PidFileCheckView>()?;
+    m.add_class::<TerminateView>()?;
+    m.add_class::<HookView>()?;
+    m.add_class::<JudgementView>()?;
+    m.add_class::<StopView>()?;
     m.add_class::<process::ProcessRef>()?;
     m.add_function(wrap_pyfunction!(write_pid_file_with_mtime, m)?)?;
     m.add_function(wrap_pyfunction!(validate_pid_file, m)?)?;

@@ -9,7 +9,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat};
 
-use crate::{bool_arg, core_call, pid_arg, policy_arg, schedule_arg, seconds_arg, to_py_err, token_arg, type_name, TerminateReport};
+use pidguard::report::TerminateView;
+
+use crate::{bool_arg, core_call, pid_arg, policy_arg, schedule_arg, seconds_arg, to_py_err, token_arg, type_name};
 
 /// A process pinned by a pidfd: every signal and wait goes to exactly the process that held
 /// the pid when the handle was opened, never to a later holder of the number.
@@ -186,7 +188,7 @@ impl ProcessRef {
         schedule: Option<&Bound<'_, PyAny>>,
         group: Option<&Bound<'_, PyAny>>,
         reap: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<TerminateReport> {
+    ) -> PyResult<TerminateView> {
         let mut opts = TerminateOptions::default();
         if let Some(s) = schedule.filter(|s| !s.is_none()) {
             opts.schedule = schedule_arg(py, s)?;

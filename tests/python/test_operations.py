@@ -27,3 +27,42 @@ def test_every_operation_has_a_python_name_that_exists():
         except (AttributeError, AssertionError):
             missing.append((op["op"], name))
     assert not missing, missing
+
+
+REPORTS = Path(__file__).resolve().parents[1] / "operations" / "reports.json"
+STUBS = Path(pidguard.__file__).resolve().parent / "_pidguard.pyi"
+# Attributes a report class has besides its fields: methods, and the one Python-only value.
+NOT_FIELDS = {"to_dict", "finalize_exception"}
+
+
+def class_fields(cls):
+    return [n for n, v in vars(cls).items() if not n.startswith("_") and n not in NOT_FIELDS]
+
+
+def stub_fields(name):
+    import ast
+
+    tree = ast.parse(STUBS.read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+    return [
+        f.name
+        for f in cls.body
+        if isinstance(f, ast.FunctionDef) and any(getattr(d, "id", None) == "property" for d in f.decorator_list)
+    ]
+
+
+def test_every_report_class_has_exactly_the_fields_core_describes():
+    """Each report is one struct in core (``pidguard::report``); the Python class, its stub and
+    core's table must name the same fields (the stub in the same order)."""
+    reports = json.loads(REPORTS.read_text())["reports"]
+    assert len(reports) == 6
+    for name, fields in reports.items():
+        cls = getattr(pidguard, name)
+        assert sorted(class_fields(cls)) == sorted(fields), name
+        assert stub_fields(name) == fields, f"{name} in _pidguard.pyi"
+
+
+def test_a_report_dict_holds_exactly_the_fields(tmp_path):
+    c = pidguard.check_pid_file(tmp_path / "missing.pid")
+    assert list(c.to_dict()) == json.loads(REPORTS.read_text())["reports"]["PidFileCheck"]
+    assert repr(c) == "PidFileCheck(valid=False, reason='missing', pid=None)" and not c
