@@ -170,6 +170,27 @@ fn policy_arg(obj: &Bound<'_, PyAny>) -> PyResult<Policy> {
     str_arg(obj, "policy")?.parse::<Policy>().map_err(|e| PyValueError::new_err(e.message().to_string()))
 }
 
+/// The options of `terminate` and `ProcessRef.terminate`; `None` (or absent) keeps core's
+/// default for each.
+pub(crate) fn terminate_options(
+    py: Python<'_>,
+    schedule: Option<&Bound<'_, PyAny>>,
+    group: Option<&Bound<'_, PyAny>>,
+    reap: Option<&Bound<'_, PyAny>>,
+) -> PyResult<TerminateOptions> {
+    let mut opts = TerminateOptions::default();
+    if let Some(s) = schedule.filter(|s| !s.is_none()) {
+        opts.schedule = schedule_arg(py, s)?;
+    }
+    if let Some(g) = group.filter(|g| !g.is_none()) {
+        opts.group = bool_arg(g)?;
+    }
+    if let Some(r) = reap.filter(|r| !r.is_none()) {
+        opts.reap = bool_arg(r)?;
+    }
+    Ok(opts)
+}
+
 fn token_arg(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<StartToken>> {
     match obj {
         None => Ok(None),
@@ -380,16 +401,7 @@ fn terminate(
     let pid = pid_arg(pid, "pid")?;
     let token = token_arg(py, expected_token)?;
     let policy = policy.map(policy_arg).transpose()?.unwrap_or_default();
-    let mut opts = TerminateOptions::default();
-    if let Some(s) = schedule {
-        opts.schedule = schedule_arg(py, s)?;
-    }
-    if let Some(g) = group {
-        opts.group = bool_arg(g)?;
-    }
-    if let Some(r) = reap {
-        opts.reap = bool_arg(r)?;
-    }
+    let opts = terminate_options(py, schedule, group, reap)?;
     core_call(py, move || Ok((&pidguard::terminate_pid(pid, token.as_ref(), policy, &opts)?).into()))
 }
 

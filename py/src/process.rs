@@ -4,14 +4,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pidguard::{Delivery, Policy, Signal, TerminateOptions};
+use pidguard::{Delivery, Policy, Signal};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat};
 
 use pidguard::report::TerminateView;
 
-use crate::{bool_arg, core_call, pid_arg, policy_arg, schedule_arg, seconds_arg, to_py_err, token_arg, type_name};
+use crate::{bool_arg, core_call, pid_arg, policy_arg, seconds_arg, terminate_options, to_py_err, token_arg, type_name};
 
 /// A process pinned by a pidfd: every signal and wait goes to exactly the process that held
 /// the pid when the handle was opened, never to a later holder of the number.
@@ -189,16 +189,7 @@ impl ProcessRef {
         group: Option<&Bound<'_, PyAny>>,
         reap: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<TerminateView> {
-        let mut opts = TerminateOptions::default();
-        if let Some(s) = schedule.filter(|s| !s.is_none()) {
-            opts.schedule = schedule_arg(py, s)?;
-        }
-        if let Some(g) = group {
-            opts.group = bool_arg(g)?;
-        }
-        if let Some(r) = reap {
-            opts.reap = bool_arg(r)?;
-        }
+        let opts = terminate_options(py, schedule, group, reap)?;
         // The handle is kept (it can be waited on or terminated again); a signal the kernel
         // refused raises PermissionDeniedError, as pidguard.terminate does.
         self.with(|h| core_call(py, || Ok(h.terminate(&opts)?.into())))
