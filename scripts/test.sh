@@ -39,10 +39,13 @@ timed node-env bash scripts/setup-node.sh
 # Every script below (and any it starts) finds the project's Python tools first.
 export PATH="$ROOT/.venv/bin:$PATH"
 
-echo "== cargo build (workspace) =="
-timed cargo-build cargo build --workspace --all-targets
+# The default members (core, cli, ffi-c): the Python and Node crates turn on core's `python`
+# and `node` features, and one cargo invocation that builds them with ffi-c would link pyo3 and
+# napi into the C library. Each binding's script builds its own crate.
+echo "== cargo build (core, cli, ffi-c) =="
+timed cargo-build cargo build --all-targets
 echo "== cargo test =="
-timed cargo-test cargo test --workspace
+timed cargo-test cargo test
 
 # The suites in their usual order, then any other scripts/test-*.sh (packages and the
 # system check last, below).
