@@ -8,14 +8,10 @@ use pidguard_core::guard::{self, AcquireOptions, Entry, Guard, Verdict as GuardV
 use pidguard_core::Error;
 
 use crate::boundary::{bytes, obj, obj_mut, out, path as path_arg, text_out, utf8, FfiResult};
+use crate::results::c_string;
 use crate::status::last_held;
 use crate::types::{pidguard_reason, pidguard_verdict};
 
-/// Replace NUL bytes (possible in a decoded JSON string, impossible in a C string) so that C
-/// sees one whole string.
-fn c_string(s: &str) -> CString {
-    CString::new(s.bytes().map(|b| if b == 0 { b'?' } else { b }).collect::<Vec<u8>>()).unwrap_or_default()
-}
 
 /// A guard pidfile record: the holder's pid, its start token and the caller's own string
 /// fields, in order (for example a session id, a socket path, pidguard_token_sha256() of a
@@ -48,7 +44,7 @@ impl pidguard_entry {
     }
 
     fn boxed(entry: Entry) -> FfiResult<*mut pidguard_entry> {
-        Ok(Box::into_raw(Box::new(pidguard_entry::of(entry)?)))
+        Ok(crate::boundary::boxed(pidguard_entry::of(entry)?))
     }
 
     /// Change the entry to `f(copy)` if the result is valid; otherwise leave it as it was.
@@ -116,12 +112,7 @@ pub extern "C" fn pidguard_entry_clone(entry: *const pidguard_entry, entry_out: 
 /// borrowed from a guard (pidguard_guard_entry()).
 #[no_mangle]
 pub extern "C" fn pidguard_entry_free(entry: *mut pidguard_entry) {
-    crate::boundary::run_value((), || {
-        if !entry.is_null() {
-            // SAFETY: `entry` came from Box::into_raw in this module and is freed once.
-            drop(unsafe { Box::from_raw(entry) });
-        }
-    })
+    crate::boundary::free(entry)
 }
 
 /// The holder's pid, into `pid_out`. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
@@ -422,8 +413,8 @@ impl pidguard_guard_verdict {
     fn of(v: &GuardVerdict) -> Self {
         pidguard_guard_verdict {
             found: v.found,
-            verdict: pidguard_verdict::of(v.identity.map(|j| j.verdict)),
-            reason: pidguard_reason::of(v.identity.map(|j| j.reason)),
+            verdict: v.identity.map(|j| j.verdict).into(),
+            reason: v.identity.map(|j| j.reason).into(),
             pid: v.entry.as_ref().map_or(0, |e| e.pid),
             owner_uid: v.owner_uid.map_or(-1, i64::from),
             stale: v.is_stale(),
@@ -532,8 +523,8 @@ pub extern "C" fn pidguard_guard_acquire(
         let opts = AcquireOptions { takeover: flags & PIDGUARD_ACQUIRE_TAKEOVER != 0 };
         let g = guard::acquire(p, e, &opts)?;
         let entry = pidguard_entry::of(g.entry().clone())?;
-        let path = CString::new(g.path().as_os_str().as_bytes()).unwrap_or_default();
-        guard_out.write(Box::into_raw(Box::new(pidguard_guard { guard: Some(g), entry, path })));
+        let path = c_string(g.path().as_os_str().as_bytes());
+        guard_out.write(crate::boundary::boxed(pidguard_guard { guard: Some(g), entry, path }));
         Ok(())
     })
 }
@@ -576,15 +567,14 @@ pub extern "C" fn pidguard_last_held(verdict_out: *mut pidguard_guard_verdict, h
 #[no_mangle]
 pub extern "C" fn pidguard_guard_release(guard: *mut pidguard_guard, removed_out: *mut bool) -> c_int {
     ffi!("pidguard_guard_release", {
-        crate::boundary::non_null(guard as *const pidguard_guard, "guard")?;
-        // SAFETY: `guard` came from Box::into_raw in pidguard_guard_acquire; it is freed here once.
-        let mut g = unsafe { Box::from_raw(guard) };
+        let mut g = crate::boundary::take(guard, "guard")?;
+        let removed_out = crate::boundary::opt_out(removed_out, "removed_out")?;
         let removed = match g.guard.take() {
             Some(held) => held.release()?,
             None => false,
         };
-        if !removed_out.is_null() {
-            out(removed_out, "removed_out")?.write(removed);
+        if let Some(o) = removed_out {
+            o.write(removed);
         }
         Ok(())
     })
@@ -596,10 +586,7 @@ pub extern "C" fn pidguard_guard_release(guard: *mut pidguard_guard, removed_out
 #[no_mangle]
 pub extern "C" fn pidguard_guard_keep(guard: *mut pidguard_guard) -> c_int {
     ffi!("pidguard_guard_keep", {
-        crate::boundary::non_null(guard as *const pidguard_guard, "guard")?;
-        // SAFETY: as in pidguard_guard_release.
-        let mut g = unsafe { Box::from_raw(guard) };
-        if let Some(held) = g.guard.take() {
+        if let Some(held) = crate::boundary::take(guard, "guard")?.guard.take() {
             held.keep();
         }
         Ok(())
@@ -611,12 +598,8 @@ pub extern "C" fn pidguard_guard_keep(guard: *mut pidguard_guard) -> c_int {
 /// guard afterwards, is undefined behaviour.
 #[no_mangle]
 pub extern "C" fn pidguard_guard_free(guard: *mut pidguard_guard) {
-    crate::boundary::run_value((), || {
-        if !guard.is_null() {
-            // SAFETY: as in pidguard_guard_release. Dropping the core Guard releases it.
-            drop(unsafe { Box::from_raw(guard) });
-        }
-    })
+    // Dropping the core Guard releases it.
+    crate::boundary::free(guard)
 }
 
 /// Our record, into `entry_out`: borrowed from the guard (never free it), valid until the guard

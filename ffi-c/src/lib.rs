@@ -22,6 +22,7 @@ mod api;
 mod guard;
 mod process;
 mod report;
+mod results;
 mod status;
 mod types;
 
@@ -29,5 +30,6 @@ pub use api::*;
 pub use guard::*;
 pub use process::*;
 pub use report::*;
+pub use results::*;
 pub use status::*;
 pub use types::*;

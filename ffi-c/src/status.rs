@@ -230,7 +230,7 @@ pub extern "C" fn pidguard_last_error_errno() -> c_int {
 #[no_mangle]
 pub extern "C" fn pidguard_last_error_refusal() -> pidguard_refusal {
     run_value(pidguard_refusal::PIDGUARD_REFUSAL_NONE, || {
-        pidguard_refusal::of(LAST.try_with(|l| l.borrow().refusal).ok().flatten())
+        LAST.try_with(|l| l.borrow().refusal).ok().flatten().into()
     })
 }
 
