@@ -930,17 +930,16 @@ typedef struct pidguard_stop_result {
      */
     int32_t exit_status;
     /**
-     * What pidguard_check_pid_file() said about the file (why it was stale, for
-     * PIDGUARD_STOP_STALE): `check.reason`.
+     * Repeats `check.reason`: what pidguard_check_pid_file() said (why the record was stale,
+     * for PIDGUARD_STOP_STALE).
      */
     pidguard_check_reason reason;
     /**
-     * The identity verdict of the recorded process; PIDGUARD_VERDICT_NONE when not judged:
-     * `check.verdict`.
+     * Repeats `check.verdict`: the identity verdict; PIDGUARD_VERDICT_NONE when not judged.
      */
     pidguard_verdict verdict;
     /**
-     * The pid in the file; 0 when there was none: `check.pid`.
+     * Repeats `check.pid`: the pid in the file; 0 when there was none.
      */
     int32_t pid;
     /**
@@ -953,20 +952,19 @@ typedef struct pidguard_stop_result {
      */
     int32_t exited_after;
     /**
-     * The exit code when the target is the caller's child (the code, or 128 + signal); -1 when
-     * unknown. The child is not reaped: `terminate.exit_code`.
+     * Repeats `terminate.exit_code` (-1 without `terminate`).
      */
     int32_t exit_code;
     /**
-     * How many signals were sent: the length of `signals`.
+     * The length of `signals`.
      */
     uint32_t signals_sent;
     /**
-     * Whether the process group was signalled (the target led its group): `terminate.group`.
+     * Repeats `terminate.group` (false without `terminate`).
      */
     bool group;
     /**
-     * Whether signals went through a pidfd: `terminate.pinned`.
+     * Repeats `terminate.pinned` (false without `terminate`).
      */
     bool pinned;
     /**
@@ -980,7 +978,7 @@ typedef struct pidguard_stop_result {
      */
     bool warning;
     /**
-     * Seconds the schedule ran (0 when nothing was sent): `terminate.elapsed`.
+     * Repeats `terminate.elapsed`: seconds the schedule ran (0 without `terminate`).
      */
     double elapsed;
     /**
@@ -1010,7 +1008,7 @@ typedef struct pidguard_stop_result {
      */
     const char *error;
     /**
-     * Every signal sent, in order, by number: `signals_sent` of them; NULL when none was.
+     * Every signal sent, in order, by number (`signals_sent` of them); NULL when none was.
      */
     const int32_t *signals;
     /**

@@ -318,27 +318,25 @@ pub struct pidguard_stop_result {
     /// negative status from pidguard_stop_pid_file() is the command's 4, bad input.) (`status`
     /// in the other bindings.)
     pub exit_status: i32,
-    /// What pidguard_check_pid_file() said about the file (why it was stale, for
-    /// PIDGUARD_STOP_STALE): `check.reason`.
+    /// Repeats `check.reason`: what pidguard_check_pid_file() said (why the record was stale,
+    /// for PIDGUARD_STOP_STALE).
     pub reason: pidguard_check_reason,
-    /// The identity verdict of the recorded process; PIDGUARD_VERDICT_NONE when not judged:
-    /// `check.verdict`.
+    /// Repeats `check.verdict`: the identity verdict; PIDGUARD_VERDICT_NONE when not judged.
     pub verdict: pidguard_verdict,
-    /// The pid in the file; 0 when there was none: `check.pid`.
+    /// Repeats `check.pid`: the pid in the file; 0 when there was none.
     pub pid: i32,
     /// Why it was refused, for PIDGUARD_STOP_REFUSED; else PIDGUARD_REFUSAL_NONE.
     pub refusal: pidguard_refusal,
     /// For PIDGUARD_STOP_EXITED, the number of the last signal sent before it exited; else 0
     /// (`after` in the other bindings).
     pub exited_after: i32,
-    /// The exit code when the target is the caller's child (the code, or 128 + signal); -1 when
-    /// unknown. The child is not reaped: `terminate.exit_code`.
+    /// Repeats `terminate.exit_code` (-1 without `terminate`).
     pub exit_code: i32,
-    /// How many signals were sent: the length of `signals`.
+    /// The length of `signals`.
     pub signals_sent: u32,
-    /// Whether the process group was signalled (the target led its group): `terminate.group`.
+    /// Repeats `terminate.group` (false without `terminate`).
     pub group: bool,
-    /// Whether signals went through a pidfd: `terminate.pinned`.
+    /// Repeats `terminate.pinned` (false without `terminate`).
     pub pinned: bool,
     /// Whether the pidfile was removed (only stale or stopped records, and only if the file was
     /// still the one judged).
@@ -346,7 +344,7 @@ pub struct pidguard_stop_result {
     /// Whether the identity was taken on the lenient policy; the warning (`warning_message`)
     /// is then also the thread's last error message.
     pub warning: bool,
-    /// Seconds the schedule ran (0 when nothing was sent): `terminate.elapsed`.
+    /// Repeats `terminate.elapsed`: seconds the schedule ran (0 without `terminate`).
     pub elapsed: f64,
     /// The pidfile, NUL-terminated.
     pub pid_file: *const c_char,
@@ -362,7 +360,7 @@ pub struct pidguard_stop_result {
     pub detail: *const c_char,
     /// For PIDGUARD_STOP_ERROR, the message, NUL-terminated; else NULL.
     pub error: *const c_char,
-    /// Every signal sent, in order, by number: `signals_sent` of them; NULL when none was.
+    /// Every signal sent, in order, by number (`signals_sent` of them); NULL when none was.
     pub signals: *const i32,
     /// The warning (for example that the lenient policy was used), NUL-terminated; NULL when
     /// there is none (`warning` in the other bindings, whose presence is the `warning` member
