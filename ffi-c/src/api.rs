@@ -2,6 +2,7 @@
 
 use std::ffi::{c_char, c_int};
 
+use pidguard_core::report::TerminateView;
 use pidguard_core::{self as pg, ErrorKind, ExitStatus, Outcome, PinMode, TerminateOptions, TerminateReport};
 
 use crate::boundary::{non_null, opt_path, out, path, path as path_arg, schedule as schedule_arg, text_out, token, utf8};
@@ -265,8 +266,8 @@ pub extern "C" fn pidguard_terminate(
                 _ => return Err(e),
             },
         };
-        if let Outcome::Error(msg) = &r.outcome {
-            set_last_error(msg, None);
+        if let Some(msg) = TerminateView::from(&r).error {
+            set_last_error(&msg, None);
         }
         write_result(result_out, |kept| pidguard_terminate_result::of(&r, kept))
     })

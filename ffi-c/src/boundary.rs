@@ -151,6 +151,23 @@ pub(crate) fn opt_out<T>(p: *mut T, what: &str) -> FfiResult<Option<Out<T>>> {
     }
 }
 
+/// The body of exported function `name` that reads one value of an object: `f` of the object
+/// argument `object` (named `what`) into the output `value_out` (named `out_name`), inside the
+/// boundary like every body.
+pub(crate) fn get<O, T>(
+    name: &'static str,
+    (object, what): (*const O, &str),
+    (value_out, out_name): (*mut T, &str),
+    f: impl FnOnce(&O) -> FfiResult<T>,
+) -> c_int {
+    run(name, || {
+        let o = obj(object, what)?;
+        let value_out = out(value_out, out_name)?;
+        value_out.write(f(o)?);
+        Ok(())
+    })
+}
+
 /// A new object handed to C, which owns it until it passes it to [`free`].
 pub(crate) fn boxed<T>(v: T) -> *mut T {
     Box::into_raw(Box::new(v))

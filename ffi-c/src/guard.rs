@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use pidguard_core::guard::{self, AcquireOptions, Entry, Guard, Verdict as GuardVerdict};
 use pidguard_core::Error;
 
-use crate::boundary::{bytes, obj, obj_mut, out, path as path_arg, text_out, utf8, FfiResult};
+use crate::boundary::{bytes, get, obj, obj_mut, out, path as path_arg, text_out, utf8, FfiResult};
 use crate::results::c_string;
 use crate::status::last_held;
 use crate::types::{pidguard_reason, pidguard_verdict};
@@ -118,11 +118,7 @@ pub extern "C" fn pidguard_entry_free(entry: *mut pidguard_entry) {
 /// The holder's pid, into `pid_out`. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_entry_pid(entry: *const pidguard_entry, pid_out: *mut i32) -> c_int {
-    ffi!("pidguard_entry_pid", {
-        let e = entry_arg(entry, "entry")?;
-        out(pid_out, "pid_out")?.write(e.pid);
-        Ok(())
-    })
+    get("pidguard_entry_pid", (entry, "entry"), (pid_out, "pid_out"), |e| Ok(e.entry.pid))
 }
 
 /// The holder's start token, into `token_out`: a NUL-terminated string owned by the entry
@@ -130,11 +126,7 @@ pub extern "C" fn pidguard_entry_pid(entry: *const pidguard_entry, pid_out: *mut
 /// NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_entry_start_token(entry: *const pidguard_entry, token_out: *mut *const c_char) -> c_int {
-    ffi!("pidguard_entry_start_token", {
-        let e = obj(entry, "entry")?;
-        out(token_out, "token_out")?.write(e.token.as_ptr());
-        Ok(())
-    })
+    get("pidguard_entry_start_token", (entry, "entry"), (token_out, "token_out"), |e| Ok(e.token.as_ptr()))
 }
 
 /// Set the holder's pid (> 0). Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `entry` or
@@ -196,11 +188,7 @@ pub extern "C" fn pidguard_entry_field(entry: *const pidguard_entry, name: *cons
 /// PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_entry_fields_len(entry: *const pidguard_entry, len_out: *mut usize) -> c_int {
-    ffi!("pidguard_entry_fields_len", {
-        let e = obj(entry, "entry")?;
-        out(len_out, "len_out")?.write(e.fields.len());
-        Ok(())
-    })
+    get("pidguard_entry_fields_len", (entry, "entry"), (len_out, "len_out"), |e| Ok(e.fields.len()))
 }
 
 /// Field number `index` (0 to len - 1, in file order): its name into `name_out` and its value
@@ -606,34 +594,21 @@ pub extern "C" fn pidguard_guard_free(guard: *mut pidguard_guard) {
 /// is released, kept or freed. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_guard_entry(guard: *const pidguard_guard, entry_out: *mut *const pidguard_entry) -> c_int {
-    ffi!("pidguard_guard_entry", {
-        let g = guard_arg(guard)?;
-        out(entry_out, "entry_out")?.write(&g.entry as *const pidguard_entry);
-        Ok(())
-    })
+    get("pidguard_guard_entry", (guard, "guard"), (entry_out, "entry_out"), |g| Ok(&g.entry as *const pidguard_entry))
 }
 
 /// The guard pidfile's path, into `path_out`: a string owned by the guard, valid until it is
 /// released, kept or freed. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_guard_path(guard: *const pidguard_guard, path_out: *mut *const c_char) -> c_int {
-    ffi!("pidguard_guard_path", {
-        let g = guard_arg(guard)?;
-        out(path_out, "path_out")?.write(g.path.as_ptr());
-        Ok(())
-    })
+    get("pidguard_guard_path", (guard, "guard"), (path_out, "path_out"), |g| Ok(g.path.as_ptr()))
 }
 
 /// Whether the file still holds exactly our record, into `held_out` (false after a takeover,
 /// or when someone removed it). Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_guard_is_held(guard: *const pidguard_guard, held_out: *mut bool) -> c_int {
-    ffi!("pidguard_guard_is_held", {
-        let g = guard_arg(guard)?;
-        let held_out = out(held_out, "held_out")?;
-        held_out.write(g.guard.as_ref().is_some_and(Guard::is_held));
-        Ok(())
-    })
+    get("pidguard_guard_is_held", (guard, "guard"), (held_out, "held_out"), |g| Ok(g.guard.as_ref().is_some_and(Guard::is_held)))
 }
 
 /// The holder whose record pidguard_guard_acquire() replaced to take the guard (stale, or live

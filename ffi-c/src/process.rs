@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use pidguard_core::{Delivery, ProcessRef, Signal, TerminateOptions};
 
-use crate::boundary::{boxed, free, obj, opt_out, out, schedule as schedule_arg, text_out, token, FfiResult};
+use crate::boundary::{boxed, free, get, obj, opt_out, out, schedule as schedule_arg, text_out, token, FfiResult};
 use crate::results::{pidguard_terminate_result, write_result};
 use crate::types::pidguard_policy;
 
@@ -190,11 +190,7 @@ pub extern "C" fn pidguard_process_wait(process: *const pidguard_process, timeou
 /// Never waits. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_process_has_exited(process: *const pidguard_process, exited_out: *mut bool) -> c_int {
-    ffi!("pidguard_process_has_exited", {
-        let h = process_arg(process)?;
-        out(exited_out, "exited_out")?.write(h.has_exited());
-        Ok(())
-    })
+    get("pidguard_process_has_exited", (process, "process"), (exited_out, "exited_out"), |p| Ok(p.h.has_exited()))
 }
 
 /// The pidfd of the handle, into `fd_out`, or -1 when the handle is unpinned. It becomes
@@ -203,22 +199,14 @@ pub extern "C" fn pidguard_process_has_exited(process: *const pidguard_process, 
 /// PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_process_pidfd(process: *const pidguard_process, fd_out: *mut c_int) -> c_int {
-    ffi!("pidguard_process_pidfd", {
-        let h = process_arg(process)?;
-        out(fd_out, "fd_out")?.write(h.pidfd_raw().unwrap_or(-1));
-        Ok(())
-    })
+    get("pidguard_process_pidfd", (process, "process"), (fd_out, "fd_out"), |p| Ok(p.h.pidfd_raw().unwrap_or(-1)))
 }
 
 /// The pid of the handle, into `pid_out`. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL
 /// argument.
 #[no_mangle]
 pub extern "C" fn pidguard_process_pid(process: *const pidguard_process, pid_out: *mut i32) -> c_int {
-    ffi!("pidguard_process_pid", {
-        let h = process_arg(process)?;
-        out(pid_out, "pid_out")?.write(h.pid());
-        Ok(())
-    })
+    get("pidguard_process_pid", (process, "process"), (pid_out, "pid_out"), |p| Ok(p.h.pid()))
 }
 
 /// Copy the start token read when the handle was opened into `buf`, like snprintf (as

@@ -10,7 +10,7 @@ use pidguard_core::report::HookView;
 use pidguard_core::{self as pg};
 
 use crate::boundary::{boxed, free, obj, opt_path, opt_utf8, out, path, run, schedule as schedule_arg, FfiResult};
-use crate::results::{signal_numbers, Kept};
+use crate::results::{signal_numbers, signo, Kept};
 use crate::types::*;
 
 /// One hook: core's view of it, its C enum values, and the strings and arrays C reads.
@@ -46,7 +46,7 @@ impl Hook {
             reason: (&r.reason).into(),
             outcome: (&r.outcome).into(),
             refusal: r.outcome.refusal().into(),
-            after: r.outcome.after().map_or(0, |s| s.number()),
+            after: signo(view.after.as_deref())?,
             name: k.str(Some(&view.name)),
             dir: k.str(Some(view.dir.as_os_str().as_bytes())),
             pid_file: k.str(Some(view.pid_file.as_os_str().as_bytes())),
@@ -72,20 +72,16 @@ pub struct pidguard_cleanup_report {
     hooks: Vec<Hook>,
 }
 
-fn hook<'a>(report: *const pidguard_cleanup_report, index: usize) -> FfiResult<&'a Hook> {
-    let r = obj(report, "report")?;
-    r.hooks.get(index).ok_or_else(|| {
-        pg::Error::invalid(format!("index {index} is out of range: the report has {} hooks", r.hooks.len()))
-    })
+impl pidguard_cleanup_report {
+    fn hook(&self, index: usize) -> FfiResult<&Hook> {
+        let n = self.hooks.len();
+        self.hooks.get(index).ok_or_else(|| pg::Error::invalid(format!("index {index} is out of range: the report has {n} hooks")))
+    }
 }
 
 /// The body of accessor `name`: `f` of hook `index` into the output `value_out`, named `what`.
-fn get<T>(name: &'static str, report: *const pidguard_cleanup_report, index: usize, (value_out, what): (*mut T, &str), f: impl FnOnce(&Hook) -> T) -> c_int {
-    run(name, || {
-        let value_out = out(value_out, what)?;
-        value_out.write(f(hook(report, index)?));
-        Ok(())
-    })
+fn get<T>(name: &'static str, report: *const pidguard_cleanup_report, index: usize, value_out: (*mut T, &str), f: impl FnOnce(&Hook) -> T) -> c_int {
+    crate::boundary::get(name, (report, "report"), value_out, |r| r.hook(index).map(f))
 }
 
 /// The body of array accessor `name`: the array `f` gives for hook `index` into the output
@@ -101,7 +97,7 @@ fn get_array<T>(
     run(name, || {
         let items_out = out(items_out, what)?;
         let len_out = out(len_out, "len_out")?;
-        let (items, len) = f(hook(report, index)?);
+        let (items, len) = f(obj(report, "report")?.hook(index)?);
         items_out.write(items);
         len_out.write(len);
         Ok(())
@@ -177,11 +173,7 @@ pub extern "C" fn pidguard_cleanup_report_free(report: *mut pidguard_cleanup_rep
 /// PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_cleanup_report_len(report: *const pidguard_cleanup_report, len_out: *mut usize) -> c_int {
-    ffi!("pidguard_cleanup_report_len", {
-        let r = obj(report, "report")?;
-        out(len_out, "len_out")?.write(r.hooks.len());
-        Ok(())
-    })
+    crate::boundary::get("pidguard_cleanup_report_len", (report, "report"), (len_out, "len_out"), |r| Ok(r.hooks.len()))
 }
 
 /// The hook's name, its pidfile's basename without `.pid` ("on_Snapshot__20_chrome.bg"), into
@@ -342,7 +334,7 @@ pub extern "C" fn pidguard_cleanup_report_times(
     ffi!("pidguard_cleanup_report_times", {
         let started_at_out = out(started_at_out, "started_at_out")?;
         let ended_at_out = out(ended_at_out, "ended_at_out")?;
-        let h = hook(report, index)?;
+        let h = obj(report, "report")?.hook(index)?;
         started_at_out.write(h.view.started_at.unwrap_or(f64::NAN));
         ended_at_out.write(h.view.ended_at);
         Ok(())

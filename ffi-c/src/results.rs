@@ -89,7 +89,7 @@ pub(crate) fn signal_numbers(names: &[String]) -> FfiResult<Vec<i32>> {
 }
 
 /// The number of an optional signal name; 0 for none.
-fn signo(name: Option<&str>) -> FfiResult<i32> {
+pub(crate) fn signo(name: Option<&str>) -> FfiResult<i32> {
     name.map_or(Ok(0), |n| Signal::parse(n).map(Signal::number))
 }
 
