@@ -15,6 +15,10 @@
  *  - Strings are NUL-terminated. Paths are bytes, passed to the kernel as they are; other strings
  *    (tokens, schedules, argv) must be UTF-8.
  *  - Times are seconds as double (since the Unix epoch for points in time).
+ *  - Result structs the caller allocates (pidguard_process_info, pidguard_pid_file_check,
+ *    pidguard_terminate_result, pidguard_stop_result) need no freeing: the strings and arrays
+ *    they point to are copies the library keeps for the calling thread until that thread next
+ *    receives a result of the same type. Copy what must live longer.
  *  - No function ever unwinds a panic into C: a bug inside pidguard returns PIDGUARD_EPANIC.
  *  - Thread safety: every function may be called from any thread at the same time. Objects the
  *    caller owns (a pidguard_cleanup_report, a pidguard_entry, a pidguard_guard) may be read from
