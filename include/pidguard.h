@@ -1239,7 +1239,8 @@ int pidguard_lookup(int32_t pid,
  * another user's process: the call could not do what was asked, and `result_out` is not
  * written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
  * a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
- * errors.
+ * errors and signalling failures core reports as errors (as pidguard_process_terminate()
+ * does).
  */
 int pidguard_terminate(int32_t pid,
                        const char *expected_token,

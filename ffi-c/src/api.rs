@@ -226,7 +226,8 @@ pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info
 /// another user's process: the call could not do what was asked, and `result_out` is not
 /// written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
 /// a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
-/// errors.
+/// errors and signalling failures core reports as errors (as pidguard_process_terminate()
+/// does).
 #[no_mangle]
 pub extern "C" fn pidguard_terminate(
     pid: i32,
