@@ -15,6 +15,10 @@
  *  - Strings are NUL-terminated. Paths are bytes, passed to the kernel as they are; other strings
  *    (tokens, schedules, argv) must be UTF-8.
  *  - Times are seconds as double (since the Unix epoch for points in time).
+ *  - Result structs the caller allocates (pidguard_process_info, pidguard_pid_file_check,
+ *    pidguard_terminate_result, pidguard_stop_result) need no freeing: the strings and arrays
+ *    they point to are copies the library keeps for the calling thread until that thread next
+ *    receives a result of the same type. Copy what must live longer.
  *  - No function ever unwinds a panic into C: a bug inside pidguard returns PIDGUARD_EPANIC.
  *  - Thread safety: every function may be called from any thread at the same time. Objects the
  *    caller owns (a pidguard_cleanup_report, a pidguard_entry, a pidguard_guard) may be read from
@@ -322,6 +326,39 @@ typedef int32_t pidguard_refusal;
 #endif // __cplusplus
 
 /**
+ * How the signals of a group reached it (pidguard_terminate_result.group_mode).
+ */
+enum pidguard_group_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * No group was signalled.
+     */
+    PIDGUARD_GROUP_MODE_NONE = 0,
+    /**
+     * One pidfd group signal (PIDFD_SIGNAL_PROCESS_GROUP, Linux >= 6.9).
+     */
+    PIDGUARD_GROUP_MODE_PIDFD_GROUP_FLAG = 1,
+    /**
+     * Member by member, each through its own pidfd after checking its group (Linux 5.3-6.8).
+     */
+    PIDGUARD_GROUP_MODE_PIDFD_MEMBERS = 2,
+    /**
+     * killpg(2) right after re-reading the leader's start ticks (no pidfd).
+     */
+    PIDGUARD_GROUP_MODE_KILLPG = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pidguard_group_mode pidguard_group_mode;
+#else
+typedef int32_t pidguard_group_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * What pidguard_stop_pid_file() did.
  */
 enum pidguard_stop_outcome
@@ -366,6 +403,31 @@ enum pidguard_stop_outcome
 typedef enum pidguard_stop_outcome pidguard_stop_outcome;
 #else
 typedef int32_t pidguard_stop_outcome;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The format of a pidfile (pidguard_stop_result.format).
+ */
+enum pidguard_format
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The abx-dl format: the decimal pid, the start time as the mtime, the token in an xattr.
+     */
+    PIDGUARD_FORMAT_ABX_DL = 0,
+    /**
+     * A guard record: one JSON object (pidguard_guard_*).
+     */
+    PIDGUARD_FORMAT_GUARD = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pidguard_format pidguard_format;
+#else
+typedef int32_t pidguard_format;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -646,7 +708,8 @@ typedef struct pidguard_process pidguard_process;
 
 /**
  * The answer of pidguard_check_pid_file() about one abx-dl pidfile. A plain struct the caller
- * allocates (on the stack is fine); nothing in it needs freeing.
+ * allocates (on the stack is fine); nothing in it needs freeing. `token` points to a copy the
+ * library keeps for the calling thread until its next pidguard_check_pid_file().
  */
 typedef struct pidguard_pid_file_check {
     /**
@@ -675,7 +738,8 @@ typedef struct pidguard_pid_file_check {
      */
     bool has_token;
     /**
-     * Whether the record belongs to another machine or PID namespace (leave it alone).
+     * Whether the record belongs to another machine or PID namespace (leave it alone)
+     * (`is_foreign` in the other bindings).
      */
     bool foreign;
     /**
@@ -687,11 +751,25 @@ typedef struct pidguard_pid_file_check {
      * read.
      */
     double create_time;
+    /**
+     * The start token of the file's `user.pidguard.token` attribute, NUL-terminated; NULL when
+     * it has none.
+     */
+    const char *token;
+    /**
+     * The file's owner uid; -1 when the file could not be opened.
+     */
+    int64_t owner_uid;
+    /**
+     * The file's mode bits (st_mode); -1 when the file could not be opened.
+     */
+    int64_t mode;
 } pidguard_pid_file_check;
 
 /**
  * What procfs says about one process (pidguard_lookup()). A plain struct the caller
- * allocates; nothing in it needs freeing.
+ * allocates; nothing in it needs freeing. `token`, `argv` and `exe` point to copies the library
+ * keeps for the calling thread until its next pidguard_lookup().
  */
 typedef struct pidguard_process_info {
     /**
@@ -719,11 +797,13 @@ typedef struct pidguard_process_info {
      */
     char state;
     /**
-     * Whether the process is a zombie (exited, not yet reaped).
+     * Whether the process is a zombie (exited, not yet reaped) (`is_zombie` in the other
+     * bindings).
      */
     bool zombie;
     /**
-     * Whether the process leads its own process group.
+     * Whether the process leads its own process group (`is_group_leader` in the other
+     * bindings).
      */
     bool group_leader;
     /**
@@ -739,11 +819,30 @@ typedef struct pidguard_process_info {
      * The command name (comm), NUL-terminated, truncated to fit.
      */
     char name[PIDGUARD_NAME_MAX];
+    /**
+     * The start token (`linux1:...`), NUL-terminated.
+     */
+    const char *token;
+    /**
+     * The argv: a NULL-terminated array of `n_argv` strings (empty for kernel threads and
+     * zombies); NULL when unreadable.
+     */
+    const char *const *argv;
+    /**
+     * How many strings `argv` holds.
+     */
+    size_t n_argv;
+    /**
+     * The executable's path, NUL-terminated; NULL when unreadable.
+     */
+    const char *exe;
 } pidguard_process_info;
 
 /**
  * What pidguard_terminate() did. A plain struct the caller allocates; nothing in it needs
- * freeing.
+ * freeing. `error`, `signals` and `survivors` point to copies the library keeps for the calling
+ * thread until it next receives a pidguard_terminate_result (from pidguard_terminate() or
+ * pidguard_process_terminate()).
  */
 typedef struct pidguard_terminate_result {
     /**
@@ -756,7 +855,7 @@ typedef struct pidguard_terminate_result {
     pidguard_refusal refusal;
     /**
      * For PIDGUARD_OUTCOME_EXITED, the number of the last signal sent before it exited
-     * (SIGTERM, SIGKILL, ...); else 0.
+     * (SIGTERM, SIGKILL, ...); else 0 (`after` in the other bindings).
      */
     int32_t exited_after;
     /**
@@ -766,7 +865,7 @@ typedef struct pidguard_terminate_result {
      */
     int32_t exit_code;
     /**
-     * How many signals were sent (SIGCONT after SIGTERM included).
+     * How many signals were sent (SIGCONT after SIGTERM included): the length of `signals`.
      */
     uint32_t signals_sent;
     /**
@@ -782,11 +881,45 @@ typedef struct pidguard_terminate_result {
      * Seconds from the start of the call to the outcome.
      */
     double elapsed;
+    /**
+     * The target's pid.
+     */
+    int32_t pid;
+    /**
+     * Whether the target is gone now (PIDGUARD_OUTCOME_ALREADY_GONE or _EXITED).
+     */
+    bool stopped;
+    /**
+     * For PIDGUARD_OUTCOME_ERROR, the message, NUL-terminated; else NULL.
+     */
+    const char *error;
+    /**
+     * Every signal sent, in order, by number: `signals_sent` of them; NULL when none was.
+     */
+    const int32_t *signals;
+    /**
+     * The number of the signal that ended the caller's own child; 0 when unknown.
+     */
+    int32_t exit_signal;
+    /**
+     * How group signals were delivered; PIDGUARD_GROUP_MODE_NONE when no group was signalled.
+     */
+    pidguard_group_mode group_mode;
+    /**
+     * Members of the group still alive at the end (for PIDGUARD_OUTCOME_UNKILLABLE):
+     * `n_survivors` pids; NULL when none.
+     */
+    const int32_t *survivors;
+    /**
+     * How many pids `survivors` holds.
+     */
+    size_t n_survivors;
 } pidguard_terminate_result;
 
 /**
  * What pidguard_stop_pid_file() did. A plain struct the caller allocates; nothing in it needs
- * freeing.
+ * freeing. Its strings and arrays (also those of `check` and `terminate`) point to copies the
+ * library keeps for the calling thread until its next pidguard_stop_pid_file().
  */
 typedef struct pidguard_stop_result {
     /**
@@ -796,20 +929,21 @@ typedef struct pidguard_stop_result {
     /**
      * The exit status `pidguard stop` gives for this outcome: 0 stopped, 1 nothing to do
      * (stale or already gone), 2 unkillable or a signalling error, 3 refused or foreign. (A
-     * negative status from pidguard_stop_pid_file() is the command's 4, bad input.)
+     * negative status from pidguard_stop_pid_file() is the command's 4, bad input.) (`status`
+     * in the other bindings.)
      */
     int32_t exit_status;
     /**
-     * What pidguard_check_pid_file() said about the file (why it was stale, for
-     * PIDGUARD_STOP_STALE).
+     * Repeats `check.reason`: what pidguard_check_pid_file() said (why the record was stale,
+     * for PIDGUARD_STOP_STALE).
      */
     pidguard_check_reason reason;
     /**
-     * The identity verdict of the recorded process; PIDGUARD_VERDICT_NONE when not judged.
+     * Repeats `check.verdict`: the identity verdict; PIDGUARD_VERDICT_NONE when not judged.
      */
     pidguard_verdict verdict;
     /**
-     * The pid in the file; 0 when there was none.
+     * Repeats `check.pid`: the pid in the file; 0 when there was none.
      */
     int32_t pid;
     /**
@@ -817,24 +951,24 @@ typedef struct pidguard_stop_result {
      */
     pidguard_refusal refusal;
     /**
-     * For PIDGUARD_STOP_EXITED, the number of the last signal sent before it exited; else 0.
+     * For PIDGUARD_STOP_EXITED, the number of the last signal sent before it exited; else 0
+     * (`after` in the other bindings).
      */
     int32_t exited_after;
     /**
-     * The exit code when the target is the caller's child (the code, or 128 + signal); -1 when
-     * unknown. The child is not reaped.
+     * Repeats `terminate.exit_code` (-1 without `terminate`).
      */
     int32_t exit_code;
     /**
-     * How many signals were sent.
+     * The length of `signals`.
      */
     uint32_t signals_sent;
     /**
-     * Whether the process group was signalled (the target led its group).
+     * Repeats `terminate.group` (false without `terminate`).
      */
     bool group;
     /**
-     * Whether signals went through a pidfd.
+     * Repeats `terminate.pinned` (false without `terminate`).
      */
     bool pinned;
     /**
@@ -843,14 +977,62 @@ typedef struct pidguard_stop_result {
      */
     bool pid_file_removed;
     /**
-     * Whether the identity was taken on the lenient policy; the warning is then the thread's
-     * last error message.
+     * Whether the identity was taken on the lenient policy; the warning (`warning_message`)
+     * is then also the thread's last error message.
      */
     bool warning;
     /**
-     * Seconds the schedule ran (0 when nothing was sent).
+     * Repeats `terminate.elapsed`: seconds the schedule ran (0 without `terminate`).
      */
     double elapsed;
+    /**
+     * The pidfile, NUL-terminated.
+     */
+    const char *pid_file;
+    /**
+     * Its format (the file is read to tell).
+     */
+    pidguard_format format;
+    /**
+     * Whether `stale_reason` is set (for PIDGUARD_STOP_STALE).
+     */
+    bool has_stale_reason;
+    /**
+     * For PIDGUARD_STOP_STALE, why the record is stale; else PIDGUARD_CHECK_VALID (see
+     * `has_stale_reason`).
+     */
+    pidguard_check_reason stale_reason;
+    /**
+     * The particulars of a refusal ("owned by uid 65534, target uid 0"), NUL-terminated; NULL
+     * when there are none.
+     */
+    const char *detail;
+    /**
+     * For PIDGUARD_STOP_ERROR, the message, NUL-terminated; else NULL.
+     */
+    const char *error;
+    /**
+     * Every signal sent, in order, by number (`signals_sent` of them); NULL when none was.
+     */
+    const int32_t *signals;
+    /**
+     * The warning (for example that the lenient policy was used), NUL-terminated; NULL when
+     * there is none (`warning` in the other bindings, whose presence is the `warning` member
+     * here).
+     */
+    const char *warning_message;
+    /**
+     * What pidguard_check_pid_file() said about the file.
+     */
+    struct pidguard_pid_file_check check;
+    /**
+     * Whether the process was pinned and the schedule ran (`terminate` is set).
+     */
+    bool has_terminate;
+    /**
+     * The termination report when `has_terminate`; all members zero (pointers NULL) otherwise.
+     */
+    struct pidguard_terminate_result terminate;
 } pidguard_stop_result;
 
 /**
@@ -1057,7 +1239,8 @@ int pidguard_lookup(int32_t pid,
  * another user's process: the call could not do what was asked, and `result_out` is not
  * written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
  * a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
- * errors.
+ * errors and signalling failures core reports as errors (as pidguard_process_terminate()
+ * does).
  */
 int pidguard_terminate(int32_t pid,
                        const char *expected_token,
@@ -1697,6 +1880,14 @@ int pidguard_cleanup_report_verdict(const struct pidguard_cleanup_report *report
                                     pidguard_verdict *verdict_out);
 
 /**
+ * Why that verdict, into `reason_out`; PIDGUARD_REASON_NONE when the process was not
+ * judged.
+ */
+int pidguard_cleanup_report_verdict_reason(const struct pidguard_cleanup_report *report,
+                                           size_t index,
+                                           pidguard_reason *reason_out);
+
+/**
  * The pidfile check's reason (valid, gone, mtime skew, ...), into `reason_out`.
  */
 int pidguard_cleanup_report_reason(const struct pidguard_cleanup_report *report,
@@ -1709,6 +1900,14 @@ int pidguard_cleanup_report_reason(const struct pidguard_cleanup_report *report,
 int pidguard_cleanup_report_outcome(const struct pidguard_cleanup_report *report,
                                     size_t index,
                                     pidguard_hook_outcome *outcome_out);
+
+/**
+ * For PIDGUARD_HOOK_EXITED, the number of the signal after which the hook's group exited
+ * (SIGTERM, SIGKILL, ...), into `after_out`; 0 otherwise.
+ */
+int pidguard_cleanup_report_after(const struct pidguard_cleanup_report *report,
+                                  size_t index,
+                                  int32_t *after_out);
 
 /**
  * Why signalling was refused, for PIDGUARD_HOOK_REFUSED, into `refusal_out`;
@@ -1744,9 +1943,19 @@ int pidguard_cleanup_report_error(const struct pidguard_cleanup_report *report,
                                   const char **error_out);
 
 /**
+ * What the cleanup could not read beside the hook (a log that is a symlink or a FIFO, a log
+ * cut at 16 MiB), one sentence each: `notes_out` receives an array of `len_out` strings owned by
+ * the report (NULL when there is none).
+ */
+int pidguard_cleanup_report_notes(const struct pidguard_cleanup_report *report,
+                                  size_t index,
+                                  const char *const **notes_out,
+                                  size_t *len_out);
+
+/**
  * The files the hook's directory holds (relative to it; sorted), other than the .stdout.log,
- * .stderr.log, .pid and .sh of every hook the cleanup found there: `files_out` receives an array of `len_out`
- * strings owned by the report (NULL when there is none).
+ * .stderr.log, .pid and .sh of every hook the cleanup found there: `files_out` receives an
+ * array of `len_out` strings owned by the report (NULL when there is none).
  */
 int pidguard_cleanup_report_output_files(const struct pidguard_cleanup_report *report,
                                          size_t index,
@@ -1765,7 +1974,8 @@ int pidguard_cleanup_report_cmd(const struct pidguard_cleanup_report *report,
 /**
  * Live processes whose process group is the recorded pid of a stale record: listed, never
  * signalled (they cannot be proven to be the hook's). `pids_out` receives an array of `len_out`
- * pids owned by the report (NULL when there is none).
+ * pids owned by the report (NULL when there is none). (`unverified_leftovers` in the other
+ * bindings.)
  */
 int pidguard_cleanup_report_leftovers(const struct pidguard_cleanup_report *report,
                                       size_t index,
@@ -1774,12 +1984,20 @@ int pidguard_cleanup_report_leftovers(const struct pidguard_cleanup_report *repo
 
 /**
  * When the hook started (its pidfile's mtime; NaN when unknown) and when cleanup finished with
- * it, seconds since the epoch, into `started_at_out` and `ended_at_out`.
+ * it, seconds since the epoch, into `started_at_out` and `ended_at_out` (`started_at` and
+ * `ended_at` in the other bindings).
  */
 int pidguard_cleanup_report_times(const struct pidguard_cleanup_report *report,
                                   size_t index,
                                   double *started_at_out,
                                   double *ended_at_out);
+
+/**
+ * Seconds the schedule ran for the hook, into `elapsed_out`; NaN when it did not run.
+ */
+int pidguard_cleanup_report_elapsed(const struct pidguard_cleanup_report *report,
+                                    size_t index,
+                                    double *elapsed_out);
 
 /**
  * Whether cleanup removed the hook's pidfile, into `removed_out`.

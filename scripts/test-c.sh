@@ -33,7 +33,7 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic tests/c/vectors.c $(pkg-config --cfl
   -Wl,-rpath,"$(pkg-config --variable=libdir pidguard)" -o "$tmp/vectors"
 fixture="${CARGO_TARGET_DIR:-target}/debug/examples/vector_fixture"
 sh tests/vectors/in-pidns.sh "$fixture" drive --vectors tests/vectors --lang c -- "$tmp/vectors"
-if ! out="$(cargo test -q -p pidguard-ffi-c --test c_programs --test header 2>&1)"; then
+if ! out="$(cargo test -q -p pidguard-ffi-c --test c_programs --test header --test reports 2>&1)"; then
   echo "$out"
   exit 1
 fi

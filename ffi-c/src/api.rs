@@ -2,9 +2,11 @@
 
 use std::ffi::{c_char, c_int};
 
-use pidguard_core::{self as pg, ErrorKind, Policy, Schedule, StartToken, TerminateOptions};
+use pidguard_core::report::TerminateView;
+use pidguard_core::{self as pg, ErrorKind, ExitStatus, Outcome, PinMode, TerminateOptions, TerminateReport};
 
-use crate::boundary::{non_null, opt_path, opt_utf8, out, path, path as path_arg, utf8, FfiResult};
+use crate::boundary::{non_null, opt_path, out, path, path as path_arg, schedule as schedule_arg, text_out, token, utf8};
+use crate::results::*;
 use crate::status::set_last_error;
 use crate::types::*;
 
@@ -14,10 +16,6 @@ use crate::types::*;
 pub extern "C" fn pidguard_version() -> *const c_char {
     static VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
     VERSION.as_ptr() as *const c_char
-}
-
-fn parse_token(s: Option<&str>) -> FfiResult<Option<StartToken>> {
-    s.map(|s| s.parse::<StartToken>()).transpose()
 }
 
 /// Write an abx-dl pidfile (the seed's `write_pid_file_with_mtime`): the decimal pid without a
@@ -95,18 +93,7 @@ pub extern "C" fn pidguard_check_pid_file(
         let cmd_file = opt_path(cmd_file, "cmd_file")?;
         let check_out = out(check_out, "check_out")?;
         let c = pg::check_pid_file(pid_file, cmd_file, tolerance);
-        check_out.write(pidguard_pid_file_check {
-            valid: c.valid,
-            reason: pidguard_check_reason::of(c.reason),
-            pid: c.pid.unwrap_or(0),
-            verdict: pidguard_verdict::of(c.judgement.map(|j| j.verdict)),
-            verdict_reason: pidguard_reason::of(c.judgement.map(|j| j.reason)),
-            has_token: c.token.is_some(),
-            foreign: c.is_foreign(),
-            mtime: c.mtime.unwrap_or(f64::NAN),
-            create_time: c.create_time.unwrap_or(f64::NAN),
-        });
-        Ok(())
+        write_result(check_out, |kept| Ok(pidguard_pid_file_check::of(&c, kept)))
     })
 }
 
@@ -157,20 +144,9 @@ pub extern "C" fn pidguard_write_cmd_file(path: *const c_char, argv: *const *con
 #[no_mangle]
 pub extern "C" fn pidguard_start_token(pid: i32, buf: *mut c_char, buf_len: usize, token_len_out: *mut usize) -> c_int {
     ffi!("pidguard_start_token", {
-        if buf_len > 0 {
-            non_null(buf as *const c_char, "buf")?;
-        }
+        let buf = text_out(buf, buf_len, "buf")?;
         let token_len_out = out(token_len_out, "token_len_out")?;
-        let token = pg::start_token(pid)?.to_string();
-        if buf_len > 0 {
-            let n = token.len().min(buf_len - 1); // ASCII: any cut is a character boundary
-            // SAFETY: `buf` has `buf_len` writable bytes; n + 1 <= buf_len.
-            unsafe {
-                std::ptr::copy_nonoverlapping(token.as_ptr(), buf as *mut u8, n);
-                *buf.add(n) = 0;
-            }
-        }
-        token_len_out.write(token.len());
+        token_len_out.write(buf.write(&pg::start_token(pid)?.to_string()));
         Ok(())
     })
 }
@@ -194,12 +170,12 @@ pub extern "C" fn pidguard_judge(
     reason_out: *mut pidguard_reason,
 ) -> c_int {
     ffi!("pidguard_judge", {
-        let token = parse_token(opt_utf8(recorded_token, "recorded_token")?)?;
+        let token = token(recorded_token, "recorded_token")?;
         let verdict_out = out(verdict_out, "verdict_out")?;
         let reason_out = out(reason_out, "reason_out")?;
         let j = pg::judge(pid, token.as_ref())?;
-        verdict_out.write(pidguard_verdict::of(Some(j.verdict)));
-        reason_out.write(pidguard_reason::of(Some(j.reason)));
+        verdict_out.write((&j.verdict).into());
+        reason_out.write((&j.reason).into());
         Ok(())
     })
 }
@@ -218,20 +194,7 @@ pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info
     ffi!("pidguard_lookup", {
         let info_out = out(info_out, "info_out")?;
         let i = pg::lookup(pid)?;
-        info_out.write(pidguard_process_info {
-            pid: i.pid,
-            ppid: i.ppid,
-            pgid: i.pgid,
-            sid: i.sid,
-            uid: i.uid.map(i64::from).unwrap_or(-1),
-            state: i.state as u8 as c_char,
-            zombie: i.is_zombie(),
-            group_leader: i.is_group_leader(),
-            start_ticks: i.start_ticks,
-            create_time: i.create_time,
-            name: fill_name(&i.name),
-        });
-        Ok(())
+        write_result(info_out, |kept| Ok(pidguard_process_info::of(&i, kept)))
     })
 }
 
@@ -263,7 +226,8 @@ pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info
 /// another user's process: the call could not do what was asked, and `result_out` is not
 /// written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
 /// a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
-/// errors.
+/// errors and signalling failures core reports as errors (as pidguard_process_terminate()
+/// does).
 #[no_mangle]
 pub extern "C" fn pidguard_terminate(
     pid: i32,
@@ -273,52 +237,40 @@ pub extern "C" fn pidguard_terminate(
     result_out: *mut pidguard_terminate_result,
 ) -> c_int {
     ffi!("pidguard_terminate", {
-        let token = parse_token(opt_utf8(expected_token, "expected_token")?)?;
-        let policy: Policy = pidguard_policy::parse(policy)?;
-        let schedule: Schedule = match opt_utf8(schedule, "schedule")? {
-            Some(s) => s.parse()?,
-            None => Schedule::default(),
-        };
+        let token = token(expected_token, "expected_token")?;
+        let policy = pidguard_policy::parse(policy)?;
+        let opts = TerminateOptions { schedule: schedule_arg(schedule)?, ..TerminateOptions::default() };
         let result_out = out(result_out, "result_out")?;
         let t0 = std::time::Instant::now();
-        let not_sent = |outcome, refusal| pidguard_terminate_result {
+        // C reports a target that is gone or refused before anything was sent as an outcome
+        // (its documented contract), where core says it could not do what was asked.
+        let not_sent = |outcome| TerminateReport {
+            pid,
             outcome,
-            refusal,
-            exited_after: 0,
-            exit_code: -1,
-            signals_sent: 0,
+            signals: Vec::new(),
+            exit: ExitStatus::Unknown,
             group: false,
-            pinned: false,
-            elapsed: t0.elapsed().as_secs_f64(),
+            pin_mode: PinMode::Unpinned,
+            group_mode: None,
+            survivors: Vec::new(),
+            elapsed: t0.elapsed(),
+            error_kind: None,
         };
-        let h = match pg::ProcessRef::open(pid, token.as_ref(), policy) {
-            Ok(h) => h,
-            Err(e) if e.kind() == ErrorKind::NoSuchProcess => {
-                result_out.write(not_sent(pidguard_outcome::PIDGUARD_OUTCOME_ALREADY_GONE, pidguard_refusal::PIDGUARD_REFUSAL_NONE));
-                return Ok(());
-            }
-            Err(e) if e.kind() == ErrorKind::Refused => {
-                set_last_error(e.message(), e.errno());
-                result_out.write(not_sent(pidguard_outcome::PIDGUARD_OUTCOME_REFUSED, pidguard_refusal::of(e.refusal())));
-                return Ok(());
-            }
-            Err(e) => return Err(e),
+        let r = match pg::terminate_pid(pid, token.as_ref(), policy, &opts) {
+            Ok(r) => r,
+            Err(e) => match (e.kind(), e.refusal()) {
+                (ErrorKind::NoSuchProcess, _) => not_sent(Outcome::AlreadyGone),
+                (ErrorKind::Refused, Some(refusal)) => {
+                    set_last_error(e.message(), e.errno());
+                    not_sent(Outcome::Refused(refusal))
+                }
+                _ => return Err(e),
+            },
         };
-        let opts = TerminateOptions { schedule, group: true, reap: false };
-        let r = pg::terminate(vec![h], &opts).into_iter().next().ok_or_else(|| pg::Error::new(ErrorKind::Io, "terminate returned no report"))?;
-        // The kernel refused the signal (another user's process): the call could not do what was
-        // asked, so it is an error status, not an outcome.
-        if let (pg::Outcome::Error(msg), Some(ErrorKind::PermissionDenied)) = (&r.outcome, r.error_kind) {
-            // EPERM is 1 on every Linux architecture.
-            return Err(pg::Error::io_pid(pid, msg, &std::io::Error::from_raw_os_error(1)));
+        if let Some(msg) = TerminateView::from(&r).error {
+            set_last_error(&msg, None);
         }
-        match &r.outcome {
-            pg::Outcome::Refused(x) => set_last_error(&format!("pid {pid}: refused to signal ({x})"), None),
-            pg::Outcome::Error(msg) => set_last_error(msg, None),
-            _ => {}
-        }
-        result_out.write(pidguard_terminate_result::of(&r));
-        Ok(())
+        write_result(result_out, |kept| pidguard_terminate_result::of(&r, kept))
     })
 }
 
@@ -366,47 +318,19 @@ pub extern "C" fn pidguard_stop_pid_file(
     ffi!("pidguard_stop_pid_file", {
         let pid_file = path(pid_file, "pid_file")?;
         let cmd_file = opt_path(cmd_file, "cmd_file")?;
-        let policy: Policy = pidguard_policy::parse(policy)?;
-        let schedule: Schedule = match opt_utf8(schedule, "schedule")? {
-            Some(s) => s.parse()?,
-            None => Schedule::default(),
-        };
+        let policy = pidguard_policy::parse(policy)?;
+        let schedule = schedule_arg(schedule)?;
         let result_out = out(result_out, "result_out")?;
         let opts = pg::StopOptions { schedule, policy, cmd_file: cmd_file.map(|p| p.to_path_buf()), tolerance, ..Default::default() };
         let r = pg::stop_pid_file(pid_file, &opts)?;
-        let (exited_after, refusal) = match &r.outcome {
-            pg::StopOutcome::Exited(sig) => (sig.number(), None),
-            pg::StopOutcome::Refused(x) => {
-                set_last_error(&format!("{}: refused to signal ({x})", pid_file.display()), None);
-                (0, Some(*x))
-            }
-            pg::StopOutcome::Error(msg) => {
-                set_last_error(msg, None);
-                (0, None)
-            }
-            _ => (0, None),
-        };
-        if let Some(w) = &r.warning {
-            set_last_error(w, None);
+        // The explanation of a refusal or an error, or the warning, as the thread's last error.
+        if let Some(refusal) = r.outcome.refusal() {
+            set_last_error(&format!("{}: refused to signal ({refusal})", pid_file.display()), None);
         }
-        let t = r.terminate.as_ref();
-        result_out.write(pidguard_stop_result {
-            outcome: pidguard_stop_outcome::of(&r.outcome),
-            exit_status: r.outcome.exit_code(),
-            reason: pidguard_check_reason::of(r.check.reason),
-            verdict: pidguard_verdict::of(r.check.judgement.map(|j| j.verdict)),
-            pid: r.check.pid.unwrap_or(0),
-            refusal: pidguard_refusal::of(refusal),
-            exited_after,
-            exit_code: r.exit().code().unwrap_or(-1),
-            signals_sent: r.signals().len() as u32,
-            group: t.is_some_and(|t| t.group),
-            pinned: t.is_some_and(|t| t.pin_mode == pg::PinMode::Pidfd),
-            pid_file_removed: r.pid_file_removed,
-            warning: r.warning.is_some(),
-            elapsed: t.map_or(0.0, |t| t.elapsed.as_secs_f64()),
-        });
-        Ok(())
+        for text in r.outcome.error().into_iter().chain(r.warning.as_deref()) {
+            set_last_error(text, None);
+        }
+        write_result(result_out, |kept| pidguard_stop_result::of(&r, kept))
     })
 }
 

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::ptr::NonNull;
 
-use pidguard_core::{Error, ErrorKind};
+use pidguard_core::{Error, ErrorKind, Schedule, StartToken};
 
 use crate::status::{set_last_error, set_last_failure, status_of};
 
@@ -70,12 +70,12 @@ pub(crate) fn cstr<'a>(p: *const c_char, what: &str) -> FfiResult<&'a CStr> {
     Ok(unsafe { CStr::from_ptr(p.as_ptr()) })
 }
 
-/// An optional string argument: NULL is `None`.
-pub(crate) fn opt_cstr<'a>(p: *const c_char, what: &str) -> FfiResult<Option<&'a CStr>> {
+/// An optional pointer argument read with `f`: NULL is `None`.
+pub(crate) fn opt<T>(p: *const c_char, what: &str, f: fn(*const c_char, &str) -> FfiResult<T>) -> FfiResult<Option<T>> {
     if p.is_null() {
         Ok(None)
     } else {
-        cstr(p, what).map(Some)
+        f(p, what).map(Some)
     }
 }
 
@@ -90,11 +90,7 @@ pub(crate) fn path<'a>(p: *const c_char, what: &str) -> FfiResult<&'a Path> {
 
 /// An optional path argument: NULL is `None`.
 pub(crate) fn opt_path<'a>(p: *const c_char, what: &str) -> FfiResult<Option<&'a Path>> {
-    if p.is_null() {
-        Ok(None)
-    } else {
-        path(p, what).map(Some)
-    }
+    opt(p, what, path)
 }
 
 /// A required UTF-8 string argument.
@@ -104,11 +100,23 @@ pub(crate) fn utf8<'a>(p: *const c_char, what: &str) -> FfiResult<&'a str> {
 
 /// An optional UTF-8 string argument: NULL is `None`.
 pub(crate) fn opt_utf8<'a>(p: *const c_char, what: &str) -> FfiResult<Option<&'a str>> {
-    opt_cstr(p, what)?.map(|s| utf8_of(s, what)).transpose()
+    opt(p, what, utf8)
 }
 
 fn utf8_of<'a>(s: &'a CStr, what: &str) -> FfiResult<&'a str> {
     s.to_str().map_err(|_| Error::invalid(format!("argument `{what}` is not UTF-8")))
+}
+
+/// An optional start-token argument (a token from pidguard_start_token()): NULL is `None`;
+/// core parses it.
+pub(crate) fn token(p: *const c_char, what: &str) -> FfiResult<Option<StartToken>> {
+    opt_utf8(p, what)?.map(str::parse).transpose()
+}
+
+/// A schedule argument in start-stop-daemon's --retry syntax (core parses it): NULL is core's
+/// default.
+pub(crate) fn schedule(p: *const c_char) -> FfiResult<Schedule> {
+    opt_utf8(p, "schedule")?.map_or(Ok(Schedule::default()), str::parse)
 }
 
 /// A borrowed read-only object argument.
@@ -132,6 +140,55 @@ impl<T> Out<T> {
 /// A required output parameter.
 pub(crate) fn out<T>(p: *mut T, what: &str) -> FfiResult<Out<T>> {
     non_null(p as *const T, what).map(Out)
+}
+
+/// An output parameter that may be NULL (not wanted): `None` then.
+pub(crate) fn opt_out<T>(p: *mut T, what: &str) -> FfiResult<Option<Out<T>>> {
+    if p.is_null() {
+        Ok(None)
+    } else {
+        out(p, what).map(Some)
+    }
+}
+
+/// The body of exported function `name` that reads one value of an object: `f` of the object
+/// argument `object` (named `what`) into the output `value_out` (named `out_name`), inside the
+/// boundary like every body.
+pub(crate) fn get<O, T>(
+    name: &'static str,
+    (object, what): (*const O, &str),
+    (value_out, out_name): (*mut T, &str),
+    f: impl FnOnce(&O) -> FfiResult<T>,
+) -> c_int {
+    run(name, || {
+        let o = obj(object, what)?;
+        let value_out = out(value_out, out_name)?;
+        value_out.write(f(o)?);
+        Ok(())
+    })
+}
+
+/// A new object handed to C, which owns it until it passes it to [`free`].
+pub(crate) fn boxed<T>(v: T) -> *mut T {
+    Box::into_raw(Box::new(v))
+}
+
+/// Take back an object from [`boxed`], which the call then frees: `InvalidArgument` when NULL.
+pub(crate) fn take<T>(p: *mut T, what: &str) -> FfiResult<Box<T>> {
+    non_null(p as *const T, what)?;
+    // SAFETY: `p` came from `boxed` and the caller hands it back once (documented).
+    Ok(unsafe { Box::from_raw(p) })
+}
+
+/// Free an object from [`boxed`]; NULL does nothing. A panic while dropping it does not
+/// unwind into C.
+pub(crate) fn free<T>(p: *mut T) {
+    run_value((), || {
+        if !p.is_null() {
+            // SAFETY: `p` came from `boxed` and the caller frees it once (documented).
+            drop(unsafe { Box::from_raw(p) });
+        }
+    })
 }
 
 /// A borrowed object argument the call may change.

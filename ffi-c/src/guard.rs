@@ -7,15 +7,11 @@ use std::os::unix::ffi::OsStrExt;
 use pidguard_core::guard::{self, AcquireOptions, Entry, Guard, Verdict as GuardVerdict};
 use pidguard_core::Error;
 
-use crate::boundary::{bytes, obj, obj_mut, out, path as path_arg, text_out, utf8, FfiResult};
+use crate::boundary::{bytes, get, obj, obj_mut, out, path as path_arg, text_out, utf8, FfiResult};
+use crate::results::c_string;
 use crate::status::last_held;
 use crate::types::{pidguard_reason, pidguard_verdict};
 
-/// Replace NUL bytes (possible in a decoded JSON string, impossible in a C string) so that C
-/// sees one whole string.
-fn c_string(s: &str) -> CString {
-    CString::new(s.bytes().map(|b| if b == 0 { b'?' } else { b }).collect::<Vec<u8>>()).unwrap_or_default()
-}
 
 /// A guard pidfile record: the holder's pid, its start token and the caller's own string
 /// fields, in order (for example a session id, a socket path, pidguard_token_sha256() of a
@@ -48,7 +44,7 @@ impl pidguard_entry {
     }
 
     fn boxed(entry: Entry) -> FfiResult<*mut pidguard_entry> {
-        Ok(Box::into_raw(Box::new(pidguard_entry::of(entry)?)))
+        Ok(crate::boundary::boxed(pidguard_entry::of(entry)?))
     }
 
     /// Change the entry to `f(copy)` if the result is valid; otherwise leave it as it was.
@@ -116,22 +112,13 @@ pub extern "C" fn pidguard_entry_clone(entry: *const pidguard_entry, entry_out: 
 /// borrowed from a guard (pidguard_guard_entry()).
 #[no_mangle]
 pub extern "C" fn pidguard_entry_free(entry: *mut pidguard_entry) {
-    crate::boundary::run_value((), || {
-        if !entry.is_null() {
-            // SAFETY: `entry` came from Box::into_raw in this module and is freed once.
-            drop(unsafe { Box::from_raw(entry) });
-        }
-    })
+    crate::boundary::free(entry)
 }
 
 /// The holder's pid, into `pid_out`. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_entry_pid(entry: *const pidguard_entry, pid_out: *mut i32) -> c_int {
-    ffi!("pidguard_entry_pid", {
-        let e = entry_arg(entry, "entry")?;
-        out(pid_out, "pid_out")?.write(e.pid);
-        Ok(())
-    })
+    get("pidguard_entry_pid", (entry, "entry"), (pid_out, "pid_out"), |e| Ok(e.entry.pid))
 }
 
 /// The holder's start token, into `token_out`: a NUL-terminated string owned by the entry
@@ -139,11 +126,7 @@ pub extern "C" fn pidguard_entry_pid(entry: *const pidguard_entry, pid_out: *mut
 /// NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_entry_start_token(entry: *const pidguard_entry, token_out: *mut *const c_char) -> c_int {
-    ffi!("pidguard_entry_start_token", {
-        let e = obj(entry, "entry")?;
-        out(token_out, "token_out")?.write(e.token.as_ptr());
-        Ok(())
-    })
+    get("pidguard_entry_start_token", (entry, "entry"), (token_out, "token_out"), |e| Ok(e.token.as_ptr()))
 }
 
 /// Set the holder's pid (> 0). Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `entry` or
@@ -205,11 +188,7 @@ pub extern "C" fn pidguard_entry_field(entry: *const pidguard_entry, name: *cons
 /// PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_entry_fields_len(entry: *const pidguard_entry, len_out: *mut usize) -> c_int {
-    ffi!("pidguard_entry_fields_len", {
-        let e = obj(entry, "entry")?;
-        out(len_out, "len_out")?.write(e.fields.len());
-        Ok(())
-    })
+    get("pidguard_entry_fields_len", (entry, "entry"), (len_out, "len_out"), |e| Ok(e.fields.len()))
 }
 
 /// Field number `index` (0 to len - 1, in file order): its name into `name_out` and its value
@@ -422,8 +401,8 @@ impl pidguard_guard_verdict {
     fn of(v: &GuardVerdict) -> Self {
         pidguard_guard_verdict {
             found: v.found,
-            verdict: pidguard_verdict::of(v.identity.map(|j| j.verdict)),
-            reason: pidguard_reason::of(v.identity.map(|j| j.reason)),
+            verdict: v.identity.map(|j| j.verdict).into(),
+            reason: v.identity.map(|j| j.reason).into(),
             pid: v.entry.as_ref().map_or(0, |e| e.pid),
             owner_uid: v.owner_uid.map_or(-1, i64::from),
             stale: v.is_stale(),
@@ -532,8 +511,8 @@ pub extern "C" fn pidguard_guard_acquire(
         let opts = AcquireOptions { takeover: flags & PIDGUARD_ACQUIRE_TAKEOVER != 0 };
         let g = guard::acquire(p, e, &opts)?;
         let entry = pidguard_entry::of(g.entry().clone())?;
-        let path = CString::new(g.path().as_os_str().as_bytes()).unwrap_or_default();
-        guard_out.write(Box::into_raw(Box::new(pidguard_guard { guard: Some(g), entry, path })));
+        let path = c_string(g.path().as_os_str().as_bytes());
+        guard_out.write(crate::boundary::boxed(pidguard_guard { guard: Some(g), entry, path }));
         Ok(())
     })
 }
@@ -576,15 +555,14 @@ pub extern "C" fn pidguard_last_held(verdict_out: *mut pidguard_guard_verdict, h
 #[no_mangle]
 pub extern "C" fn pidguard_guard_release(guard: *mut pidguard_guard, removed_out: *mut bool) -> c_int {
     ffi!("pidguard_guard_release", {
-        crate::boundary::non_null(guard as *const pidguard_guard, "guard")?;
-        // SAFETY: `guard` came from Box::into_raw in pidguard_guard_acquire; it is freed here once.
-        let mut g = unsafe { Box::from_raw(guard) };
+        let mut g = crate::boundary::take(guard, "guard")?;
+        let removed_out = crate::boundary::opt_out(removed_out, "removed_out")?;
         let removed = match g.guard.take() {
             Some(held) => held.release()?,
             None => false,
         };
-        if !removed_out.is_null() {
-            out(removed_out, "removed_out")?.write(removed);
+        if let Some(o) = removed_out {
+            o.write(removed);
         }
         Ok(())
     })
@@ -596,10 +574,7 @@ pub extern "C" fn pidguard_guard_release(guard: *mut pidguard_guard, removed_out
 #[no_mangle]
 pub extern "C" fn pidguard_guard_keep(guard: *mut pidguard_guard) -> c_int {
     ffi!("pidguard_guard_keep", {
-        crate::boundary::non_null(guard as *const pidguard_guard, "guard")?;
-        // SAFETY: as in pidguard_guard_release.
-        let mut g = unsafe { Box::from_raw(guard) };
-        if let Some(held) = g.guard.take() {
+        if let Some(held) = crate::boundary::take(guard, "guard")?.guard.take() {
             held.keep();
         }
         Ok(())
@@ -611,46 +586,29 @@ pub extern "C" fn pidguard_guard_keep(guard: *mut pidguard_guard) -> c_int {
 /// guard afterwards, is undefined behaviour.
 #[no_mangle]
 pub extern "C" fn pidguard_guard_free(guard: *mut pidguard_guard) {
-    crate::boundary::run_value((), || {
-        if !guard.is_null() {
-            // SAFETY: as in pidguard_guard_release. Dropping the core Guard releases it.
-            drop(unsafe { Box::from_raw(guard) });
-        }
-    })
+    // Dropping the core Guard releases it.
+    crate::boundary::free(guard)
 }
 
 /// Our record, into `entry_out`: borrowed from the guard (never free it), valid until the guard
 /// is released, kept or freed. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_guard_entry(guard: *const pidguard_guard, entry_out: *mut *const pidguard_entry) -> c_int {
-    ffi!("pidguard_guard_entry", {
-        let g = guard_arg(guard)?;
-        out(entry_out, "entry_out")?.write(&g.entry as *const pidguard_entry);
-        Ok(())
-    })
+    get("pidguard_guard_entry", (guard, "guard"), (entry_out, "entry_out"), |g| Ok(&g.entry as *const pidguard_entry))
 }
 
 /// The guard pidfile's path, into `path_out`: a string owned by the guard, valid until it is
 /// released, kept or freed. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_guard_path(guard: *const pidguard_guard, path_out: *mut *const c_char) -> c_int {
-    ffi!("pidguard_guard_path", {
-        let g = guard_arg(guard)?;
-        out(path_out, "path_out")?.write(g.path.as_ptr());
-        Ok(())
-    })
+    get("pidguard_guard_path", (guard, "guard"), (path_out, "path_out"), |g| Ok(g.path.as_ptr()))
 }
 
 /// Whether the file still holds exactly our record, into `held_out` (false after a takeover,
 /// or when someone removed it). Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_guard_is_held(guard: *const pidguard_guard, held_out: *mut bool) -> c_int {
-    ffi!("pidguard_guard_is_held", {
-        let g = guard_arg(guard)?;
-        let held_out = out(held_out, "held_out")?;
-        held_out.write(g.guard.as_ref().is_some_and(Guard::is_held));
-        Ok(())
-    })
+    get("pidguard_guard_is_held", (guard, "guard"), (held_out, "held_out"), |g| Ok(g.guard.as_ref().is_some_and(Guard::is_held)))
 }
 
 /// The holder whose record pidguard_guard_acquire() replaced to take the guard (stale, or live

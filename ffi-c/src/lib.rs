@@ -5,11 +5,13 @@
 //! lives in core.
 //!
 //! Rules every exported function follows (see `boundary.rs`):
-//! - its body runs inside [`boundary::run`] (through the `ffi!` macro), which catches panics
-//!   (`PIDGUARD_EPANIC`) and turns a core error into `-kind.code()` plus the thread's last error
-//!   message;
+//! - its body runs inside [`boundary::run`] (through the `ffi!` macro, or `boundary::get` for
+//!   functions that read one value of an object), which catches panics (`PIDGUARD_EPANIC`) and
+//!   turns a core error into `-kind.code()` plus the thread's last error message;
 //! - every pointer goes through [`boundary::non_null`];
-//! - all pointers are checked before anything happens, and outputs are written only on success.
+//! - all pointers are checked before anything happens, and outputs are written only on success;
+//! - results are filled from core's report views (`pidguard_core::report`, `results.rs`); the
+//!   only matches on core enums are the one `From` per C enum that gives its number (`types.rs`).
 //!
 //! The header is generated from the doc comments of this crate by cbindgen (`build.rs`), so
 //! they are written for C programmers.
@@ -22,6 +24,7 @@ mod api;
 mod guard;
 mod process;
 mod report;
+mod results;
 mod status;
 mod types;
 
@@ -29,5 +32,6 @@ pub use api::*;
 pub use guard::*;
 pub use process::*;
 pub use report::*;
+pub use results::*;
 pub use status::*;
 pub use types::*;

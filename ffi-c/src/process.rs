@@ -4,10 +4,11 @@
 use std::ffi::{c_char, c_int};
 use std::time::Duration;
 
-use pidguard_core::{Delivery, Policy, ProcessRef, Schedule, Signal, StartToken, TerminateOptions};
+use pidguard_core::{Delivery, ProcessRef, Signal, TerminateOptions};
 
-use crate::boundary::{obj, opt_utf8, out, text_out, FfiResult};
-use crate::types::{pidguard_policy, pidguard_terminate_result};
+use crate::boundary::{boxed, free, get, obj, opt_out, out, schedule as schedule_arg, text_out, token, FfiResult};
+use crate::results::{pidguard_terminate_result, write_result};
+use crate::types::pidguard_policy;
 
 /// A process pinned by pid and identity (a pidfd): every signal and wait goes through it, so
 /// none can reach a process that later reuses the number. Keep it from spawn to cleanup: after
@@ -58,11 +59,11 @@ pub extern "C" fn pidguard_process_open(
     process_out: *mut *mut pidguard_process,
 ) -> c_int {
     ffi!("pidguard_process_open", {
-        let token = opt_utf8(expected_token, "expected_token")?.map(|s| s.parse::<StartToken>()).transpose()?;
-        let policy: Policy = pidguard_policy::parse(policy)?;
+        let token = token(expected_token, "expected_token")?;
+        let policy = pidguard_policy::parse(policy)?;
         let process_out = out(process_out, "process_out")?;
         let h = ProcessRef::open(pid, token.as_ref(), policy)?;
-        process_out.write(Box::into_raw(Box::new(pidguard_process { h })));
+        process_out.write(boxed(pidguard_process { h }));
         Ok(())
     })
 }
@@ -84,8 +85,7 @@ pub extern "C" fn pidguard_process_open(
 pub extern "C" fn pidguard_process_open_child(pid: i32, process_out: *mut *mut pidguard_process) -> c_int {
     ffi!("pidguard_process_open_child", {
         let process_out = out(process_out, "process_out")?;
-        let h = ProcessRef::open_child(pid)?;
-        process_out.write(Box::into_raw(Box::new(pidguard_process { h })));
+        process_out.write(boxed(pidguard_process { h: ProcessRef::open_child(pid)? }));
         Ok(())
     })
 }
@@ -94,16 +94,20 @@ pub extern "C" fn pidguard_process_open_child(pid: i32, process_out: *mut *mut p
 /// the handle afterwards, is undefined behaviour. The process itself is left as it is.
 #[no_mangle]
 pub extern "C" fn pidguard_process_free(process: *mut pidguard_process) {
-    crate::boundary::run_value((), || {
-        if !process.is_null() {
-            // SAFETY: `process` came from Box::into_raw in pidguard_process_open; freed here once.
-            drop(unsafe { Box::from_raw(process) });
-        }
-    })
+    free(process)
 }
 
-fn delivered(d: Delivery) -> bool {
-    d != Delivery::AlreadyGone
+/// The body of pidguard_process_signal() and pidguard_process_signal_group(): `send` the signal
+/// through the handle; `sent_out` (may be NULL) says whether it reached anyone.
+fn signal_with(process: *const pidguard_process, sig: c_int, sent_out: *mut bool, send: fn(&ProcessRef, Signal) -> pidguard_core::Result<Delivery>) -> FfiResult {
+    let h = process_arg(process)?;
+    let sig = Signal::from_number(sig)?;
+    let sent_out = opt_out(sent_out, "sent_out")?;
+    let sent = send(h, sig)? != Delivery::AlreadyGone;
+    if let Some(o) = sent_out {
+        o.write(sent);
+    }
+    Ok(())
 }
 
 /// Send signal `sig` (SIGTERM, SIGKILL, ...) to the process alone.
@@ -116,15 +120,7 @@ fn delivered(d: Delivery) -> bool {
 /// PIDGUARD_EIO for other failures.
 #[no_mangle]
 pub extern "C" fn pidguard_process_signal(process: *const pidguard_process, sig: c_int, sent_out: *mut bool) -> c_int {
-    ffi!("pidguard_process_signal", {
-        let h = process_arg(process)?;
-        let sig = Signal::from_number(sig)?;
-        let sent = delivered(h.signal(sig)?);
-        if !sent_out.is_null() {
-            out(sent_out, "sent_out")?.write(sent);
-        }
-        Ok(())
-    })
+    ffi!("pidguard_process_signal", { signal_with(process, sig, sent_out, ProcessRef::signal) })
 }
 
 /// Send signal `sig` to the process group the process leads, also after the process itself has
@@ -140,15 +136,7 @@ pub extern "C" fn pidguard_process_signal(process: *const pidguard_process, sig:
 /// PIDGUARD_EIO for other failures.
 #[no_mangle]
 pub extern "C" fn pidguard_process_signal_group(process: *const pidguard_process, sig: c_int, sent_out: *mut bool) -> c_int {
-    ffi!("pidguard_process_signal_group", {
-        let h = process_arg(process)?;
-        let sig = Signal::from_number(sig)?;
-        let sent = delivered(h.signal_group(sig)?);
-        if !sent_out.is_null() {
-            out(sent_out, "sent_out")?.write(sent);
-        }
-        Ok(())
-    })
+    ffi!("pidguard_process_signal_group", { signal_with(process, sig, sent_out, ProcessRef::signal_group) })
 }
 
 /// Stop the process, and the process group it leads, with an escalation schedule; the handle
@@ -173,14 +161,10 @@ pub extern "C" fn pidguard_process_terminate(
 ) -> c_int {
     ffi!("pidguard_process_terminate", {
         let h = process_arg(process)?;
-        let schedule: Schedule = match opt_utf8(schedule, "schedule")? {
-            Some(s) => s.parse()?,
-            None => Schedule::default(),
-        };
+        let opts = TerminateOptions { schedule: schedule_arg(schedule)?, ..TerminateOptions::default() };
         let result_out = out(result_out, "result_out")?;
-        let r = h.terminate(&TerminateOptions { schedule, ..TerminateOptions::default() })?;
-        result_out.write(pidguard_terminate_result::of(&r));
-        Ok(())
+        let r = h.terminate(&opts)?;
+        write_result(result_out, |kept| pidguard_terminate_result::of(&r, kept))
     })
 }
 
@@ -206,11 +190,7 @@ pub extern "C" fn pidguard_process_wait(process: *const pidguard_process, timeou
 /// Never waits. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_process_has_exited(process: *const pidguard_process, exited_out: *mut bool) -> c_int {
-    ffi!("pidguard_process_has_exited", {
-        let h = process_arg(process)?;
-        out(exited_out, "exited_out")?.write(h.has_exited());
-        Ok(())
-    })
+    get("pidguard_process_has_exited", (process, "process"), (exited_out, "exited_out"), |p| Ok(p.h.has_exited()))
 }
 
 /// The pidfd of the handle, into `fd_out`, or -1 when the handle is unpinned. It becomes
@@ -219,22 +199,14 @@ pub extern "C" fn pidguard_process_has_exited(process: *const pidguard_process, 
 /// PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_process_pidfd(process: *const pidguard_process, fd_out: *mut c_int) -> c_int {
-    ffi!("pidguard_process_pidfd", {
-        let h = process_arg(process)?;
-        out(fd_out, "fd_out")?.write(h.pidfd_raw().unwrap_or(-1));
-        Ok(())
-    })
+    get("pidguard_process_pidfd", (process, "process"), (fd_out, "fd_out"), |p| Ok(p.h.pidfd_raw().unwrap_or(-1)))
 }
 
 /// The pid of the handle, into `pid_out`. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL
 /// argument.
 #[no_mangle]
 pub extern "C" fn pidguard_process_pid(process: *const pidguard_process, pid_out: *mut i32) -> c_int {
-    ffi!("pidguard_process_pid", {
-        let h = process_arg(process)?;
-        out(pid_out, "pid_out")?.write(h.pid());
-        Ok(())
-    })
+    get("pidguard_process_pid", (process, "process"), (pid_out, "pid_out"), |p| Ok(p.h.pid()))
 }
 
 /// Copy the start token read when the handle was opened into `buf`, like snprintf (as

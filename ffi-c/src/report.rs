@@ -1,51 +1,65 @@
 //! The cleanup report: an opaque object the caller owns, read through accessors, freed with
 //! `pidguard_cleanup_report_free`.
 
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_char, c_int};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::ptr;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use pidguard_core::hooks::{CleanupOptions, HookReport};
-use pidguard_core::{self as pg, Schedule};
+use pidguard_core::report::HookView;
+use pidguard_core::{self as pg};
 
-use crate::boundary::{obj, opt_path, opt_utf8, out, path, FfiResult};
+use crate::boundary::{boxed, free, obj, opt_path, opt_utf8, out, path, run, schedule as schedule_arg, FfiResult};
+use crate::results::{signal_numbers, signo, Kept};
 use crate::types::*;
 
-/// A list of strings kept alive together with the array of pointers C reads.
-struct CStrings {
-    _owned: Vec<CString>,
-    ptrs: Vec<*const c_char>,
-}
-
-impl CStrings {
-    fn new<S: AsRef<[u8]>>(items: impl IntoIterator<Item = S>) -> CStrings {
-        let owned: Vec<CString> = items.into_iter().map(|s| c_string(s.as_ref())).collect();
-        let ptrs = owned.iter().map(|c| c.as_ptr()).collect();
-        CStrings { _owned: owned, ptrs }
-    }
-}
-
-fn c_string(b: &[u8]) -> CString {
-    // Paths and messages hold no NUL; should one ever appear, C still gets one whole string.
-    CString::new(b.iter().map(|&c| if c == 0 { b'?' } else { c }).collect::<Vec<u8>>()).unwrap_or_default()
-}
-
-fn c_path(p: &Path) -> CString {
-    c_string(p.as_os_str().as_bytes())
-}
-
+/// One hook: core's view of it, its C enum values, and the strings and arrays C reads.
 struct Hook {
-    core: HookReport,
-    name: CString,
-    dir: CString,
-    pid_file: CString,
-    error: Option<CString>,
-    signals: Vec<i32>,
-    leftovers: Vec<i32>,
-    output_files: CStrings,
-    cmd: CStrings,
+    view: HookView,
+    verdict: pidguard_verdict,
+    verdict_reason: pidguard_reason,
+    reason: pidguard_check_reason,
+    outcome: pidguard_hook_outcome,
+    refusal: pidguard_refusal,
+    after: i32,
+    name: *const c_char,
+    dir: *const c_char,
+    pid_file: *const c_char,
+    error: *const c_char,
+    signals: (*const i32, usize),
+    leftovers: (*const i32, usize),
+    output_files: (*const *const c_char, usize),
+    cmd: (*const *const c_char, usize),
+    notes: (*const *const c_char, usize),
+    _kept: Kept,
+}
+
+impl Hook {
+    fn of(r: &HookReport) -> FfiResult<Hook> {
+        let view = HookView::from(r);
+        let mut k = Kept::default();
+        let signals = signal_numbers(&view.signals)?;
+        let list = |k: &mut Kept, v: &[String]| (if v.is_empty() { std::ptr::null() } else { k.strs(v) }, v.len());
+        Ok(Hook {
+            verdict: r.verdict.into(),
+            verdict_reason: r.verdict_reason.into(),
+            reason: (&r.reason).into(),
+            outcome: (&r.outcome).into(),
+            refusal: r.outcome.refusal().into(),
+            after: signo(view.after.as_deref())?,
+            name: k.str(Some(&view.name)),
+            dir: k.str(Some(view.dir.as_os_str().as_bytes())),
+            pid_file: k.str(Some(view.pid_file.as_os_str().as_bytes())),
+            error: k.str(view.error.as_ref()),
+            signals: (k.ints(signals.clone()), signals.len()),
+            leftovers: (k.ints(view.unverified_leftovers.clone()), view.unverified_leftovers.len()),
+            output_files: list(&mut k, &view.output_files),
+            cmd: list(&mut k, &view.cmd),
+            notes: list(&mut k, &view.notes),
+            view,
+            _kept: k,
+        })
+    }
 }
 
 /// What pidguard_cleanup_background_hooks() did, one entry per pidfile found, in path order.
@@ -58,26 +72,36 @@ pub struct pidguard_cleanup_report {
     hooks: Vec<Hook>,
 }
 
-fn hook<'a>(report: *const pidguard_cleanup_report, index: usize) -> FfiResult<&'a Hook> {
-    let r = obj(report, "report")?;
-    r.hooks.get(index).ok_or_else(|| {
-        pg::Error::invalid(format!("index {index} is out of range: the report has {} hooks", r.hooks.len()))
+impl pidguard_cleanup_report {
+    fn hook(&self, index: usize) -> FfiResult<&Hook> {
+        let n = self.hooks.len();
+        self.hooks.get(index).ok_or_else(|| pg::Error::invalid(format!("index {index} is out of range: the report has {n} hooks")))
+    }
+}
+
+/// The body of accessor `name`: `f` of hook `index` into the output `value_out`, named `what`.
+fn get<T>(name: &'static str, report: *const pidguard_cleanup_report, index: usize, value_out: (*mut T, &str), f: impl FnOnce(&Hook) -> T) -> c_int {
+    crate::boundary::get(name, (report, "report"), value_out, |r| r.hook(index).map(f))
+}
+
+/// The body of array accessor `name`: the array `f` gives for hook `index` into the output
+/// `items_out`, named `what`, and its length into `len_out`.
+fn get_array<T>(
+    name: &'static str,
+    report: *const pidguard_cleanup_report,
+    index: usize,
+    (items_out, what): (*mut *const T, &str),
+    len_out: *mut usize,
+    f: impl FnOnce(&Hook) -> (*const T, usize),
+) -> c_int {
+    run(name, || {
+        let items_out = out(items_out, what)?;
+        let len_out = out(len_out, "len_out")?;
+        let (items, len) = f(obj(report, "report")?.hook(index)?);
+        items_out.write(items);
+        len_out.write(len);
+        Ok(())
     })
-}
-
-fn secs(t: SystemTime) -> f64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_secs_f64(),
-        Err(e) => -e.duration().as_secs_f64(),
-    }
-}
-
-fn slice_ptr<T>(v: &[T]) -> *const T {
-    if v.is_empty() {
-        ptr::null()
-    } else {
-        v.as_ptr()
-    }
 }
 
 /// Stop every background hook under a directory that is provably still itself, and drop stale
@@ -123,10 +147,7 @@ pub extern "C" fn pidguard_cleanup_background_hooks(
     ffi!("pidguard_cleanup_background_hooks", {
         let output_dir = path(output_dir, "output_dir")?;
         let index_path = opt_path(index_path, "index_path")?;
-        let schedule: Schedule = match opt_utf8(schedule, "schedule")? {
-            Some(s) => s.parse()?,
-            None => Schedule::default(),
-        };
+        let schedule = schedule_arg(schedule)?;
         let pattern = opt_utf8(pattern, "pattern")?;
         let report_out = out(report_out, "report_out")?;
         let mut opts = CleanupOptions { index_path: index_path.map(Path::to_path_buf), is_tty, schedule, ..Default::default() };
@@ -134,21 +155,8 @@ pub extern "C" fn pidguard_cleanup_background_hooks(
             opts.pattern = p.to_string();
         }
         let reports = pg::cleanup_background_hooks(output_dir, &opts, None)?;
-        let hooks = reports
-            .into_iter()
-            .map(|r| Hook {
-                name: c_string(r.name.as_bytes()),
-                dir: c_path(&r.dir),
-                pid_file: c_path(&r.pid_file),
-                error: r.error.as_deref().map(|e| c_string(e.as_bytes())),
-                signals: r.signals.iter().map(|s| s.number()).collect(),
-                leftovers: r.unverified_leftovers.clone(),
-                output_files: CStrings::new(r.output_files.iter().map(|s| s.as_bytes())),
-                cmd: CStrings::new(r.cmd.iter().map(|s| s.as_bytes())),
-                core: r,
-            })
-            .collect();
-        report_out.write(Box::into_raw(Box::new(pidguard_cleanup_report { hooks })));
+        let hooks = reports.iter().map(Hook::of).collect::<FfiResult<Vec<Hook>>>()?;
+        report_out.write(boxed(pidguard_cleanup_report { hooks }));
         Ok(())
     })
 }
@@ -158,24 +166,14 @@ pub extern "C" fn pidguard_cleanup_background_hooks(
 /// afterwards, is undefined behaviour.
 #[no_mangle]
 pub extern "C" fn pidguard_cleanup_report_free(report: *mut pidguard_cleanup_report) {
-    crate::boundary::run_value((), || {
-        if !report.is_null() {
-            // SAFETY: `report` came from Box::into_raw in pidguard_cleanup_background_hooks and
-            // the caller frees it once.
-            drop(unsafe { Box::from_raw(report) });
-        }
-    })
+    free(report)
 }
 
 /// The number of hooks (pidfiles found) in `report`, into `len_out`. Returns 0;
 /// PIDGUARD_EINVALID_ARGUMENT for a NULL argument.
 #[no_mangle]
 pub extern "C" fn pidguard_cleanup_report_len(report: *const pidguard_cleanup_report, len_out: *mut usize) -> c_int {
-    ffi!("pidguard_cleanup_report_len", {
-        let r = obj(report, "report")?;
-        out(len_out, "len_out")?.write(r.hooks.len());
-        Ok(())
-    })
+    crate::boundary::get("pidguard_cleanup_report_len", (report, "report"), (len_out, "len_out"), |r| Ok(r.hooks.len()))
 }
 
 /// The hook's name, its pidfile's basename without `.pid` ("on_Snapshot__20_chrome.bg"), into
@@ -183,113 +181,66 @@ pub extern "C" fn pidguard_cleanup_report_len(report: *const pidguard_cleanup_re
 /// PIDGUARD_EINVALID_ARGUMENT for a NULL argument or an index >= the report's length (the same
 /// holds for every pidguard_cleanup_report_* accessor taking an index).
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_name(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    name_out: *mut *const c_char,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_name", {
-        let name_out = out(name_out, "name_out")?;
-        name_out.write(hook(report, index)?.name.as_ptr());
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_name(report: *const pidguard_cleanup_report, index: usize, name_out: *mut *const c_char) -> c_int {
+    get("pidguard_cleanup_report_name", report, index, (name_out, "name_out"), |h| h.name)
 }
 
 /// The directory holding the hook's files, into `dir_out` (a string owned by the report).
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_dir(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    dir_out: *mut *const c_char,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_dir", {
-        let dir_out = out(dir_out, "dir_out")?;
-        dir_out.write(hook(report, index)?.dir.as_ptr());
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_dir(report: *const pidguard_cleanup_report, index: usize, dir_out: *mut *const c_char) -> c_int {
+    get("pidguard_cleanup_report_dir", report, index, (dir_out, "dir_out"), |h| h.dir)
 }
 
 /// The hook's pidfile path, into `pid_file_out` (a string owned by the report).
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_pid_file(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    pid_file_out: *mut *const c_char,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_pid_file", {
-        let pid_file_out = out(pid_file_out, "pid_file_out")?;
-        pid_file_out.write(hook(report, index)?.pid_file.as_ptr());
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_pid_file(report: *const pidguard_cleanup_report, index: usize, pid_file_out: *mut *const c_char) -> c_int {
+    get("pidguard_cleanup_report_pid_file", report, index, (pid_file_out, "pid_file_out"), |h| h.pid_file)
 }
 
 /// The pid recorded in the hook's pidfile, into `pid_out`; 0 when the file did not parse.
 #[no_mangle]
 pub extern "C" fn pidguard_cleanup_report_pid(report: *const pidguard_cleanup_report, index: usize, pid_out: *mut i32) -> c_int {
-    ffi!("pidguard_cleanup_report_pid", {
-        let pid_out = out(pid_out, "pid_out")?;
-        pid_out.write(hook(report, index)?.core.pid.unwrap_or(0));
-        Ok(())
-    })
+    get("pidguard_cleanup_report_pid", report, index, (pid_out, "pid_out"), |h| h.view.pid.unwrap_or(0))
 }
 
 /// The identity verdict, into `verdict_out`; PIDGUARD_VERDICT_NONE when the process was not
 /// judged (missing or malformed pidfile).
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_verdict(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    verdict_out: *mut pidguard_verdict,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_verdict", {
-        let verdict_out = out(verdict_out, "verdict_out")?;
-        verdict_out.write(pidguard_verdict::of(hook(report, index)?.core.verdict));
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_verdict(report: *const pidguard_cleanup_report, index: usize, verdict_out: *mut pidguard_verdict) -> c_int {
+    get("pidguard_cleanup_report_verdict", report, index, (verdict_out, "verdict_out"), |h| h.verdict)
+}
+
+/// Why that verdict, into `reason_out`; PIDGUARD_REASON_NONE when the process was not
+/// judged.
+#[no_mangle]
+pub extern "C" fn pidguard_cleanup_report_verdict_reason(report: *const pidguard_cleanup_report, index: usize, reason_out: *mut pidguard_reason) -> c_int {
+    get("pidguard_cleanup_report_verdict_reason", report, index, (reason_out, "reason_out"), |h| h.verdict_reason)
 }
 
 /// The pidfile check's reason (valid, gone, mtime skew, ...), into `reason_out`.
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_reason(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    reason_out: *mut pidguard_check_reason,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_reason", {
-        let reason_out = out(reason_out, "reason_out")?;
-        reason_out.write(pidguard_check_reason::of(hook(report, index)?.core.reason));
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_reason(report: *const pidguard_cleanup_report, index: usize, reason_out: *mut pidguard_check_reason) -> c_int {
+    get("pidguard_cleanup_report_reason", report, index, (reason_out, "reason_out"), |h| h.reason)
 }
 
 /// What cleanup did with the hook, into `outcome_out`.
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_outcome(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    outcome_out: *mut pidguard_hook_outcome,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_outcome", {
-        let outcome_out = out(outcome_out, "outcome_out")?;
-        outcome_out.write(pidguard_hook_outcome::of(&hook(report, index)?.core.outcome));
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_outcome(report: *const pidguard_cleanup_report, index: usize, outcome_out: *mut pidguard_hook_outcome) -> c_int {
+    get("pidguard_cleanup_report_outcome", report, index, (outcome_out, "outcome_out"), |h| h.outcome)
+}
+
+/// For PIDGUARD_HOOK_EXITED, the number of the signal after which the hook's group exited
+/// (SIGTERM, SIGKILL, ...), into `after_out`; 0 otherwise.
+#[no_mangle]
+pub extern "C" fn pidguard_cleanup_report_after(report: *const pidguard_cleanup_report, index: usize, after_out: *mut i32) -> c_int {
+    get("pidguard_cleanup_report_after", report, index, (after_out, "after_out"), |h| h.after)
 }
 
 /// Why signalling was refused, for PIDGUARD_HOOK_REFUSED, into `refusal_out`;
 /// PIDGUARD_REFUSAL_NONE otherwise.
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_refusal(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    refusal_out: *mut pidguard_refusal,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_refusal", {
-        let refusal_out = out(refusal_out, "refusal_out")?;
-        let r = hook(report, index)?.core.outcome.refusal();
-        refusal_out.write(pidguard_refusal::of(r));
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_refusal(report: *const pidguard_cleanup_report, index: usize, refusal_out: *mut pidguard_refusal) -> c_int {
+    get("pidguard_cleanup_report_refusal", report, index, (refusal_out, "refusal_out"), |h| h.refusal)
 }
 
 /// Every signal sent to the hook, in order (SIGCONT after SIGTERM included): `signals_out`
@@ -301,49 +252,39 @@ pub extern "C" fn pidguard_cleanup_report_signals(
     signals_out: *mut *const i32,
     len_out: *mut usize,
 ) -> c_int {
-    ffi!("pidguard_cleanup_report_signals", {
-        let signals_out = out(signals_out, "signals_out")?;
-        let len_out = out(len_out, "len_out")?;
-        let h = hook(report, index)?;
-        signals_out.write(slice_ptr(&h.signals));
-        len_out.write(h.signals.len());
-        Ok(())
-    })
+    get_array("pidguard_cleanup_report_signals", report, index, (signals_out, "signals_out"), len_out, |h| h.signals)
 }
 
 /// The hook's exit code when known (the caller's own child: the code, or 128 + signal), into
 /// `exit_code_out`; -1 when unknown (it is not the caller's child: never invented as 0).
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_exit_code(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    exit_code_out: *mut i32,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_exit_code", {
-        let exit_code_out = out(exit_code_out, "exit_code_out")?;
-        exit_code_out.write(hook(report, index)?.core.exit_code.unwrap_or(-1));
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_exit_code(report: *const pidguard_cleanup_report, index: usize, exit_code_out: *mut i32) -> c_int {
+    get("pidguard_cleanup_report_exit_code", report, index, (exit_code_out, "exit_code_out"), |h| h.view.exit_code.unwrap_or(-1))
 }
 
 /// The error of a failed hook ("Process unkillable", a refusal, a finalize failure), into
 /// `error_out`: a string owned by the report, or NULL when the hook did not fail.
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_error(
+pub extern "C" fn pidguard_cleanup_report_error(report: *const pidguard_cleanup_report, index: usize, error_out: *mut *const c_char) -> c_int {
+    get("pidguard_cleanup_report_error", report, index, (error_out, "error_out"), |h| h.error)
+}
+
+/// What the cleanup could not read beside the hook (a log that is a symlink or a FIFO, a log
+/// cut at 16 MiB), one sentence each: `notes_out` receives an array of `len_out` strings owned by
+/// the report (NULL when there is none).
+#[no_mangle]
+pub extern "C" fn pidguard_cleanup_report_notes(
     report: *const pidguard_cleanup_report,
     index: usize,
-    error_out: *mut *const c_char,
+    notes_out: *mut *const *const c_char,
+    len_out: *mut usize,
 ) -> c_int {
-    ffi!("pidguard_cleanup_report_error", {
-        let error_out = out(error_out, "error_out")?;
-        error_out.write(hook(report, index)?.error.as_ref().map_or(ptr::null(), |e| e.as_ptr()));
-        Ok(())
-    })
+    get_array("pidguard_cleanup_report_notes", report, index, (notes_out, "notes_out"), len_out, |h| h.notes)
 }
 
 /// The files the hook's directory holds (relative to it; sorted), other than the .stdout.log,
-/// .stderr.log, .pid and .sh of every hook the cleanup found there: `files_out` receives an array of `len_out`
-/// strings owned by the report (NULL when there is none).
+/// .stderr.log, .pid and .sh of every hook the cleanup found there: `files_out` receives an
+/// array of `len_out` strings owned by the report (NULL when there is none).
 #[no_mangle]
 pub extern "C" fn pidguard_cleanup_report_output_files(
     report: *const pidguard_cleanup_report,
@@ -351,14 +292,7 @@ pub extern "C" fn pidguard_cleanup_report_output_files(
     files_out: *mut *const *const c_char,
     len_out: *mut usize,
 ) -> c_int {
-    ffi!("pidguard_cleanup_report_output_files", {
-        let files_out = out(files_out, "files_out")?;
-        let len_out = out(len_out, "len_out")?;
-        let h = hook(report, index)?;
-        files_out.write(slice_ptr(&h.output_files.ptrs));
-        len_out.write(h.output_files.ptrs.len());
-        Ok(())
-    })
+    get_array("pidguard_cleanup_report_output_files", report, index, (files_out, "files_out"), len_out, |h| h.output_files)
 }
 
 /// The argv recorded in the hook's .sh file: `argv_out` receives an array of `len_out` strings
@@ -370,19 +304,13 @@ pub extern "C" fn pidguard_cleanup_report_cmd(
     argv_out: *mut *const *const c_char,
     len_out: *mut usize,
 ) -> c_int {
-    ffi!("pidguard_cleanup_report_cmd", {
-        let argv_out = out(argv_out, "argv_out")?;
-        let len_out = out(len_out, "len_out")?;
-        let h = hook(report, index)?;
-        argv_out.write(slice_ptr(&h.cmd.ptrs));
-        len_out.write(h.cmd.ptrs.len());
-        Ok(())
-    })
+    get_array("pidguard_cleanup_report_cmd", report, index, (argv_out, "argv_out"), len_out, |h| h.cmd)
 }
 
 /// Live processes whose process group is the recorded pid of a stale record: listed, never
 /// signalled (they cannot be proven to be the hook's). `pids_out` receives an array of `len_out`
-/// pids owned by the report (NULL when there is none).
+/// pids owned by the report (NULL when there is none). (`unverified_leftovers` in the other
+/// bindings.)
 #[no_mangle]
 pub extern "C" fn pidguard_cleanup_report_leftovers(
     report: *const pidguard_cleanup_report,
@@ -390,18 +318,12 @@ pub extern "C" fn pidguard_cleanup_report_leftovers(
     pids_out: *mut *const i32,
     len_out: *mut usize,
 ) -> c_int {
-    ffi!("pidguard_cleanup_report_leftovers", {
-        let pids_out = out(pids_out, "pids_out")?;
-        let len_out = out(len_out, "len_out")?;
-        let h = hook(report, index)?;
-        pids_out.write(slice_ptr(&h.leftovers));
-        len_out.write(h.leftovers.len());
-        Ok(())
-    })
+    get_array("pidguard_cleanup_report_leftovers", report, index, (pids_out, "pids_out"), len_out, |h| h.leftovers)
 }
 
 /// When the hook started (its pidfile's mtime; NaN when unknown) and when cleanup finished with
-/// it, seconds since the epoch, into `started_at_out` and `ended_at_out`.
+/// it, seconds since the epoch, into `started_at_out` and `ended_at_out` (`started_at` and
+/// `ended_at` in the other bindings).
 #[no_mangle]
 pub extern "C" fn pidguard_cleanup_report_times(
     report: *const pidguard_cleanup_report,
@@ -412,38 +334,28 @@ pub extern "C" fn pidguard_cleanup_report_times(
     ffi!("pidguard_cleanup_report_times", {
         let started_at_out = out(started_at_out, "started_at_out")?;
         let ended_at_out = out(ended_at_out, "ended_at_out")?;
-        let h = hook(report, index)?;
-        started_at_out.write(h.core.started_at.map_or(f64::NAN, secs));
-        ended_at_out.write(secs(h.core.ended_at));
+        let h = obj(report, "report")?.hook(index)?;
+        started_at_out.write(h.view.started_at.unwrap_or(f64::NAN));
+        ended_at_out.write(h.view.ended_at);
         Ok(())
     })
 }
 
+/// Seconds the schedule ran for the hook, into `elapsed_out`; NaN when it did not run.
+#[no_mangle]
+pub extern "C" fn pidguard_cleanup_report_elapsed(report: *const pidguard_cleanup_report, index: usize, elapsed_out: *mut f64) -> c_int {
+    get("pidguard_cleanup_report_elapsed", report, index, (elapsed_out, "elapsed_out"), |h| h.view.elapsed.unwrap_or(f64::NAN))
+}
+
 /// Whether cleanup removed the hook's pidfile, into `removed_out`.
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_pid_file_removed(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    removed_out: *mut bool,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_pid_file_removed", {
-        let removed_out = out(removed_out, "removed_out")?;
-        removed_out.write(hook(report, index)?.core.pid_file_removed);
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_pid_file_removed(report: *const pidguard_cleanup_report, index: usize, removed_out: *mut bool) -> c_int {
+    get("pidguard_cleanup_report_pid_file_removed", report, index, (removed_out, "removed_out"), |h| h.view.pid_file_removed)
 }
 
 /// Whether the hook is finalized as succeeded (stale, already gone or exited, and no error),
 /// into `succeeded_out`.
 #[no_mangle]
-pub extern "C" fn pidguard_cleanup_report_succeeded(
-    report: *const pidguard_cleanup_report,
-    index: usize,
-    succeeded_out: *mut bool,
-) -> c_int {
-    ffi!("pidguard_cleanup_report_succeeded", {
-        let succeeded_out = out(succeeded_out, "succeeded_out")?;
-        succeeded_out.write(hook(report, index)?.core.succeeded());
-        Ok(())
-    })
+pub extern "C" fn pidguard_cleanup_report_succeeded(report: *const pidguard_cleanup_report, index: usize, succeeded_out: *mut bool) -> c_int {
+    get("pidguard_cleanup_report_succeeded", report, index, (succeeded_out, "succeeded_out"), |h| h.view.succeeded)
 }

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use pidguard_core::guard::Verdict as GuardVerdict;
 use pidguard_core::{Error, ErrorKind, Refusal};
 
-use crate::boundary::run_value;
+use crate::boundary::{run_value, text_out};
 use crate::types::pidguard_refusal;
 
 /// The status every pidguard function returns: 0, or the negation of a stable error-kind code.
@@ -135,7 +135,7 @@ pub extern "C" fn pidguard_strerror(status: c_int) -> *const c_char {
 }
 
 struct LastError {
-    message: Vec<u8>,
+    message: String,
     errno: c_int,
     /// The holder named by a `Held` error, while that error is the thread's last one.
     held: Option<GuardVerdict>,
@@ -144,7 +144,7 @@ struct LastError {
 }
 
 thread_local! {
-    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: Vec::new(), errno: 0, held: None, refusal: None }) };
+    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: String::new(), errno: 0, held: None, refusal: None }) };
 }
 
 /// Record the calling thread's last error. NUL bytes are replaced so that C sees one string.
@@ -160,11 +160,11 @@ pub(crate) fn set_last_failure(e: &Error) {
 }
 
 fn set_last(message: &str, errno: Option<i32>, held: Option<GuardVerdict>, refusal: Option<Refusal>) {
-    let bytes: Vec<u8> = message.bytes().map(|b| if b == 0 { b'?' } else { b }).collect();
+    let text = message.replace('\0', "?");
     // try_with: during thread teardown the slot may be gone; losing the message beats aborting.
     let _ = LAST.try_with(|l| {
         if let Ok(mut l) = l.try_borrow_mut() {
-            l.message = bytes;
+            l.message = text;
             l.errno = errno.unwrap_or(0);
             l.held = held;
             l.refusal = refusal;
@@ -193,26 +193,9 @@ pub(crate) fn last_held() -> Option<GuardVerdict> {
 /// REFUSED and ERROR outcomes) and is left unchanged by calls that succeed.
 #[no_mangle]
 pub extern "C" fn pidguard_last_error_message(buf: *mut c_char, buf_len: usize) -> usize {
-    run_value(0, || {
-        LAST.try_with(|l| {
-            let l = l.borrow();
-            let msg = &l.message;
-            if !buf.is_null() && buf_len > 0 {
-                let mut n = msg.len().min(buf_len - 1);
-                // Never cut a UTF-8 sequence in half.
-                while n > 0 && n < msg.len() && (msg[n] & 0xC0) == 0x80 {
-                    n -= 1;
-                }
-                // SAFETY: the caller gives `buf_len` writable bytes at `buf`; n + 1 <= buf_len.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(msg.as_ptr(), buf as *mut u8, n);
-                    *buf.add(n) = 0;
-                }
-            }
-            msg.len()
-        })
-        .unwrap_or(0)
-    })
+    // A NULL `buf` only asks for the length, whatever `buf_len` says.
+    let text = text_out(buf, if buf.is_null() { 0 } else { buf_len }, "buf");
+    run_value(0, || LAST.try_with(|l| text.map_or(0, |t| t.write(&l.borrow().message))).unwrap_or(0))
 }
 
 /// The errno of the calling thread's most recent failure, when it came from a system call or
@@ -230,7 +213,7 @@ pub extern "C" fn pidguard_last_error_errno() -> c_int {
 #[no_mangle]
 pub extern "C" fn pidguard_last_error_refusal() -> pidguard_refusal {
     run_value(pidguard_refusal::PIDGUARD_REFUSAL_NONE, || {
-        pidguard_refusal::of(LAST.try_with(|l| l.borrow().refusal).ok().flatten())
+        LAST.try_with(|l| l.borrow().refusal).ok().flatten().into()
     })
 }
 

@@ -1,13 +1,11 @@
-//! Enums and plain structs of the C interface, and their conversions from core values.
+//! The enums of the C interface, and the one place each core value gets its C number.
 //!
 //! Every enum is `int32_t`-sized (`#[repr(i32)]`); functions take enum inputs as `int32_t` and
 //! check them, since a C caller may pass any number.
 #![allow(non_camel_case_types)]
 
-use std::ffi::c_char;
-
 use pidguard_core::hooks::HookOutcome;
-use pidguard_core::{CheckReason, Outcome, Policy, Reason, Refusal, StopOutcome, Verdict};
+use pidguard_core::{CheckReason, Format, GroupMode, Outcome, Policy, Reason, Refusal, StopOutcome, Verdict};
 
 use crate::boundary::FfiResult;
 
@@ -28,17 +26,6 @@ pub enum pidguard_verdict {
     PIDGUARD_VERDICT_GONE = 4,
 }
 
-impl pidguard_verdict {
-    pub(crate) fn of(v: Option<Verdict>) -> Self {
-        match v {
-            None => Self::PIDGUARD_VERDICT_NONE,
-            Some(Verdict::Match) => Self::PIDGUARD_VERDICT_MATCH,
-            Some(Verdict::Mismatch) => Self::PIDGUARD_VERDICT_MISMATCH,
-            Some(Verdict::Unverifiable) => Self::PIDGUARD_VERDICT_UNVERIFIABLE,
-            Some(Verdict::Gone) => Self::PIDGUARD_VERDICT_GONE,
-        }
-    }
-}
 
 /// Why a verdict was reached.
 #[repr(i32)]
@@ -71,24 +58,6 @@ pub enum pidguard_reason {
     PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE = 11,
 }
 
-impl pidguard_reason {
-    pub(crate) fn of(r: Option<Reason>) -> Self {
-        match r {
-            None => Self::PIDGUARD_REASON_NONE,
-            Some(Reason::TokenEqual) => Self::PIDGUARD_REASON_TOKEN_EQUAL,
-            Some(Reason::BootIdDiffers) => Self::PIDGUARD_REASON_BOOT_ID_DIFFERS,
-            Some(Reason::StartTicksDiffer) => Self::PIDGUARD_REASON_START_TICKS_DIFFER,
-            Some(Reason::PidfsInodeDiffers) => Self::PIDGUARD_REASON_PIDFS_INODE_DIFFERS,
-            Some(Reason::NoRecordedToken) => Self::PIDGUARD_REASON_NO_RECORDED_TOKEN,
-            Some(Reason::LiveTokenUnreadable) => Self::PIDGUARD_REASON_LIVE_TOKEN_UNREADABLE,
-            Some(Reason::ForeignPidNamespace) => Self::PIDGUARD_REASON_FOREIGN_PID_NAMESPACE,
-            Some(Reason::ForeignMachine) => Self::PIDGUARD_REASON_FOREIGN_MACHINE,
-            Some(Reason::NoSuchProcess) => Self::PIDGUARD_REASON_NO_SUCH_PROCESS,
-            Some(Reason::Zombie) => Self::PIDGUARD_REASON_ZOMBIE,
-            Some(Reason::LiveIdentityUnreadable(_)) => Self::PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE,
-        }
-    }
-}
 
 /// Why an abx-dl pidfile is or is not valid (pidguard_check_pid_file()).
 #[repr(i32)]
@@ -122,25 +91,6 @@ pub enum pidguard_check_reason {
     PIDGUARD_CHECK_CMD_MISMATCH = 12,
 }
 
-impl pidguard_check_reason {
-    pub(crate) fn of(r: CheckReason) -> Self {
-        match r {
-            CheckReason::Valid => Self::PIDGUARD_CHECK_VALID,
-            CheckReason::Missing => Self::PIDGUARD_CHECK_MISSING,
-            CheckReason::Unreadable => Self::PIDGUARD_CHECK_UNREADABLE,
-            CheckReason::NotRegular => Self::PIDGUARD_CHECK_NOT_REGULAR,
-            CheckReason::Malformed => Self::PIDGUARD_CHECK_MALFORMED,
-            CheckReason::BadToken => Self::PIDGUARD_CHECK_BAD_TOKEN,
-            CheckReason::Gone => Self::PIDGUARD_CHECK_GONE,
-            CheckReason::Zombie => Self::PIDGUARD_CHECK_ZOMBIE,
-            CheckReason::Mismatch => Self::PIDGUARD_CHECK_MISMATCH,
-            CheckReason::Foreign => Self::PIDGUARD_CHECK_FOREIGN,
-            CheckReason::Unverifiable => Self::PIDGUARD_CHECK_UNVERIFIABLE,
-            CheckReason::MtimeSkew => Self::PIDGUARD_CHECK_MTIME_SKEW,
-            CheckReason::CmdMismatch => Self::PIDGUARD_CHECK_CMD_MISMATCH,
-        }
-    }
-}
 
 /// Who may be signalled on the strength of a verdict.
 #[repr(i32)]
@@ -194,23 +144,6 @@ pub enum pidguard_refusal {
     PIDGUARD_REFUSAL_NOT_THE_RECORDED_PROCESS = 10,
 }
 
-impl pidguard_refusal {
-    pub(crate) fn of(r: Option<Refusal>) -> Self {
-        match r {
-            None => Self::PIDGUARD_REFUSAL_NONE,
-            Some(Refusal::NonPositivePid) => Self::PIDGUARD_REFUSAL_NON_POSITIVE_PID,
-            Some(Refusal::AbovePidMax) => Self::PIDGUARD_REFUSAL_ABOVE_PID_MAX,
-            Some(Refusal::Init) => Self::PIDGUARD_REFUSAL_INIT,
-            Some(Refusal::OwnPid) => Self::PIDGUARD_REFUSAL_OWN_PID,
-            Some(Refusal::OwnGroup) => Self::PIDGUARD_REFUSAL_OWN_GROUP,
-            Some(Refusal::Parent) => Self::PIDGUARD_REFUSAL_PARENT,
-            Some(Refusal::Mismatch) => Self::PIDGUARD_REFUSAL_MISMATCH,
-            Some(Refusal::Unverifiable) => Self::PIDGUARD_REFUSAL_UNVERIFIABLE,
-            Some(Refusal::UntrustedPidfile) => Self::PIDGUARD_REFUSAL_UNTRUSTED_PIDFILE,
-            Some(Refusal::NotTheRecordedProcess) => Self::PIDGUARD_REFUSAL_NOT_THE_RECORDED_PROCESS,
-        }
-    }
-}
 
 /// What pidguard_terminate() did with its target.
 #[repr(i32)]
@@ -228,17 +161,6 @@ pub enum pidguard_outcome {
     PIDGUARD_OUTCOME_ERROR = 4,
 }
 
-impl pidguard_outcome {
-    pub(crate) fn of(o: &Outcome) -> Self {
-        match o {
-            Outcome::AlreadyGone => Self::PIDGUARD_OUTCOME_ALREADY_GONE,
-            Outcome::Exited { .. } => Self::PIDGUARD_OUTCOME_EXITED,
-            Outcome::Unkillable => Self::PIDGUARD_OUTCOME_UNKILLABLE,
-            Outcome::Refused(_) => Self::PIDGUARD_OUTCOME_REFUSED,
-            Outcome::Error(_) => Self::PIDGUARD_OUTCOME_ERROR,
-        }
-    }
-}
 
 /// What pidguard_stop_pid_file() did.
 #[repr(i32)]
@@ -263,19 +185,6 @@ pub enum pidguard_stop_outcome {
     PIDGUARD_STOP_ERROR = 6,
 }
 
-impl pidguard_stop_outcome {
-    pub(crate) fn of(o: &StopOutcome) -> Self {
-        match o {
-            StopOutcome::Stale(_) => Self::PIDGUARD_STOP_STALE,
-            StopOutcome::AlreadyGone => Self::PIDGUARD_STOP_ALREADY_GONE,
-            StopOutcome::Exited(_) => Self::PIDGUARD_STOP_EXITED,
-            StopOutcome::Unkillable => Self::PIDGUARD_STOP_UNKILLABLE,
-            StopOutcome::Refused(_) => Self::PIDGUARD_STOP_REFUSED,
-            StopOutcome::Foreign => Self::PIDGUARD_STOP_FOREIGN,
-            StopOutcome::Error(_) => Self::PIDGUARD_STOP_ERROR,
-        }
-    }
-}
 
 /// What pidguard_cleanup_background_hooks() did with one hook.
 #[repr(i32)]
@@ -303,176 +212,132 @@ pub enum pidguard_hook_outcome {
     PIDGUARD_HOOK_UNVERIFIED = 8,
 }
 
-impl pidguard_hook_outcome {
-    pub(crate) fn of(o: &HookOutcome) -> Self {
-        match o {
-            HookOutcome::Stale => Self::PIDGUARD_HOOK_STALE,
-            HookOutcome::Foreign => Self::PIDGUARD_HOOK_FOREIGN,
-            HookOutcome::Unreadable => Self::PIDGUARD_HOOK_UNREADABLE,
-            HookOutcome::AlreadyGone => Self::PIDGUARD_HOOK_ALREADY_GONE,
-            HookOutcome::Exited(_) => Self::PIDGUARD_HOOK_EXITED,
-            HookOutcome::Unkillable => Self::PIDGUARD_HOOK_UNKILLABLE,
-            HookOutcome::Refused(_) => Self::PIDGUARD_HOOK_REFUSED,
-            HookOutcome::Error => Self::PIDGUARD_HOOK_ERROR,
-            HookOutcome::Unverified => Self::PIDGUARD_HOOK_UNVERIFIED,
+
+/// How the signals of a group reached it (pidguard_terminate_result.group_mode).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum pidguard_group_mode {
+    /// No group was signalled.
+    PIDGUARD_GROUP_MODE_NONE = 0,
+    /// One pidfd group signal (PIDFD_SIGNAL_PROCESS_GROUP, Linux >= 6.9).
+    PIDGUARD_GROUP_MODE_PIDFD_GROUP_FLAG = 1,
+    /// Member by member, each through its own pidfd after checking its group (Linux 5.3-6.8).
+    PIDGUARD_GROUP_MODE_PIDFD_MEMBERS = 2,
+    /// killpg(2) right after re-reading the leader's start ticks (no pidfd).
+    PIDGUARD_GROUP_MODE_KILLPG = 3,
+}
+
+/// The format of a pidfile (pidguard_stop_result.format).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum pidguard_format {
+    /// The abx-dl format: the decimal pid, the start time as the mtime, the token in an xattr.
+    PIDGUARD_FORMAT_ABX_DL = 0,
+    /// A guard record: one JSON object (pidguard_guard_*).
+    PIDGUARD_FORMAT_GUARD = 1,
+}
+
+/// `From<core value>` for a C enum: the one place where each core value gets its C number.
+/// `Option<core value>` maps `None` to the enum's `none` value, for enums that have one.
+/// (The enums themselves are written out above: cbindgen reads source, not macro output.)
+macro_rules! c_numbers {
+    ($c:ident from $core:ident $(, none $none:ident)? { $($pat:pat => $v:ident),* $(,)? }) => {
+        impl From<&$core> for $c {
+            fn from(x: &$core) -> Self {
+                #[allow(unused_imports)]
+                use $core::*;
+                match x {
+                    $($pat => $c::$v),*
+                }
+            }
         }
-    }
+        $(impl From<Option<$core>> for $c {
+            fn from(x: Option<$core>) -> Self {
+                x.as_ref().map_or($c::$none, Into::into)
+            }
+        })?
+    };
 }
 
-/// Size of pidguard_process_info.name, including the NUL.
-pub const PIDGUARD_NAME_MAX: usize = 64;
-
-/// The answer of pidguard_check_pid_file() about one abx-dl pidfile. A plain struct the caller
-/// allocates (on the stack is fine); nothing in it needs freeing.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct pidguard_pid_file_check {
-    /// What pidguard_validate_pid_file() answers.
-    pub valid: bool,
-    /// Why.
-    pub reason: pidguard_check_reason,
-    /// The pid in the file; 0 when the content did not parse.
-    pub pid: i32,
-    /// The identity verdict; PIDGUARD_VERDICT_NONE when the process was not judged. A token-less
-    /// file that passed the mtime rule is UNVERIFIABLE, not MATCH.
-    pub verdict: pidguard_verdict,
-    /// Why that verdict; PIDGUARD_REASON_NONE when not judged.
-    pub verdict_reason: pidguard_reason,
-    /// Whether the file carries a start token (the `user.pidguard.token` extended attribute).
-    pub has_token: bool,
-    /// Whether the record belongs to another machine or PID namespace (leave it alone).
-    pub foreign: bool,
-    /// The file's mtime, seconds since the epoch; NaN when unknown.
-    pub mtime: f64,
-    /// The live process's psutil-compatible create time, seconds since the epoch; NaN when not
-    /// read.
-    pub create_time: f64,
-}
-
-/// What procfs says about one process (pidguard_lookup()). A plain struct the caller
-/// allocates; nothing in it needs freeing.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct pidguard_process_info {
-    /// The pid.
-    pub pid: i32,
-    /// The parent pid.
-    pub ppid: i32,
-    /// The process group id.
-    pub pgid: i32,
-    /// The session id.
-    pub sid: i32,
-    /// The real uid; -1 when unreadable.
-    pub uid: i64,
-    /// The state letter of /proc/<pid>/stat ('R', 'S', 'Z' for a zombie, ...).
-    pub state: c_char,
-    /// Whether the process is a zombie (exited, not yet reaped).
-    pub zombie: bool,
-    /// Whether the process leads its own process group.
-    pub group_leader: bool,
-    /// Start time in clock ticks since boot (field 22 of /proc/<pid>/stat).
-    pub start_ticks: u64,
-    /// psutil-compatible create time, seconds since the epoch (only for the abx-dl mtime
-    /// format; never used to decide identity); NaN when /proc/stat is unreadable.
-    pub create_time: f64,
-    /// The command name (comm), NUL-terminated, truncated to fit.
-    pub name: [c_char; PIDGUARD_NAME_MAX],
-}
-
-/// What pidguard_terminate() did. A plain struct the caller allocates; nothing in it needs
-/// freeing.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct pidguard_terminate_result {
-    /// The outcome.
-    pub outcome: pidguard_outcome,
-    /// Why it was refused, for PIDGUARD_OUTCOME_REFUSED; else PIDGUARD_REFUSAL_NONE.
-    pub refusal: pidguard_refusal,
-    /// For PIDGUARD_OUTCOME_EXITED, the number of the last signal sent before it exited
-    /// (SIGTERM, SIGKILL, ...); else 0.
-    pub exited_after: i32,
-    /// The exit code when the target is the caller's child: the code, or 128 + signal number
-    /// when a signal killed it; -1 when unknown (not the caller's child, never invented as 0).
-    /// The child is not reaped: the caller still waits for it with waitpid().
-    pub exit_code: i32,
-    /// How many signals were sent (SIGCONT after SIGTERM included).
-    pub signals_sent: u32,
-    /// Whether the target's process group was signalled (the target led its group).
-    pub group: bool,
-    /// Whether signals went through a pidfd (false: kill(2) right after re-reading the start
-    /// ticks, on kernels or sandboxes without pidfds).
-    pub pinned: bool,
-    /// Seconds from the start of the call to the outcome.
-    pub elapsed: f64,
-}
-
-impl pidguard_terminate_result {
-    /// The C form of core's report.
-    pub(crate) fn of(r: &pidguard_core::TerminateReport) -> Self {
-        pidguard_terminate_result {
-            outcome: pidguard_outcome::of(&r.outcome),
-            refusal: pidguard_refusal::of(r.outcome.refusal()),
-            exited_after: r.outcome.after().map_or(0, |s| s.number()),
-            exit_code: r.exit.code().unwrap_or(-1),
-            signals_sent: r.signals.len() as u32,
-            group: r.group,
-            pinned: r.pin_mode == pidguard_core::PinMode::Pidfd,
-            elapsed: r.elapsed.as_secs_f64(),
-        }
-    }
-}
-
-/// Copy `s` into a fixed C buffer, NUL-terminated, truncated at a UTF-8 boundary.
-pub(crate) fn fill_name(s: &str) -> [c_char; PIDGUARD_NAME_MAX] {
-    let mut out = [0 as c_char; PIDGUARD_NAME_MAX];
-    let b = s.as_bytes();
-    let mut n = b.len().min(PIDGUARD_NAME_MAX - 1);
-    while n > 0 && n < b.len() && !s.is_char_boundary(n) {
-        n -= 1;
-    }
-    for (o, &c) in out.iter_mut().zip(&b[..n]) {
-        *o = if c == 0 { b'?' as c_char } else { c as c_char };
-    }
-    out
-}
-
-/// What pidguard_stop_pid_file() did. A plain struct the caller allocates; nothing in it needs
-/// freeing.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct pidguard_stop_result {
-    /// The outcome.
-    pub outcome: pidguard_stop_outcome,
-    /// The exit status `pidguard stop` gives for this outcome: 0 stopped, 1 nothing to do
-    /// (stale or already gone), 2 unkillable or a signalling error, 3 refused or foreign. (A
-    /// negative status from pidguard_stop_pid_file() is the command's 4, bad input.)
-    pub exit_status: i32,
-    /// What pidguard_check_pid_file() said about the file (why it was stale, for
-    /// PIDGUARD_STOP_STALE).
-    pub reason: pidguard_check_reason,
-    /// The identity verdict of the recorded process; PIDGUARD_VERDICT_NONE when not judged.
-    pub verdict: pidguard_verdict,
-    /// The pid in the file; 0 when there was none.
-    pub pid: i32,
-    /// Why it was refused, for PIDGUARD_STOP_REFUSED; else PIDGUARD_REFUSAL_NONE.
-    pub refusal: pidguard_refusal,
-    /// For PIDGUARD_STOP_EXITED, the number of the last signal sent before it exited; else 0.
-    pub exited_after: i32,
-    /// The exit code when the target is the caller's child (the code, or 128 + signal); -1 when
-    /// unknown. The child is not reaped.
-    pub exit_code: i32,
-    /// How many signals were sent.
-    pub signals_sent: u32,
-    /// Whether the process group was signalled (the target led its group).
-    pub group: bool,
-    /// Whether signals went through a pidfd.
-    pub pinned: bool,
-    /// Whether the pidfile was removed (only stale or stopped records, and only if the file was
-    /// still the one judged).
-    pub pid_file_removed: bool,
-    /// Whether the identity was taken on the lenient policy; the warning is then the thread's
-    /// last error message.
-    pub warning: bool,
-    /// Seconds the schedule ran (0 when nothing was sent).
-    pub elapsed: f64,
-}
+c_numbers!(pidguard_verdict from Verdict, none PIDGUARD_VERDICT_NONE {
+    Match => PIDGUARD_VERDICT_MATCH,
+    Mismatch => PIDGUARD_VERDICT_MISMATCH,
+    Unverifiable => PIDGUARD_VERDICT_UNVERIFIABLE,
+    Gone => PIDGUARD_VERDICT_GONE,
+});
+c_numbers!(pidguard_reason from Reason, none PIDGUARD_REASON_NONE {
+    TokenEqual => PIDGUARD_REASON_TOKEN_EQUAL,
+    BootIdDiffers => PIDGUARD_REASON_BOOT_ID_DIFFERS,
+    StartTicksDiffer => PIDGUARD_REASON_START_TICKS_DIFFER,
+    PidfsInodeDiffers => PIDGUARD_REASON_PIDFS_INODE_DIFFERS,
+    NoRecordedToken => PIDGUARD_REASON_NO_RECORDED_TOKEN,
+    LiveTokenUnreadable => PIDGUARD_REASON_LIVE_TOKEN_UNREADABLE,
+    ForeignPidNamespace => PIDGUARD_REASON_FOREIGN_PID_NAMESPACE,
+    ForeignMachine => PIDGUARD_REASON_FOREIGN_MACHINE,
+    NoSuchProcess => PIDGUARD_REASON_NO_SUCH_PROCESS,
+    Zombie => PIDGUARD_REASON_ZOMBIE,
+    LiveIdentityUnreadable(_) => PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE,
+});
+c_numbers!(pidguard_check_reason from CheckReason {
+    Valid => PIDGUARD_CHECK_VALID,
+    Missing => PIDGUARD_CHECK_MISSING,
+    Unreadable => PIDGUARD_CHECK_UNREADABLE,
+    NotRegular => PIDGUARD_CHECK_NOT_REGULAR,
+    Malformed => PIDGUARD_CHECK_MALFORMED,
+    BadToken => PIDGUARD_CHECK_BAD_TOKEN,
+    Gone => PIDGUARD_CHECK_GONE,
+    Zombie => PIDGUARD_CHECK_ZOMBIE,
+    Mismatch => PIDGUARD_CHECK_MISMATCH,
+    Foreign => PIDGUARD_CHECK_FOREIGN,
+    Unverifiable => PIDGUARD_CHECK_UNVERIFIABLE,
+    MtimeSkew => PIDGUARD_CHECK_MTIME_SKEW,
+    CmdMismatch => PIDGUARD_CHECK_CMD_MISMATCH,
+});
+c_numbers!(pidguard_refusal from Refusal, none PIDGUARD_REFUSAL_NONE {
+    NonPositivePid => PIDGUARD_REFUSAL_NON_POSITIVE_PID,
+    AbovePidMax => PIDGUARD_REFUSAL_ABOVE_PID_MAX,
+    Init => PIDGUARD_REFUSAL_INIT,
+    OwnPid => PIDGUARD_REFUSAL_OWN_PID,
+    OwnGroup => PIDGUARD_REFUSAL_OWN_GROUP,
+    Parent => PIDGUARD_REFUSAL_PARENT,
+    Mismatch => PIDGUARD_REFUSAL_MISMATCH,
+    Unverifiable => PIDGUARD_REFUSAL_UNVERIFIABLE,
+    UntrustedPidfile => PIDGUARD_REFUSAL_UNTRUSTED_PIDFILE,
+    NotTheRecordedProcess => PIDGUARD_REFUSAL_NOT_THE_RECORDED_PROCESS,
+});
+c_numbers!(pidguard_outcome from Outcome {
+    AlreadyGone => PIDGUARD_OUTCOME_ALREADY_GONE,
+    Exited { .. } => PIDGUARD_OUTCOME_EXITED,
+    Unkillable => PIDGUARD_OUTCOME_UNKILLABLE,
+    Refused(_) => PIDGUARD_OUTCOME_REFUSED,
+    Error(_) => PIDGUARD_OUTCOME_ERROR,
+});
+c_numbers!(pidguard_stop_outcome from StopOutcome {
+    Stale(_) => PIDGUARD_STOP_STALE,
+    AlreadyGone => PIDGUARD_STOP_ALREADY_GONE,
+    Exited(_) => PIDGUARD_STOP_EXITED,
+    Unkillable => PIDGUARD_STOP_UNKILLABLE,
+    Refused(_) => PIDGUARD_STOP_REFUSED,
+    Foreign => PIDGUARD_STOP_FOREIGN,
+    Error(_) => PIDGUARD_STOP_ERROR,
+});
+c_numbers!(pidguard_hook_outcome from HookOutcome {
+    Stale => PIDGUARD_HOOK_STALE,
+    Foreign => PIDGUARD_HOOK_FOREIGN,
+    Unreadable => PIDGUARD_HOOK_UNREADABLE,
+    AlreadyGone => PIDGUARD_HOOK_ALREADY_GONE,
+    Exited(_) => PIDGUARD_HOOK_EXITED,
+    Unkillable => PIDGUARD_HOOK_UNKILLABLE,
+    Refused(_) => PIDGUARD_HOOK_REFUSED,
+    Error => PIDGUARD_HOOK_ERROR,
+    Unverified => PIDGUARD_HOOK_UNVERIFIED,
+});
+c_numbers!(pidguard_group_mode from GroupMode, none PIDGUARD_GROUP_MODE_NONE {
+    PidfdGroupFlag => PIDGUARD_GROUP_MODE_PIDFD_GROUP_FLAG,
+    PidfdMembers => PIDGUARD_GROUP_MODE_PIDFD_MEMBERS,
+    Killpg => PIDGUARD_GROUP_MODE_KILLPG,
+});
+c_numbers!(pidguard_format from Format {
+    AbxDl => PIDGUARD_FORMAT_ABX_DL,
+    Guard => PIDGUARD_FORMAT_GUARD,
+});

@@ -36,8 +36,11 @@ fn newest_input() -> std::time::SystemTime {
 ///
 /// `cargo test` does not build a cdylib-only library target, so the one in `target/<profile>/`
 /// is used only when it is newer than every source (as after `cargo build`, which
-/// scripts/test.sh runs first). Otherwise it is built here, into a target directory of its own:
-/// the outer cargo holds the lock of the main one while tests run.
+/// scripts/test.sh runs first) and was built as C users get it: `cargo build --workspace`
+/// unifies core's `node` and `python` features (the report views as napi/pyo3 objects) into it,
+/// and such a library needs the Node or Python runtime (undefined `napi_*`/`Py*` symbols).
+/// Otherwise it is built here (`-p pidguard-ffi-c`, core's default features), into a target
+/// directory of its own: the outer cargo holds the lock of the main one while tests run.
 fn lib_build_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -47,11 +50,17 @@ fn lib_build_dir() -> &'static PathBuf {
             std::fs::metadata(so).and_then(|m| m.modified()).is_ok_and(|t| t >= newest_input())
                 && so.with_extension("a").exists()
         };
-        if fresh(&so) {
+        let alone = |so: &Path| {
+            Command::new("nm").args(["-D", "--undefined-only"]).arg(so).output().is_ok_and(|o| {
+                let text = String::from_utf8_lossy(&o.stdout);
+                o.status.success() && !text.lines().any(|l| l.contains(" napi_") || l.contains(" Py"))
+            })
+        };
+        if fresh(&so) && alone(&so) {
             return profile_dir;
         }
         let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("c-lib-target");
-        eprintln!("{} is missing or stale: building the library into {}", so.display(), target.display());
+        eprintln!("{} is missing, stale or built with a binding's features: building the library into {}", so.display(), target.display());
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let out = Command::new(cargo)
             .args(["build", "-q", "-p", "pidguard-ffi-c", "--target-dir"])
@@ -61,7 +70,8 @@ fn lib_build_dir() -> &'static PathBuf {
             .unwrap();
         assert!(out.status.success(), "{}", show("cargo build -p pidguard-ffi-c", &out));
         let dir = target.join("debug");
-        assert!(fresh(&dir.join("libpidguard.so")), "the library built in {} is not fresh", dir.display());
+        let so = dir.join("libpidguard.so");
+        assert!(fresh(&so) && alone(&so), "the library built in {} is not fresh or needs a binding's runtime", dir.display());
         dir
     })
 }

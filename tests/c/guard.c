@@ -576,6 +576,12 @@ static void stop(void) {
     CHECK(r.outcome == PIDGUARD_STOP_EXITED && r.exit_status == 0 && r.pid == w);
     CHECK(r.exited_after == SIGTERM && r.signals_sent >= 1 && r.group && r.pid_file_removed && !r.warning);
     CHECK(r.reason == PIDGUARD_CHECK_VALID && r.refusal == PIDGUARD_REFUSAL_NONE);
+    /* The fields added from core's StopReport, and the nested check and termination reports. */
+    CHECK(strcmp(r.pid_file, pid_file) == 0 && r.format == PIDGUARD_FORMAT_ABX_DL && !r.has_stale_reason);
+    CHECK(r.signals && r.signals[0] == SIGTERM && r.error == NULL && r.detail == NULL && r.warning_message == NULL);
+    CHECK(r.check.valid && r.check.pid == w && r.check.reason == r.reason && r.check.verdict == r.verdict);
+    CHECK(r.has_terminate && r.terminate.pid == w && r.terminate.outcome == PIDGUARD_OUTCOME_EXITED);
+    CHECK(r.terminate.signals_sent == r.signals_sent && r.terminate.signals[0] == SIGTERM && r.terminate.stopped);
     int st;
     CHECK(waitpid(w, &st, 0) == w && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
     CHECK(access(pid_file, F_OK) != 0);
@@ -584,6 +590,8 @@ static void stop(void) {
     CHECK_OK(pidguard_stop_pid_file(pid_file, NULL, PIDGUARD_POLICY_STRICT, NULL, 5.0, &r));
     CHECK(r.outcome == PIDGUARD_STOP_STALE && r.reason == PIDGUARD_CHECK_MISSING && r.exit_status == 1);
     CHECK(r.signals_sent == 0 && !r.pid_file_removed);
+    CHECK(r.has_stale_reason && r.stale_reason == PIDGUARD_CHECK_MISSING && r.signals == NULL);
+    CHECK(!r.has_terminate && r.terminate.pid == 0 && r.terminate.signals == NULL && r.check.token == NULL);
 
     /* A dead pid: stale, pidfile removed, nothing sent. */
     pid_t dead = dead_pid();
@@ -603,6 +611,7 @@ static void stop(void) {
     CHECK(is_running(w) && access(pid_file, F_OK) == 0);
     CHECK_OK(pidguard_stop_pid_file(pid_file, NULL, PIDGUARD_POLICY_LENIENT, "TERM/10/KILL/5", 5.0, &r));
     CHECK(r.outcome == PIDGUARD_STOP_EXITED && r.exit_status == 0 && r.warning && r.pid_file_removed);
+    CHECK(r.warning_message && strstr(r.warning_message, "lenient") != NULL);
     CHECK_MESSAGE("lenient");
     CHECK(waitpid(w, &st, 0) == w);
 

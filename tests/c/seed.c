@@ -5,6 +5,8 @@
  *
  * usage: seed WORKDIR (an empty directory) */
 #define _GNU_SOURCE
+#include <math.h>
+
 #include "check.h"
 
 struct hook {
@@ -102,6 +104,9 @@ int main(int argc, char **argv) {
         CHECK(check.verdict == PIDGUARD_VERDICT_UNVERIFIABLE);
     }
     CHECK(!check.foreign);
+    /* The file's owner and mode, and the token the xattr holds. */
+    CHECK(check.owner_uid == (int64_t)getuid() && check.mode >= 0 && (check.mode & 0777) == 0644);
+    CHECK(check.has_token == (check.token != NULL));
 
     /* Another command file: with a matching token the token alone decides (a hook run through
      * its shebang has another argv than its .sh); without one, the argv rule says it is not
@@ -192,6 +197,17 @@ int main(int argc, char **argv) {
     CHECK(n == 0 && signals == NULL);
     CHECK_OK(pidguard_cleanup_report_times(report, i, &started_at, &ended_at));
     CHECK(started_at > started - 1e-3 && started_at < started + 1e-3 && ended_at >= started_at);
+    int32_t after = 0;
+    pidguard_reason verdict_reason;
+    double elapsed = -1;
+    CHECK_OK(pidguard_cleanup_report_after(report, i, &after));
+    CHECK(after == SIGTERM);
+    CHECK_OK(pidguard_cleanup_report_verdict_reason(report, i, &verdict_reason));
+    CHECK(verdict_reason == (verdict == PIDGUARD_VERDICT_MATCH ? PIDGUARD_REASON_TOKEN_EQUAL : PIDGUARD_REASON_NO_RECORDED_TOKEN));
+    CHECK_OK(pidguard_cleanup_report_elapsed(report, i, &elapsed));
+    CHECK(elapsed >= 0 && elapsed < 14.0);
+    CHECK_OK(pidguard_cleanup_report_notes(report, i, &strings, &n));
+    CHECK(n == 0 && strings == NULL);
     CHECK(access(sleeper.pid_file, F_OK) != 0);
     CHECK(access(sleeper.sh, F_OK) == 0);      /* the .sh is always kept */
     CHECK(access(sleeper.out_log, F_OK) != 0); /* logs removed on success */
@@ -212,6 +228,10 @@ int main(int argc, char **argv) {
     CHECK(exit_code == -1);
     CHECK_OK(pidguard_cleanup_report_pid_file_removed(report, i, &removed));
     CHECK(removed);
+    CHECK_OK(pidguard_cleanup_report_after(report, i, &after));
+    CHECK(after == 0);
+    CHECK_OK(pidguard_cleanup_report_elapsed(report, i, &elapsed));
+    CHECK(isnan(elapsed)); /* nothing ran */
 
     i = find_hook(report, "on_Snapshot__30_bystander.bg");
     CHECK_OK(pidguard_cleanup_report_outcome(report, i, &outcome));

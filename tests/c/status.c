@@ -304,6 +304,10 @@ static void judge_lookup_terminate(void) {
     CHECK(info.pid == child && info.ppid == getpid() && info.pgid == child && info.sid == child);
     CHECK(info.group_leader && !info.zombie && strcmp(info.name, "sleep") == 0);
     CHECK(info.uid == (int64_t)getuid() && info.start_ticks > 0 && isfinite(info.create_time));
+    /* The fields added from core's ProcessInfo: kept per thread until the next lookup. */
+    CHECK(info.token && strcmp(info.token, token) == 0);
+    CHECK(info.argv && info.n_argv == 2 && strcmp(info.argv[0], "/bin/sleep") == 0 && strcmp(info.argv[1], "300") == 0);
+    CHECK(info.argv[2] == NULL && info.exe && strstr(info.exe, "sleep") != NULL);
 
     pidguard_verdict v;
     pidguard_reason r;
@@ -327,6 +331,8 @@ static void judge_lookup_terminate(void) {
      * caller itself, init, pid 0. */
     CHECK_OK(pidguard_terminate(child, other, PIDGUARD_POLICY_LENIENT, NULL, &res));
     CHECK(res.outcome == PIDGUARD_OUTCOME_REFUSED && res.refusal == PIDGUARD_REFUSAL_MISMATCH && res.signals_sent == 0);
+    CHECK(res.pid == child && !res.stopped && res.signals == NULL && res.error == NULL && res.n_survivors == 0);
+    CHECK(res.group_mode == PIDGUARD_GROUP_MODE_NONE && res.exit_signal == 0);
     CHECK_MESSAGE("refused");
     CHECK_OK(pidguard_terminate(child, NULL, PIDGUARD_POLICY_STRICT, NULL, &res));
     CHECK(res.outcome == PIDGUARD_OUTCOME_REFUSED && res.refusal == PIDGUARD_REFUSAL_UNVERIFIABLE);
@@ -344,6 +350,9 @@ static void judge_lookup_terminate(void) {
     CHECK(res.refusal == PIDGUARD_REFUSAL_NONE && res.signals_sent >= 1 && res.elapsed < 10.0);
     CHECK(res.pinned == (pidfd_available() != 0));
     CHECK(res.exit_code == 128 + SIGTERM || (!res.pinned && res.exit_code == -1));
+    CHECK(res.pid == child && res.stopped && res.signals && res.signals[0] == SIGTERM && res.error == NULL);
+    CHECK(res.exit_signal == SIGTERM || (!res.pinned && res.exit_signal == 0));
+    CHECK(res.group_mode != PIDGUARD_GROUP_MODE_NONE && res.survivors == NULL && res.n_survivors == 0);
     int st;
     CHECK(waitpid(child, &st, 0) == child && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
     /* Reaped: the same call now finds it gone (a successor of the number would be MISMATCH). */
@@ -370,7 +379,8 @@ static void judge_lookup_terminate(void) {
     close(p[0]);
     CHECK_OK(pidguard_start_token(stubborn, token, sizeof token, &len));
     CHECK_OK(pidguard_terminate(stubborn, token, PIDGUARD_POLICY_STRICT, "TERM/0.3", &res));
-    CHECK(res.outcome == PIDGUARD_OUTCOME_UNKILLABLE && res.exited_after == 0);
+    CHECK(res.outcome == PIDGUARD_OUTCOME_UNKILLABLE && res.exited_after == 0 && !res.stopped);
+    CHECK(res.n_survivors == 1 && res.survivors[0] == stubborn);
     CHECK(is_running(stubborn));
     CHECK_OK(pidguard_terminate(stubborn, token, PIDGUARD_POLICY_STRICT, "KILL/10", &res));
     CHECK(res.outcome == PIDGUARD_OUTCOME_EXITED && res.exited_after == SIGKILL);

@@ -36,7 +36,8 @@ static const char *const REASONS[] = {NULL, "token-equal", "boot-id-differs", "s
 static const char *const OUTCOMES[] = {"already-gone", "exited", "unkillable", "refused", "error"};
 static const char *const REFUSALS[] = {NULL, "non-positive-pid", "above-pid-max", "init", "own-pid", "own-group", "parent",
                                        "mismatch", "unverifiable", "untrusted-pidfile", "not-the-recorded-process"};
-static const char *const HOOK_OUTCOMES[] = {"stale", "foreign", "unreadable", "already-gone", "exited", "unkillable", "refused", "error"};
+static const char *const HOOK_OUTCOMES[] = {"stale", "foreign", "unreadable", "already-gone", "exited", "unkillable", "refused", "error",
+                                            "unverified"};
 
 #define SLUG(table, v) (((v) >= 0 && (size_t)(v) < sizeof(table) / sizeof(table[0])) ? (table)[(v)] : "unknown")
 
