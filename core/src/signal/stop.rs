@@ -109,16 +109,13 @@ impl StopOutcome {
         }
     }
 
-    /// The exit status of `pidguard stop`: 0 stopped, 1 nothing to do (stale or
-    /// already gone), 2 unkillable or a signalling error, 3 refused (including foreign).
-    /// (4, bad input, is for the errors of [`stop_pid_file`].)
+    /// The exit status of `pidguard stop` for this outcome, [`ExitCode::for_stop`](crate::ExitCode::for_stop):
+    /// 0 stopped, 1 nothing to do (stale or already gone), 2 unkillable or a signalling error
+    /// (77 when the kernel refused permission), 3 refused (including foreign), 5 refused
+    /// because the live identity could not be read. (4, bad input, is for the errors of
+    /// [`stop_pid_file`].)
     pub fn exit_code(&self) -> i32 {
-        match self {
-            StopOutcome::Exited(_) => 0,
-            StopOutcome::Stale(_) | StopOutcome::AlreadyGone => 1,
-            StopOutcome::Unkillable | StopOutcome::Error(_) => 2,
-            StopOutcome::Refused(_) | StopOutcome::Foreign => 3,
-        }
+        i32::from(crate::ExitCode::for_stop(self).code())
     }
 }
 
