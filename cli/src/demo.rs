@@ -115,21 +115,14 @@ fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
-/// Start a hook as abx-dl does: logs, spawn in its own process group, then the `.sh` and the
-/// pidfile with the start time taken right after the spawn ([`launch::record`], as `pidguard run`).
+/// Start a hook as `pidguard run` does: logs, spawn in its own session and process group
+/// ([`crate::run::spawn`]), then the `.sh` and the pidfile with the start time taken right after
+/// the spawn ([`launch::record`]).
 fn spawn_hook(dir: &Path, name: &str, argv: &[&str]) -> Result<Child, String> {
     fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let out = fs::File::create(dir.join(format!("{name}.stdout.log"))).map_err(|e| e.to_string())?;
     let err = fs::File::create(dir.join(format!("{name}.stderr.log"))).map_err(|e| e.to_string())?;
-    let child = Command::new(argv[0])
-        .args(&argv[1..])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("spawn {name}: {e}"))?;
+    let child = crate::run::spawn(argv, Some(dir), out, err).map_err(|e| format!("spawn {name}: {e}"))?;
     let start_time = now();
     launch::record(&dir.join(format!("{name}.pid")), child.id() as i32, start_time, argv, RecordFormat::AbxDl, &[])
         .map_err(|e| e.to_string())?;

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode as ProcessExit, Stdio};
+use std::process::{Child, Command, ExitCode as ProcessExit, Stdio};
 
 use pidguard::launch::{self, RecordFormat};
 use pidguard::{ExitCode, Format};
@@ -70,6 +70,24 @@ fn open_log(path: &Path) -> Result<File, ProcessExit> {
     })
 }
 
+/// Start `argv` (at least one word) in a new session, stdin from `/dev/null`, stdout and stderr
+/// to the given files, in `cwd` when given. A new session: the child leads its own process
+/// group (so `pidguard stop` reaches its children and nothing else) and has no controlling
+/// terminal (a closed terminal does not hang it up), as start-stop-daemon --background does.
+/// Errors: the spawn's (a missing program, `EACCES`, …).
+pub fn spawn<S: AsRef<std::ffi::OsStr>>(argv: &[S], cwd: Option<&Path>, out: File, err: File) -> std::io::Result<Child> {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(out).stderr(err);
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    cmd.spawn()
+}
+
 /// Spawn `args.command` in a new session with its output in files, record it, print its pid.
 pub fn run(args: &RunArgs) -> ProcessExit {
     let format = if args.guard { RecordFormat::Guard } else { RecordFormat::AbxDl };
@@ -98,19 +116,7 @@ pub fn run(args: &RunArgs) -> ProcessExit {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let mut cmd = Command::new(&args.command[0]);
-    cmd.args(&args.command[1..]).stdin(Stdio::null()).stdout(out).stderr(err);
-    if let Some(d) = &args.cwd {
-        cmd.current_dir(d);
-    }
-    // A new session: the child leads its own process group (so `pidguard stop` reaches its
-    // children and nothing else) and has no controlling terminal (a closed terminal does not
-    // hang it up), as start-stop-daemon --background does.
-    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
-    }
-    let mut child = match cmd.spawn() {
+    let mut child = match spawn(&args.command, args.cwd.as_deref(), out, err) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("pidguard: cannot start {:?}: {e}", args.command[0]);
