@@ -93,7 +93,7 @@ pub fn check_text(path: &Path, format: Format, c: &PidFileCheck, os_error: Optio
         (CheckReason::Unverifiable, Some(j)) => {
             format!("{p}: undecided — {pid}{}: the live identity could not be read", verdict_text(j.verdict, j.reason))
         }
-        (r, Some(j)) if r.as_str() != j.verdict.as_str() => {
+        (r, Some(j)) if r.as_str() != j.verdict.as_str() && !verdict_text(j.verdict, j.reason).contains(r.as_str()) => {
             format!("{p}: not valid — {pid}{r}, {}", verdict_text(j.verdict, j.reason))
         }
         (_, Some(j)) => format!("{p}: not valid — {pid}{}", verdict_text(j.verdict, j.reason)),
