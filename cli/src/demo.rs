@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+use pidguard::launch::{self, now, RecordFormat};
 use pidguard::{
     cleanup_background_hooks, start_token, terminate, write_cmd_file, write_pid_file_with_mtime, CleanupOptions, Policy,
     ProcessRef, TerminateOptions,
@@ -23,10 +24,6 @@ use crate::report;
 
 const NS_LAST_PID: &str = "/proc/sys/kernel/ns_last_pid";
 const BYSTANDER: &str = "sleep 600 & sleep 600 & wait";
-
-fn now() -> f64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
-}
 
 fn namespace_available() -> bool {
     Command::new("unshare")
@@ -118,24 +115,17 @@ fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
-/// Start a hook as abx-dl does: `.sh` first, logs, spawn in its own process group, then the
-/// pidfile with the start time taken right after the spawn.
+/// Start a hook as `pidguard run` does: logs, spawn in its own session and process group
+/// ([`crate::run::spawn`]), then the `.sh` and the pidfile with the start time taken right after
+/// the spawn ([`launch::record`]).
 fn spawn_hook(dir: &Path, name: &str, argv: &[&str]) -> Result<Child, String> {
     fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    write_cmd_file(&dir.join(format!("{name}.sh")), argv).map_err(|e| e.to_string())?;
     let out = fs::File::create(dir.join(format!("{name}.stdout.log"))).map_err(|e| e.to_string())?;
     let err = fs::File::create(dir.join(format!("{name}.stderr.log"))).map_err(|e| e.to_string())?;
-    let child = Command::new(argv[0])
-        .args(&argv[1..])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("spawn {name}: {e}"))?;
+    let child = crate::run::spawn(argv, Some(dir), out, err).map_err(|e| format!("spawn {name}: {e}"))?;
     let start_time = now();
-    write_pid_file_with_mtime(&dir.join(format!("{name}.pid")), child.id() as i32, start_time).map_err(|e| e.to_string())?;
+    launch::record(&dir.join(format!("{name}.pid")), child.id() as i32, start_time, argv, RecordFormat::AbxDl, &[])
+        .map_err(|e| e.to_string())?;
     Ok(child)
 }
 

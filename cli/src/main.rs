@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode as ProcessExit;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use pidguard::{check_pid_file, cleanup_background_hooks, CleanupOptions, ExitCode, Policy, Schedule};
-use serde_json::json;
+use pidguard::report::{HookView, PidFileCheckView, StopView};
+use pidguard::{check_pid_file, cleanup_background_hooks, CleanupOptions, ExitCode, Format, Policy, Schedule};
 
 /// The text after `--help`: every exit code, from core's table.
 fn exit_codes_help() -> String {
@@ -36,28 +36,7 @@ enum Cmd {
     /// Refuses (exit 3) while PIDFILE still names a live process of its own. Writes the abx-dl
     /// pidfile (the pid, the start time as mtime, the start token in an xattr) and the command
     /// as `<name>.sh` beside it, or with --guard a JSON guard record. Prints the pid.
-    Run {
-        /// The pidfile to write (e.g. `/run/myapp.pid`, or `on_X.bg.pid` in a hook directory).
-        pidfile: PathBuf,
-        /// Write a guard record (one JSON object; exactly one of racing starters wins) instead of an abx-dl pidfile.
-        #[arg(long)]
-        guard: bool,
-        /// Where the command's stdout goes (truncated; default `<pidfile without .pid>.stdout.log`).
-        #[arg(long, value_name = "FILE")]
-        stdout: Option<PathBuf>,
-        /// Where the command's stderr goes (truncated; default `<pidfile without .pid>.stderr.log`).
-        #[arg(long, value_name = "FILE")]
-        stderr: Option<PathBuf>,
-        /// The command's working directory (default: the current one).
-        #[arg(long, value_name = "DIR")]
-        cwd: Option<PathBuf>,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-        /// The command and its arguments (after `--`).
-        #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
-        command: Vec<String>,
-    },
+    Run(run::RunArgs),
     /// Record an already running process in PIDFILE (abx-dl format with its start token and `.sh`, or --guard).
     Write {
         /// The pidfile to write.
@@ -78,7 +57,7 @@ enum Cmd {
         /// Tolerance of the mtime rule for token-less pidfiles, seconds.
         #[arg(long, default_value_t = pidguard::DEFAULT_TOLERANCE)]
         tolerance: f64,
-        /// Print JSON.
+        /// Print JSON (the fields are listed from core's report table by `command()`).
         #[arg(long)]
         json: bool,
     },
@@ -95,7 +74,7 @@ enum Cmd {
         /// The `.sh` command file to check the live argv against (default: beside the pidfile).
         #[arg(long)]
         cmd_file: Option<PathBuf>,
-        /// Print JSON.
+        /// Print JSON (the fields are listed from core's report table by `command()`).
         #[arg(long)]
         json: bool,
     },
@@ -113,7 +92,7 @@ enum Cmd {
         /// File-name glob of the pidfiles.
         #[arg(long, default_value = "on_*.pid")]
         pattern: String,
-        /// Print JSON (no progress line).
+        /// Print JSON (the fields are listed from core's report table by `command()`).
         #[arg(long)]
         json: bool,
     },
@@ -140,9 +119,29 @@ enum Cmd {
     Man,
 }
 
-/// The clap definition with the exit-code table, as `--help`, completions and the man page see it.
+/// The help of `--json` of `sub` when its JSON is one of core's reports
+/// ([`pidguard::report::FIELDS`]): what is printed, then the report's fields in order.
+fn json_help(sub: &str) -> Option<String> {
+    let (what, name) = match sub {
+        "status" => ("Print the check as one JSON object", "PidFileCheck"),
+        "stop" => ("Print the report as one JSON object", "StopReport"),
+        "cleanup" => ("Print a JSON array (and no progress line), one object per hook", "HookReport"),
+        _ => return None,
+    };
+    let fields = pidguard::report::FIELDS.iter().find(|(n, _)| *n == name).map(|(_, f)| f.join(", ")).unwrap_or_default();
+    Some(format!("{what} with the fields of the library's {name}: {fields}"))
+}
+
+/// The clap definition with the exit-code table and the JSON fields, as `--help`, completions
+/// and the man page see it.
 pub(crate) fn command() -> clap::Command {
-    Cli::command().after_help(exit_codes_help()).mut_subcommands(|s| s.after_help(exit_codes_help()))
+    Cli::command().after_help(exit_codes_help()).mut_subcommands(|s| {
+        let s = match json_help(s.get_name()) {
+            Some(h) => s.mut_arg("json", |a| a.help(h)),
+            None => s,
+        };
+        s.after_help(exit_codes_help())
+    })
 }
 
 fn bad_input(msg: impl std::fmt::Display) -> ProcessExit {
@@ -151,52 +150,16 @@ fn bad_input(msg: impl std::fmt::Display) -> ProcessExit {
 }
 
 /// Print a core error with its cause and exit with core's code for it.
-fn fail(e: &pidguard::Error) -> ProcessExit {
+pub(crate) fn fail(e: &pidguard::Error) -> ProcessExit {
     eprintln!("pidguard: {}", report::error_text(e));
     ExitCode::for_error(e).into()
 }
 
+/// The `.sh` beside the pidfile ([`pidguard::launch::cmd_file_for`]) when it exists: the
+/// command rule applies only when there is a command to check.
 fn default_cmd_file(pidfile: &Path) -> Option<PathBuf> {
-    let p = pidfile.with_extension("sh");
+    let p = pidguard::launch::cmd_file_for(pidfile);
     p.exists().then_some(p)
-}
-
-
-/// `status` of a guard pidfile.
-fn guard_status(pidfile: &Path, json: bool) -> ProcessExit {
-    let v = match pidguard::guard::check(pidfile) {
-        Ok(v) => v,
-        Err(e) => return fail(&e),
-    };
-    let verdict = v.identity.map(|j| (j.verdict, j.reason));
-    let held = matches!(verdict, Some((pidguard::Verdict::Match, _)));
-    let code = match verdict {
-        Some((pidguard::Verdict::Match, _)) => ExitCode::Done,
-        Some((_, pidguard::Reason::LiveTokenUnreadable)) => ExitCode::Undecided,
-        _ => ExitCode::NothingToDo,
-    };
-    if json {
-        println!(
-            "{}",
-            json!({"pidfile": pidfile, "format": "guard", "found": v.found, "valid": held,
-                   "pid": v.entry.as_ref().map(|e| e.pid),
-                   "verdict": verdict.map(|(v, _)| v.as_str()), "verdict_reason": verdict.map(|(_, r)| r.to_string()),
-                   "fields": v.entry.as_ref().map(|e| e.fields.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>()),
-                   "exit": code.code()})
-        );
-    } else {
-        match (&v.entry, verdict) {
-            (Some(e), Some((vd, why))) => println!(
-                "{}: {} — guard record of pid {}, {}",
-                pidfile.display(),
-                if held { "valid" } else { "not valid" },
-                e.pid,
-                report::verdict_text(vd, why)
-            ),
-            _ => println!("{}: not valid — no such file", pidfile.display()),
-        }
-    }
-    code.into()
 }
 
 /// Parse the command line; a usage error exits 64 (EX_USAGE), `--help`/`--version` exit 0.
@@ -255,9 +218,7 @@ fn main() -> ProcessExit {
         raise_nofile_limit();
     }
     match cli.cmd {
-        Cmd::Run { pidfile, guard, stdout, stderr, cwd, json, command } => {
-            run::run(&run::RunArgs { pidfile, guard, stdout, stderr, cwd, json, command })
-        }
+        Cmd::Run(args) => run::run(&args),
         Cmd::Write { pidfile, pid, guard } => {
             let pid = match parse_pid(&pid) {
                 Ok(p) => p,
@@ -282,25 +243,26 @@ fn main() -> ProcessExit {
             if !tolerance.is_finite() || tolerance < 0.0 {
                 return bad_input(format!("bad tolerance {tolerance}"));
             }
-            if pidguard::Format::of(&pidfile) == pidguard::Format::Guard {
-                return guard_status(&pidfile, json);
-            }
-            let cmd = cmd_file.or_else(|| default_cmd_file(&pidfile));
-            let c = check_pid_file(&pidfile, cmd.as_deref(), tolerance);
-            // check_pid_file says only "unreadable"; the system's own reason is asked for the message.
+            let format = Format::of(&pidfile);
+            let c = match format {
+                Format::Guard => match pidguard::guard::check(&pidfile) {
+                    Ok(v) => v.to_check(),
+                    Err(e) => return fail(&e),
+                },
+                Format::AbxDl => check_pid_file(&pidfile, cmd_file.or_else(|| default_cmd_file(&pidfile)).as_deref(), tolerance),
+            };
+            // The check says only "unreadable"; the system's own reason is asked for the message
+            // and for core's choice between 77 and 4.
             let os_error = (c.reason == pidguard::CheckReason::Unreadable).then(|| report::open_error(&pidfile)).flatten();
-            let code = ExitCode::for_check(&c, os_error.as_ref());
             if json {
-                let mut v = report::check_json(&pidfile, &c);
-                v["exit"] = code.code().into();
+                report::print_json(serde_json::to_string(&PidFileCheckView::from(&c)));
                 if let Some(e) = &os_error {
-                    v["os_error"] = e.to_string().into();
+                    eprintln!("pidguard: {}: {e}", pidfile.display());
                 }
-                println!("{v}");
             } else {
-                println!("{}", report::check_text(&pidfile, &c, os_error.as_ref()));
+                println!("{}", report::check_text(&pidfile, format, &c, os_error.as_ref()));
             }
-            code.into()
+            ExitCode::for_check(&c, os_error.as_ref()).into()
         }
         Cmd::Stop { pidfile, retry, lenient, cmd_file, json } => {
             let schedule: Schedule = match retry.parse() {
@@ -318,7 +280,8 @@ fn main() -> ProcessExit {
                 Ok(r) => r,
                 Err(e) => {
                     if e.kind() == pidguard::ErrorKind::PermissionDenied {
-                        // Core says "cannot be read"; add what the system says.
+                        // Core says "cannot be read" (its errno is the kind's, EPERM, not the
+                        // system's); add what the system says.
                         if let Some(os) = report::open_error(&pidfile) {
                             eprintln!("pidguard: {}: {os}", pidfile.display());
                             return ExitCode::for_io(&os).into();
@@ -327,26 +290,16 @@ fn main() -> ProcessExit {
                     return fail(&e);
                 }
             };
-            // The lenient policy's warning matters only when it changed the decision: the
-            // process was acted on. A refusal (pid 1, untrusted file) under --lenient is the
-            // same refusal as under the strict policy.
-            let acted = !matches!(r.outcome, pidguard::StopOutcome::Refused(_) | pidguard::StopOutcome::Foreign | pidguard::StopOutcome::Stale(_));
-            if let (Some(w), true) = (&r.warning, acted) {
+            // Core sets the lenient policy's warning only when it changed the decision.
+            if let Some(w) = &r.warning {
                 eprintln!("pidguard: warning: {w}");
             }
-            let signals: Vec<String> = r.signals().iter().map(|s| s.name()).collect();
-            let status = ExitCode::for_stop(&r.outcome);
             if json {
-                println!(
-                    "{}",
-                    json!({"pidfile": pidfile, "format": r.format.as_str(), "pid": r.check.pid, "check": r.check.reason.as_str(),
-                           "outcome": r.outcome.as_str(), "detail": r.outcome.to_string(), "refusal_detail": r.detail, "signals": signals,
-                           "exit_code": r.exit().code(), "pid_file_removed": r.pid_file_removed, "exit": status.code()})
-                );
+                report::print_json(serde_json::to_string(&StopView::from(&r)));
             } else {
-                println!("{}", report::stop_text(&pidfile, &r, &signals));
+                println!("{}", report::stop_text(&r));
             }
-            status.into()
+            ExitCode::for_stop(&r.outcome).into()
         }
         Cmd::Cleanup { dir, index, retry, pattern, json } => {
             let schedule: Schedule = match retry.parse() {
@@ -364,15 +317,14 @@ fn main() -> ProcessExit {
                 Ok(r) => r,
                 Err(e) => return fail(&e),
             };
-            let status = ExitCode::for_cleanup(&reports);
             if json {
-                println!("{}", serde_json::Value::Array(reports.iter().map(report::hook_json).collect()));
+                report::print_json(serde_json::to_string(&reports.iter().map(HookView::from).collect::<Vec<_>>()));
             } else if reports.is_empty() {
                 println!("no pidfiles found under {} (pattern {})", dir.display(), opts.pattern);
             } else {
                 report::print_hooks(&reports);
             }
-            status.into()
+            ExitCode::for_cleanup(&reports).into()
         }
         Cmd::Demo { no_namespace, in_namespace } => demo::run(no_namespace, in_namespace),
         Cmd::Completions { shell } => {

@@ -1,44 +1,20 @@
-//! Human sentences and JSON for reports. Human output never shows a placeholder (`-`, `[]`):
-//! what is unknown or empty is left out or said in words.
+//! Human sentences for reports, and the JSON line of `--json` (core's report views as they
+//! serialize). Human output never shows a placeholder (`-`, `[]`): what is unknown or empty is
+//! left out or said in words.
 
 use std::path::Path;
 
-use pidguard::{CheckReason, HookReport, PidFileCheck, Reason, StopReport, Verdict};
-use serde_json::{json, Value};
+use pidguard::{CheckReason, Format, HookReport, PidFileCheck, Reason, StopReport, Verdict};
 
-pub fn check_json(path: &Path, c: &PidFileCheck) -> Value {
-    json!({
-        "pidfile": path,
-        "valid": c.valid,
-        "reason": c.reason.as_str(),
-        "pid": c.pid,
-        "verdict": c.judgement.map(|j| j.verdict.as_str()),
-        "verdict_reason": c.judgement.map(|j| j.reason.to_string()),
-        "token": c.token.as_ref().map(|t| t.to_string()),
-        "mtime": c.mtime,
-        "create_time": c.create_time,
-    })
-}
-
-pub fn hook_json(r: &HookReport) -> Value {
-    json!({
-        "name": r.name,
-        "dir": r.dir,
-        "pid": r.pid,
-        "verdict": r.verdict.map(|v| v.as_str()),
-        "verdict_reason": r.verdict_reason.map(|v| v.to_string()),
-        "reason": r.reason.as_str(),
-        "outcome": r.outcome.as_str(),
-        "outcome_detail": r.outcome.to_string(),
-        "signals": r.signals.iter().map(|s| s.name()).collect::<Vec<_>>(),
-        "exit_code": r.exit_code,
-        "error": r.error,
-        "notes": r.notes,
-        "output_files": &*r.output_files,
-        "unverified_leftovers": r.unverified_leftovers,
-        "pid_file_removed": r.pid_file_removed,
-        "elapsed_s": r.elapsed.map(|d| d.as_secs_f64()),
-    })
+/// Print one report (or a list of them) as a JSON line: the serde form of core's
+/// [`pidguard::report`] views, the same fields, in the same order, that a Python or Node caller
+/// gets.
+pub fn print_json(text: serde_json::Result<String>) {
+    match text {
+        Ok(t) => println!("{t}"),
+        // The views hold strings, numbers, booleans and lists only: serde_json cannot refuse them.
+        Err(e) => eprintln!("pidguard: cannot write the report as JSON: {e}"),
+    }
 }
 
 /// A core error as a user reads it: its message, and the system's text when it carries an errno
@@ -59,8 +35,11 @@ pub fn error_text(e: &pidguard::Error) -> String {
     }
 }
 
-/// Why `path` cannot be opened for reading, as the system says it (for messages only: the
-/// decision was already made by core). Neither follows a symlink nor blocks on a FIFO.
+/// Why `path` cannot be opened for reading, as the system says it. Core's check says only
+/// `unreadable`, and `stop_pid_file`'s error carries its kind's errno rather than the system's:
+/// this text goes into the message, and core chooses the exit status from it
+/// ([`pidguard::ExitCode::for_check`], [`pidguard::ExitCode::for_io`]). Neither follows a
+/// symlink nor blocks on a FIFO.
 pub fn open_error(path: &Path) -> Option<std::io::Error> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).err()
@@ -93,10 +72,11 @@ pub fn removed_text(removed: bool) -> &'static str {
     }
 }
 
-/// One line for `status` of an abx-dl pidfile.
-pub fn check_text(path: &Path, c: &PidFileCheck, os_error: Option<&std::io::Error>) -> String {
+/// One line for `status` of a pidfile (a guard record's check is [`pidguard::guard::Verdict::to_check`]).
+pub fn check_text(path: &Path, format: Format, c: &PidFileCheck, os_error: Option<&std::io::Error>) -> String {
     let p = path.display();
-    let pid = c.pid.map(|p| format!("pid {p}, ")).unwrap_or_default();
+    let record = if format == Format::Guard { "guard record of " } else { "" };
+    let pid = c.pid.map(|p| format!("{record}pid {p}, ")).unwrap_or_default();
     match (c.reason, c.judgement) {
         (CheckReason::Valid, Some(j)) if j.verdict == Verdict::Match => format!("{p}: valid — {pid}match"),
         (CheckReason::Valid, _) => {
@@ -113,7 +93,7 @@ pub fn check_text(path: &Path, c: &PidFileCheck, os_error: Option<&std::io::Erro
         (CheckReason::Unverifiable, Some(j)) => {
             format!("{p}: undecided — {pid}{}: the live identity could not be read", verdict_text(j.verdict, j.reason))
         }
-        (r, Some(j)) if r.as_str() != j.verdict.as_str() => {
+        (r, Some(j)) if r.as_str() != j.verdict.as_str() && !verdict_text(j.verdict, j.reason).contains(r.as_str()) => {
             format!("{p}: not valid — {pid}{r}, {}", verdict_text(j.verdict, j.reason))
         }
         (_, Some(j)) => format!("{p}: not valid — {pid}{}", verdict_text(j.verdict, j.reason)),
@@ -121,16 +101,16 @@ pub fn check_text(path: &Path, c: &PidFileCheck, os_error: Option<&std::io::Erro
     }
 }
 
-/// One line for `stop` of an abx-dl pidfile.
-pub fn stop_text(path: &Path, r: &StopReport, signals: &[String]) -> String {
-    let p = path.display();
+/// One line for `stop` of a pidfile.
+pub fn stop_text(r: &StopReport) -> String {
+    let p = r.pid_file.display();
     if r.check.reason == CheckReason::Missing {
         return format!("{p}: no pidfile — nothing to do");
     }
     let who = r.check.pid.map(|n| format!("pid {n}")).unwrap_or_else(|| "no pid".into());
-    let sent = if r.terminate.is_some() || !signals.is_empty() { signals_text(signals) } else { " (no signal sent)".into() };
+    let signals: Vec<String> = r.signals().iter().map(|s| s.name()).collect();
     let detail = r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
-    format!("{p}: {who} — {}{detail}{sent}{}", r.outcome, removed_text(r.pid_file_removed))
+    format!("{p}: {who} — {}{detail}{}{}", r.outcome, signals_text(&signals), removed_text(r.pid_file_removed))
 }
 
 /// One line per hook of a cleanup, sorted by name, then the notes.

@@ -5,34 +5,43 @@
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode as ProcessExit, Stdio};
+use std::process::{Child, Command, ExitCode as ProcessExit, Stdio};
 
 use pidguard::launch::{self, RecordFormat};
-use pidguard::ExitCode;
+use pidguard::{ExitCode, Format};
 use serde_json::json;
 
-use crate::report;
+use crate::fail;
 
 /// The arguments of `pidguard run`.
+#[derive(clap::Args)]
 pub struct RunArgs {
-    pub pidfile: PathBuf,
-    pub guard: bool,
-    pub stdout: Option<PathBuf>,
-    pub stderr: Option<PathBuf>,
-    pub cwd: Option<PathBuf>,
-    pub json: bool,
-    pub command: Vec<String>,
+    /// The pidfile to write (e.g. `/run/myapp.pid`, or `on_X.bg.pid` in a hook directory).
+    pidfile: PathBuf,
+    /// Write a guard record (one JSON object; exactly one of racing starters wins) instead of an abx-dl pidfile.
+    #[arg(long)]
+    guard: bool,
+    /// Where the command's stdout goes (truncated; default `<pidfile without .pid>.stdout.log`).
+    #[arg(long, value_name = "FILE")]
+    stdout: Option<PathBuf>,
+    /// Where the command's stderr goes (truncated; default `<pidfile without .pid>.stderr.log`).
+    #[arg(long, value_name = "FILE")]
+    stderr: Option<PathBuf>,
+    /// The command's working directory (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Print one JSON object: pid, pid_file, format, cmd_file (abx-dl only), stdout, stderr.
+    #[arg(long)]
+    json: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 /// `<pidfile without .pid>.<suffix>`: abx-dl's names for a hook's logs.
 fn beside(pidfile: &Path, suffix: &str) -> PathBuf {
     let stem = pidfile.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     pidfile.with_file_name(format!("{stem}.{suffix}"))
-}
-
-fn fail(e: &pidguard::Error) -> ProcessExit {
-    eprintln!("pidguard: {}", report::error_text(e));
-    ExitCode::for_error(e).into()
 }
 
 fn open_log(path: &Path) -> Result<File, ProcessExit> {
@@ -59,6 +68,24 @@ fn open_log(path: &Path) -> Result<File, ProcessExit> {
         eprintln!("pidguard: {}: {e}", path.display());
         ExitCode::for_io(&e).into()
     })
+}
+
+/// Start `argv` (at least one word) in a new session, stdin from `/dev/null`, stdout and stderr
+/// to the given files, in `cwd` when given. A new session: the child leads its own process
+/// group (so `pidguard stop` reaches its children and nothing else) and has no controlling
+/// terminal (a closed terminal does not hang it up), as start-stop-daemon --background does.
+/// Errors: the spawn's (a missing program, `EACCES`, …).
+pub fn spawn<S: AsRef<std::ffi::OsStr>>(argv: &[S], cwd: Option<&Path>, out: File, err: File) -> std::io::Result<Child> {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(out).stderr(err);
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    cmd.spawn()
 }
 
 /// Spawn `args.command` in a new session with its output in files, record it, print its pid.
@@ -89,19 +116,7 @@ pub fn run(args: &RunArgs) -> ProcessExit {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let mut cmd = Command::new(&args.command[0]);
-    cmd.args(&args.command[1..]).stdin(Stdio::null()).stdout(out).stderr(err);
-    if let Some(d) = &args.cwd {
-        cmd.current_dir(d);
-    }
-    // A new session: the child leads its own process group (so `pidguard stop` reaches its
-    // children and nothing else) and has no controlling terminal (a closed terminal does not
-    // hang it up), as start-stop-daemon --background does.
-    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
-    }
-    let mut child = match cmd.spawn() {
+    let mut child = match spawn(&args.command, args.cwd.as_deref(), out, err) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("pidguard: cannot start {:?}: {e}", args.command[0]);
@@ -121,9 +136,9 @@ pub fn run(args: &RunArgs) -> ProcessExit {
     if args.json {
         println!(
             "{}",
-            json!({"pid": pid, "pidfile": args.pidfile, "format": if args.guard { "guard" } else { "abx-dl" },
+            json!({"pid": pid, "pid_file": args.pidfile, "format": if args.guard { Format::Guard } else { Format::AbxDl }.as_str(),
                    "cmd_file": (!args.guard).then(|| launch::cmd_file_for(&args.pidfile)),
-                   "stdout": out_path, "stderr": err_path, "exit": ExitCode::Done.code()})
+                   "stdout": out_path, "stderr": err_path})
         );
     } else {
         println!("{pid}");

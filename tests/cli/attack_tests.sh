@@ -40,7 +40,7 @@ if [ "$$" = 1 ] && [ -w /proc/sys/kernel/ns_last_pid ]; then
   printf 950 > "$T/parent.pid"
   echo 949 > /proc/sys/kernel/ns_last_pid
   out=$(bash -c "\"$PG\" stop \"$T/parent.pid\" --json; echo survived=\$?")
-  case "$out" in *'"detail":"refused (parent)"'*survived=3*) ok "H2: a token-less record naming the caller's parent is refused";; *) bad "H2: $out";; esac
+  case "$out" in *'"refusal":"parent"'*'"status":3'*survived=3*) ok "H2: a token-less record naming the caller's parent is refused";; *) bad "H2: $out";; esac
 else
   echo "skip - A5/H2 forced pids (no private PID namespace)"
 fi

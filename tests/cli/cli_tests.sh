@@ -120,6 +120,49 @@ chmod 600 "$T/run/g.json"
 [ "$(count_members "$gp")" = 0 ] && ok "guard holder's group stopped" || bad "guard holder survived"
 [ ! -e "$T/run/g.json" ] && ok "guard record removed by content" || bad "guard record left"
 
+# --- --json is core's report, field for field (tests/operations/reports.json) ---
+reports_json="$(dirname "$0")/../operations/reports.json"
+# same_fields FILE REPORT [exit]: FILE holds one JSON object (or an array of them) with exactly
+# the fields of REPORT, nested reports too; with an exit status, its "status" field says the same.
+same_fields() {
+  python3 - "$reports_json" "$@" <<'PY'
+import json, sys
+table = json.load(open(sys.argv[1]))["reports"]
+doc = json.load(open(sys.argv[2]))
+name, status = sys.argv[3], (sys.argv[4] if len(sys.argv) > 4 else None)
+nested = {"check": "PidFileCheck", "terminate": "TerminateReport"}
+def check(obj, name, where):
+    if list(obj) != table[name]:
+        sys.exit(f"{where}: {list(obj)} is not {name} {table[name]}")
+    for k, sub in nested.items():
+        if k in obj and obj[k] is not None:
+            check(obj[k], sub, f"{where}.{k}")
+for i, obj in enumerate(doc if isinstance(doc, list) else [doc]):
+    check(obj, name, f"[{i}]")
+    if status is not None and str(obj["status"]) != status:
+        sys.exit(f"status {obj['status']} is not the exit status {status}")
+PY
+}
+if command -v python3 >/dev/null; then
+  same_fields "$T/out.json" StopReport 0 && ok "stop --json is a StopReport (with its check and terminate report), status = exit" || bad "stop --json: $(cat "$T/out.json")"
+  same_fields "$T/gout.json" StopReport 0 && ok "stop --json of a guard record is a StopReport" || bad "guard stop --json: $(cat "$T/gout.json")"
+  "$PG" status "$T/a.pid" --json > "$T/st.json"
+  same_fields "$T/st.json" PidFileCheck && ok "status --json is a PidFileCheck" || bad "status --json: $(cat "$T/st.json")"
+  "$PG" stop "$T/missing.pid" --json > "$T/miss.json"; st=$?
+  same_fields "$T/miss.json" StopReport $st && ok "stop --json of a missing file: a StopReport, status = exit ($st)" || bad "stop missing --json: $(cat "$T/miss.json")"
+  mkdir -p "$T/cl1"; printf 3999998 > "$T/cl1/on_x.bg.pid"
+  "$PG" cleanup "$T/cl1" --json > "$T/cl1.json"
+  same_fields "$T/cl1.json" HookReport && ok "cleanup --json is a list of HookReports" || bad "cleanup --json: $(cat "$T/cl1.json")"
+else
+  echo "skip - --json field checks (python3 is needed to read reports.json)"
+fi
+# A guard record whose start ticks differ from the live process's ($p is still running).
+p_stale=$("$PG" token "$p" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; $6="-"; print}')
+printf '{"pid":%s,"start_token":"%s"}\n' "$p" "$p_stale" > "$T/run/s2.json"; chmod 600 "$T/run/s2.json"
+"$PG" status "$T/run/s2.json" --json > "$T/s2.json"; st=$?
+grep -q '"reason":"mismatch"' "$T/s2.json" && grep -q '"verdict":"mismatch"' "$T/s2.json" && [ $st = 1 ] \
+  && ok "guard status --json: the check core gives (mismatch, exit 1)" || bad "guard status --json: $st $(cat "$T/s2.json")"
+
 # --- cleanup ---
 mkdir -p "$T/empty"
 "$PG" cleanup "$T/empty" >/dev/null; expect_status "cleanup of a directory without hooks" 1 $?
@@ -177,7 +220,9 @@ rp2=$("$PG" run "$T/run1/stale.pid" -- sleep 300); expect_status "run replaces a
 started+=("$rp2")
 "$PG" stop "$T/run1/stale.pid" >/dev/null; expect_status "stop what run started" 0 $?
 # --guard: a JSON guard record.
-gp2=$("$PG" run --guard "$T/run/svc.json" -- sleep 300); expect_status "run --guard" 0 $?
+gp2=$("$PG" run --guard "$T/run/svc.json" --json -- sleep 300); expect_status "run --guard" 0 $?
+case "$gp2" in *'"format":"guard"'*'"pid_file":'*) ok "run --json names the pid_file and the format";; *) bad "run --json: $gp2";; esac
+gp2=$(echo "$gp2" | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
 started+=("$gp2")
 out=$("$PG" status "$T/run/svc.json"); case "$out" in *"valid — guard record of pid $gp2, match") ok "guard status after run: $out";; *) bad "guard status: $out";; esac
 "$PG" run --guard "$T/run/svc.json" -- sleep 300 >/dev/null 2>&1; expect_status "run --guard refuses a live holder" 3 $?

@@ -60,6 +60,7 @@ if command -v setpriv >/dev/null && unshare --mount --propagation private true 2
   else
     grep -q '"verdict":"gone"\|"reason":"gone"' "$T/hidden/status.json" && bad "I1: status says gone: $(cat "$T/hidden/status.json")" || ok "I1: status under hidepid is not gone ($(grep -o '"verdict":"[a-z]*"' "$T/hidden/status.json"))"
     [ "$(cat "$T/hidden/stop.rc")" != 1 ] && [ -e "$T/hidden/h.pid" ] && alive "$h" \
+      && grep -q "\"status\":$(cat "$T/hidden/stop.rc")," "$T/hidden/stop.json" \
       && ok "I1: stop keeps the record and signals nothing (exit $(cat "$T/hidden/stop.rc"))" || bad "I1: stop: $(cat "$T/hidden/stop.json") rc $(cat "$T/hidden/stop.rc")"
   fi
 else

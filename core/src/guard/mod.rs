@@ -81,6 +81,7 @@ pub use file::{create, read, remove, replace, DIR_MODE, FILE_MODE};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::{judge, Judgement, Policy, ProcessRef, Reason, StartToken, Verdict as Identity};
+use crate::pidfile::mtime::{CheckReason, PidFileCheck};
 use crate::signal::Refusal;
 
 /// The answer of [`check`]: is there a record, and is its holder still that process?
@@ -107,6 +108,33 @@ impl Verdict {
     /// replace).
     pub fn is_stale(&self) -> bool {
         matches!(self.identity.map(|j| j.verdict), Some(Identity::Gone) | Some(Identity::Mismatch))
+    }
+
+    /// The verdict as a [`PidFileCheck`], the answer [`check_pid_file`](crate::check_pid_file)
+    /// gives for an abx-dl pidfile — what `pidguard status` prints and what
+    /// [`stop_pid_file`](crate::stop_pid_file) reports for a guard record. The reason follows
+    /// the holder's verdict: `Match` → `valid`; `Gone` → `gone` (`zombie` for a zombie);
+    /// `Mismatch` → `mismatch`; `Unverifiable` → `foreign` for another machine's or PID
+    /// namespace's record, else `unverifiable` (could not tell: never "not valid"). No record →
+    /// `missing`. The owner is the file's uid with the guard file mode ([`FILE_MODE`], the only
+    /// mode [`read`] accepts); `mtime` and `create_time` are not read for a guard record.
+    pub fn to_check(&self) -> PidFileCheck {
+        let mut check = PidFileCheck::new(CheckReason::Missing);
+        let (Some(entry), Some(j)) = (&self.entry, self.identity) else { return check };
+        check.pid = Some(entry.pid);
+        check.judgement = Some(j);
+        check.token = entry.start_token.parse().ok();
+        check.owner = self.owner_uid.map(|u| (u, FILE_MODE));
+        check.reason = match j.verdict {
+            Identity::Match => CheckReason::Valid,
+            Identity::Gone if j.reason == Reason::Zombie => CheckReason::Zombie,
+            Identity::Gone => CheckReason::Gone,
+            Identity::Mismatch => CheckReason::Mismatch,
+            Identity::Unverifiable if j.reason.is_foreign() => CheckReason::Foreign,
+            Identity::Unverifiable => CheckReason::Unverifiable,
+        };
+        check.valid = j.verdict == Identity::Match;
+        check
     }
 
     /// Whether a signal to the holder would be authorised now under `policy` and the owner

@@ -109,16 +109,13 @@ impl StopOutcome {
         }
     }
 
-    /// The exit status of `pidguard stop`: 0 stopped, 1 nothing to do (stale or
-    /// already gone), 2 unkillable or a signalling error, 3 refused (including foreign).
-    /// (4, bad input, is for the errors of [`stop_pid_file`].)
+    /// The exit status of `pidguard stop` for this outcome, [`ExitCode::for_stop`](crate::ExitCode::for_stop):
+    /// 0 stopped, 1 nothing to do (stale or already gone), 2 unkillable or a signalling error
+    /// (77 when the kernel refused permission), 3 refused (including foreign), 5 refused
+    /// because the live identity could not be read. (4, bad input, is for the errors of
+    /// [`stop_pid_file`].)
     pub fn exit_code(&self) -> i32 {
-        match self {
-            StopOutcome::Exited(_) => 0,
-            StopOutcome::Stale(_) | StopOutcome::AlreadyGone => 1,
-            StopOutcome::Unkillable | StopOutcome::Error(_) => 2,
-            StopOutcome::Refused(_) | StopOutcome::Foreign => 3,
-        }
+        i32::from(crate::ExitCode::for_stop(self).code())
     }
 }
 
@@ -288,13 +285,12 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
 /// content, so a record a new holder wrote meanwhile survives. `opts.cmd_file` and
 /// `opts.tolerance` do not apply (a guard record always carries a token).
 fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
-    use crate::identity::{Reason, Verdict};
     let v = crate::guard::check(path)?;
-    let mut check = PidFileCheck::new(CheckReason::Missing);
+    let check = v.to_check();
     let mut report = StopReport {
         pid_file: path.to_path_buf(),
-        check: check.clone(),
-        outcome: StopOutcome::Stale(CheckReason::Missing),
+        outcome: StopOutcome::Stale(check.reason),
+        check,
         terminate: None,
         pid_file_removed: false,
         warning: None,
@@ -302,20 +298,6 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
         format: Format::Guard,
     };
     let (Some(entry), Some(j)) = (v.entry.clone(), v.identity) else { return Ok(report) };
-    check.pid = Some(entry.pid);
-    check.judgement = Some(j);
-    check.token = entry.start_token.parse().ok();
-    check.owner = v.owner_uid.map(|u| (u, crate::guard::FILE_MODE));
-    check.reason = match j.verdict {
-        Verdict::Match => CheckReason::Valid,
-        Verdict::Gone if j.reason == Reason::Zombie => CheckReason::Zombie,
-        Verdict::Gone => CheckReason::Gone,
-        Verdict::Mismatch => CheckReason::Mismatch,
-        Verdict::Unverifiable if j.reason.is_foreign() => CheckReason::Foreign,
-        Verdict::Unverifiable => CheckReason::Unverifiable,
-    };
-    check.valid = j.verdict == Verdict::Match;
-    report.check = check;
     let remove = |report: &mut StopReport| {
         report.pid_file_removed = crate::guard::remove(path, &entry).unwrap_or(false);
     };
