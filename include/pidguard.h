@@ -54,6 +54,19 @@
 #define PIDGUARD_NAME_MAX 64
 
 /**
+ * A flag of pidguard_terminate() and pidguard_process_terminate(): signal the target alone,
+ * even when it leads its process group (by default the whole group is stopped).
+ */
+#define PIDGUARD_TERMINATE_NO_GROUP 1
+
+/**
+ * A flag of pidguard_terminate() and pidguard_process_terminate(): reap the target once it
+ * exited when it is the caller's own child, so `exit_code`/`exit_signal` are known (by default
+ * it is left for the caller's own waitpid()).
+ */
+#define PIDGUARD_TERMINATE_REAP 2
+
+/**
  * Why an abx-dl pidfile is or is not valid (pidguard_check_pid_file()).
  */
 enum pidguard_check_reason
@@ -1227,25 +1240,27 @@ int pidguard_lookup(int32_t pid,
  *   PIDGUARD_POLICY_LENIENT also an UNVERIFIABLE process (not MISMATCH).
  * - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1": SIGTERM, wait up to 2 s,
  *   SIGKILL, wait up to 1 s; "5" is TERM/5/KILL/5), or NULL for "TERM/2/KILL/1".
+ * - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the target alone) and/or
+ *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
  * - `result_out`: receives the outcome.
  *
- * Outcomes are results, not errors: a process already gone (or a zombie) is
- * PIDGUARD_OUTCOME_ALREADY_GONE; a protected target (pid <= 0, 1, above pid_max, the caller
- * itself or its group, its parent without a MATCH) or a verdict the policy does not accept is
- * PIDGUARD_OUTCOME_REFUSED with the refusal, and nothing is sent. For REFUSED and ERROR the
- * explanation is also stored as the thread's last error message.
- *
- * Returns 0; PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal —
- * another user's process: the call could not do what was asked, and `result_out` is not
- * written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
- * a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
- * errors and signalling failures core reports as errors (as pidguard_process_terminate()
- * does).
+ * Returns 0 once the schedule ran (outcome EXITED, UNKILLABLE, or ERROR with the message
+ * stored as the thread's last error); PIDGUARD_ENO_SUCH_PROCESS (errno ESRCH) when the process
+ * is gone or a zombie before anything was sent; PIDGUARD_EREFUSED when the target may not be
+ * signalled — a protected target (pid <= 0, 1, above pid_max, the caller itself or its group,
+ * its parent without a MATCH) or a verdict the policy does not accept —
+ * pidguard_last_error_refusal() says which rule, and nothing is sent;
+ * PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal (another user's
+ * process); PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
+ * flag, or a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected
+ * procfs errors and signalling failures. `result_out` is written only when 0 is returned.
+ * These are the errors Python's and Node's `terminate` raise: the decision is core's.
  */
 int pidguard_terminate(int32_t pid,
                        const char *expected_token,
                        int32_t policy,
                        const char *schedule,
+                       uint32_t flags,
                        struct pidguard_terminate_result *result_out);
 
 /**
@@ -1718,20 +1733,25 @@ int pidguard_process_signal_group(const struct pidguard_process *process,
  * Stop the process, and the process group it leads, with an escalation schedule; the handle
  * stays usable afterwards. A process that does not lead its group is stopped alone. The
  * process counts as exited when no live member of its group is left. Blocks until the outcome
- * is known: at most the schedule's total wait. The caller's child is not reaped.
+ * is known: at most the schedule's total wait. The caller's child is reaped only with
+ * PIDGUARD_TERMINATE_REAP.
  *
  * - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1"), or NULL for
  *   "TERM/2/KILL/1".
+ * - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the process alone) and/or
+ *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
  * - `result_out`: receives the report: PIDGUARD_OUTCOME_ALREADY_GONE (nothing to do),
  *   PIDGUARD_OUTCOME_EXITED or PIDGUARD_OUTCOME_UNKILLABLE.
  *
  * Returns 0; PIDGUARD_EPERMISSION_DENIED when the kernel refused a signal (EPERM; nothing more
  * was sent); PIDGUARD_EREFUSED when a safety rule refused the group
  * (pidguard_last_error_refusal()); PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or
- * `result_out` or a malformed schedule (nothing sent); PIDGUARD_EIO for other failures.
+ * `result_out`, a malformed schedule or an unknown flag (nothing sent); PIDGUARD_EIO for other
+ * failures.
  */
 int pidguard_process_terminate(const struct pidguard_process *process,
                                const char *schedule,
+                               uint32_t flags,
                                struct pidguard_terminate_result *result_out);
 
 /**

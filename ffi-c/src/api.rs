@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_int};
 
 use pidguard_core::report::TerminateView;
-use pidguard_core::{self as pg, ErrorKind, ExitStatus, Outcome, PinMode, TerminateOptions, TerminateReport};
+use pidguard_core as pg;
 
 use crate::boundary::{non_null, opt_path, out, path, path as path_arg, schedule as schedule_arg, text_out, token, utf8};
 use crate::results::*;
@@ -214,59 +214,36 @@ pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info
 ///   PIDGUARD_POLICY_LENIENT also an UNVERIFIABLE process (not MISMATCH).
 /// - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1": SIGTERM, wait up to 2 s,
 ///   SIGKILL, wait up to 1 s; "5" is TERM/5/KILL/5), or NULL for "TERM/2/KILL/1".
+/// - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the target alone) and/or
+///   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
 /// - `result_out`: receives the outcome.
 ///
-/// Outcomes are results, not errors: a process already gone (or a zombie) is
-/// PIDGUARD_OUTCOME_ALREADY_GONE; a protected target (pid <= 0, 1, above pid_max, the caller
-/// itself or its group, its parent without a MATCH) or a verdict the policy does not accept is
-/// PIDGUARD_OUTCOME_REFUSED with the refusal, and nothing is sent. For REFUSED and ERROR the
-/// explanation is also stored as the thread's last error message.
-///
-/// Returns 0; PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal —
-/// another user's process: the call could not do what was asked, and `result_out` is not
-/// written; PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
-/// a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected procfs
-/// errors and signalling failures core reports as errors (as pidguard_process_terminate()
-/// does).
+/// Returns 0 once the schedule ran (outcome EXITED, UNKILLABLE, or ERROR with the message
+/// stored as the thread's last error); PIDGUARD_ENO_SUCH_PROCESS (errno ESRCH) when the process
+/// is gone or a zombie before anything was sent; PIDGUARD_EREFUSED when the target may not be
+/// signalled — a protected target (pid <= 0, 1, above pid_max, the caller itself or its group,
+/// its parent without a MATCH) or a verdict the policy does not accept —
+/// pidguard_last_error_refusal() says which rule, and nothing is sent;
+/// PIDGUARD_EPERMISSION_DENIED (errno EPERM) when the kernel refused the signal (another user's
+/// process); PIDGUARD_EINVALID_ARGUMENT for a malformed token or schedule, an unknown policy or
+/// flag, or a NULL `result_out` (checked before anything is sent); PIDGUARD_EIO for unexpected
+/// procfs errors and signalling failures. `result_out` is written only when 0 is returned.
+/// These are the errors Python's and Node's `terminate` raise: the decision is core's.
 #[no_mangle]
 pub extern "C" fn pidguard_terminate(
     pid: i32,
     expected_token: *const c_char,
     policy: i32,
     schedule: *const c_char,
+    flags: u32,
     result_out: *mut pidguard_terminate_result,
 ) -> c_int {
     ffi!("pidguard_terminate", {
         let token = token(expected_token, "expected_token")?;
         let policy = pidguard_policy::parse(policy)?;
-        let opts = TerminateOptions { schedule: schedule_arg(schedule)?, ..TerminateOptions::default() };
+        let opts = terminate_options(schedule, flags)?;
         let result_out = out(result_out, "result_out")?;
-        let t0 = std::time::Instant::now();
-        // C reports a target that is gone or refused before anything was sent as an outcome
-        // (its documented contract), where core says it could not do what was asked.
-        let not_sent = |outcome| TerminateReport {
-            pid,
-            outcome,
-            signals: Vec::new(),
-            exit: ExitStatus::Unknown,
-            group: false,
-            pin_mode: PinMode::Unpinned,
-            group_mode: None,
-            survivors: Vec::new(),
-            elapsed: t0.elapsed(),
-            error_kind: None,
-        };
-        let r = match pg::terminate_pid(pid, token.as_ref(), policy, &opts) {
-            Ok(r) => r,
-            Err(e) => match (e.kind(), e.refusal()) {
-                (ErrorKind::NoSuchProcess, _) => not_sent(Outcome::AlreadyGone),
-                (ErrorKind::Refused, Some(refusal)) => {
-                    set_last_error(e.message(), e.errno());
-                    not_sent(Outcome::Refused(refusal))
-                }
-                _ => return Err(e),
-            },
-        };
+        let r = pg::terminate_pid(pid, token.as_ref(), policy, &opts)?;
         if let Some(msg) = TerminateView::from(&r).error {
             set_last_error(&msg, None);
         }

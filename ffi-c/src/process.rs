@@ -4,11 +4,11 @@
 use std::ffi::{c_char, c_int};
 use std::time::Duration;
 
-use pidguard_core::{Delivery, ProcessRef, Signal, TerminateOptions};
+use pidguard_core::{Delivery, ProcessRef, Signal};
 
-use crate::boundary::{boxed, free, get, obj, opt_out, out, schedule as schedule_arg, text_out, token, FfiResult};
+use crate::boundary::{boxed, free, get, obj, opt_out, out, text_out, token, FfiResult};
 use crate::results::{pidguard_terminate_result, write_result};
-use crate::types::pidguard_policy;
+use crate::types::{pidguard_policy, terminate_options};
 
 /// A process pinned by pid and identity (a pidfd): every signal and wait goes through it, so
 /// none can reach a process that later reuses the number. Keep it from spawn to cleanup: after
@@ -142,26 +142,31 @@ pub extern "C" fn pidguard_process_signal_group(process: *const pidguard_process
 /// Stop the process, and the process group it leads, with an escalation schedule; the handle
 /// stays usable afterwards. A process that does not lead its group is stopped alone. The
 /// process counts as exited when no live member of its group is left. Blocks until the outcome
-/// is known: at most the schedule's total wait. The caller's child is not reaped.
+/// is known: at most the schedule's total wait. The caller's child is reaped only with
+/// PIDGUARD_TERMINATE_REAP.
 ///
 /// - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1"), or NULL for
 ///   "TERM/2/KILL/1".
+/// - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the process alone) and/or
+///   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
 /// - `result_out`: receives the report: PIDGUARD_OUTCOME_ALREADY_GONE (nothing to do),
 ///   PIDGUARD_OUTCOME_EXITED or PIDGUARD_OUTCOME_UNKILLABLE.
 ///
 /// Returns 0; PIDGUARD_EPERMISSION_DENIED when the kernel refused a signal (EPERM; nothing more
 /// was sent); PIDGUARD_EREFUSED when a safety rule refused the group
 /// (pidguard_last_error_refusal()); PIDGUARD_EINVALID_ARGUMENT for a NULL `process` or
-/// `result_out` or a malformed schedule (nothing sent); PIDGUARD_EIO for other failures.
+/// `result_out`, a malformed schedule or an unknown flag (nothing sent); PIDGUARD_EIO for other
+/// failures.
 #[no_mangle]
 pub extern "C" fn pidguard_process_terminate(
     process: *const pidguard_process,
     schedule: *const c_char,
+    flags: u32,
     result_out: *mut pidguard_terminate_result,
 ) -> c_int {
     ffi!("pidguard_process_terminate", {
         let h = process_arg(process)?;
-        let opts = TerminateOptions { schedule: schedule_arg(schedule)?, ..TerminateOptions::default() };
+        let opts = terminate_options(schedule, flags)?;
         let result_out = out(result_out, "result_out")?;
         let r = h.terminate(&opts)?;
         write_result(result_out, |kept| pidguard_terminate_result::of(&r, kept))

@@ -115,6 +115,28 @@ impl pidguard_policy {
     }
 }
 
+/// A flag of pidguard_terminate() and pidguard_process_terminate(): signal the target alone,
+/// even when it leads its process group (by default the whole group is stopped).
+pub const PIDGUARD_TERMINATE_NO_GROUP: u32 = 1;
+/// A flag of pidguard_terminate() and pidguard_process_terminate(): reap the target once it
+/// exited when it is the caller's own child, so `exit_code`/`exit_signal` are known (by default
+/// it is left for the caller's own waitpid()).
+pub const PIDGUARD_TERMINATE_REAP: u32 = 2;
+
+/// The options of a terminate call from its schedule argument and its flags (0 or more of
+/// PIDGUARD_TERMINATE_*); an unknown flag is an invalid argument.
+pub(crate) fn terminate_options(schedule: *const std::ffi::c_char, flags: u32) -> FfiResult<pidguard_core::TerminateOptions> {
+    let known = PIDGUARD_TERMINATE_NO_GROUP | PIDGUARD_TERMINATE_REAP;
+    if flags & !known != 0 {
+        return Err(pidguard_core::Error::invalid(format!("flags {flags:#x} hold bits that are no PIDGUARD_TERMINATE_* flag")));
+    }
+    Ok(pidguard_core::TerminateOptions {
+        schedule: crate::boundary::schedule(schedule)?,
+        group: flags & PIDGUARD_TERMINATE_NO_GROUP == 0,
+        reap: flags & PIDGUARD_TERMINATE_REAP != 0,
+    })
+}
+
 /// Why pidguard refused to signal.
 #[repr(i32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

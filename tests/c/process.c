@@ -160,7 +160,7 @@ static void terminate_keeps_the_handle(void) {
     pid_t leader = group_with_member();
     pidguard_process *p = open_checked(leader);
     pidguard_terminate_result r;
-    CHECK_OK(pidguard_process_terminate(p, "TERM/5/KILL/2", &r));
+    CHECK_OK(pidguard_process_terminate(p, "TERM/5/KILL/2", 0, &r));
     CHECK(r.outcome == PIDGUARD_OUTCOME_EXITED);
     CHECK(r.exited_after == SIGTERM);
     CHECK(r.group);
@@ -170,7 +170,7 @@ static void terminate_keeps_the_handle(void) {
     bool exited = false;
     CHECK_OK(pidguard_process_has_exited(p, &exited));
     CHECK(exited);
-    CHECK_OK(pidguard_process_terminate(p, NULL, &r));
+    CHECK_OK(pidguard_process_terminate(p, NULL, 0, &r));
     CHECK(r.outcome == PIDGUARD_OUTCOME_ALREADY_GONE);
     CHECK(r.signals_sent == 0);
     CHECK(waitpid(leader, NULL, 0) == leader);
@@ -234,9 +234,9 @@ static void bad_arguments(void) {
     CHECK_STATUS(pidguard_process_signal(p, 0, &b), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_STATUS(pidguard_process_signal(p, 1000, &b), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_STATUS(pidguard_process_signal_group(p, -9, &b), PIDGUARD_EINVALID_ARGUMENT);
-    CHECK_STATUS(pidguard_process_terminate(p, "TERM/x", &r), PIDGUARD_EINVALID_ARGUMENT);
-    CHECK_STATUS(pidguard_process_terminate(p, NULL, NULL), PIDGUARD_EINVALID_ARGUMENT);
-    CHECK_STATUS(pidguard_process_terminate(NULL, NULL, &r), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_STATUS(pidguard_process_terminate(p, "TERM/x", 0, &r), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_STATUS(pidguard_process_terminate(p, NULL, 0, NULL), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_STATUS(pidguard_process_terminate(NULL, NULL, 0, &r), PIDGUARD_EINVALID_ARGUMENT);
     CHECK(r.outcome == (pidguard_outcome)99);
     CHECK_STATUS(pidguard_process_wait(p, 0, NULL), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_STATUS(pidguard_process_wait(NULL, 0, &b), PIDGUARD_EINVALID_ARGUMENT);
@@ -302,7 +302,7 @@ static void the_kernel_refusing_is_permission_denied(void) {
         r.outcome = (pidguard_outcome)99;
         if (pidguard_process_signal(p, SIGTERM, &sent) != PIDGUARD_EPERMISSION_DENIED || pidguard_last_error_errno() != EPERM) code = 5;
         if (pidguard_process_signal_group(p, SIGTERM, &sent) != PIDGUARD_EPERMISSION_DENIED) code = 6;
-        if (pidguard_process_terminate(p, "TERM/0.1/KILL/0.1", &r) != PIDGUARD_EPERMISSION_DENIED || pidguard_last_error_errno() != EPERM) code = 7;
+        if (pidguard_process_terminate(p, "TERM/0.1/KILL/0.1", 0, &r) != PIDGUARD_EPERMISSION_DENIED || pidguard_last_error_errno() != EPERM) code = 7;
         if (r.outcome != (pidguard_outcome)99 || sent) code = 8;
         release(p);
         _exit(code);
@@ -315,7 +315,7 @@ static void the_kernel_refusing_is_permission_denied(void) {
     CHECK(is_running(target));
     pidguard_process *p = open_checked(target);
     pidguard_terminate_result r;
-    CHECK_OK(pidguard_process_terminate(p, "KILL/5", &r));
+    CHECK_OK(pidguard_process_terminate(p, "KILL/5", 0, &r));
     CHECK(r.outcome == PIDGUARD_OUTCOME_EXITED);
     CHECK(waitpid(target, NULL, 0) == target);
     release(p);
@@ -336,7 +336,7 @@ static void open_child_reaches_the_group_of_an_unreaped_leader(void) {
     CHECK_OK(pidguard_process_open_child(leader, &p));
     opened[31] = p;
     pidguard_terminate_result r;
-    CHECK_OK(pidguard_process_terminate(p, "TERM/5/KILL/5", &r));
+    CHECK_OK(pidguard_process_terminate(p, "TERM/5/KILL/5", 0, &r));
     CHECK(r.outcome == PIDGUARD_OUTCOME_EXITED);
     CHECK(!is_running(member));
     opened[31] = NULL;

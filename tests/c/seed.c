@@ -266,7 +266,7 @@ int main(int argc, char **argv) {
     size_t token_len = 0;
     CHECK_OK(pidguard_start_token(bystander.pid, token, sizeof token, &token_len));
     pidguard_terminate_result result;
-    CHECK_OK(pidguard_terminate(bystander.pid, token, PIDGUARD_POLICY_STRICT, "TERM/10/KILL/5", &result));
+    CHECK_OK(pidguard_terminate(bystander.pid, token, PIDGUARD_POLICY_STRICT, "TERM/10/KILL/5", 0, &result));
     CHECK(result.outcome == PIDGUARD_OUTCOME_EXITED && result.exited_after == SIGTERM);
     CHECK(waitpid(bystander.pid, &st, 0) == bystander.pid && WIFSIGNALED(st));
 

@@ -89,7 +89,7 @@ static void null_arguments(const char *root) {
     CHECK(verdict == (pidguard_verdict)99 && reason == (pidguard_reason)99);
     CHECK_STATUS(pidguard_lookup(getpid(), NULL), PIDGUARD_EINVALID_ARGUMENT);
     (void)info;
-    CHECK_STATUS(pidguard_terminate(getpid(), NULL, PIDGUARD_POLICY_STRICT, NULL, NULL), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_STATUS(pidguard_terminate(getpid(), NULL, PIDGUARD_POLICY_STRICT, NULL, 0, NULL), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_MESSAGE("`result_out` is NULL");
     CHECK_STATUS(pidguard_cleanup_background_hooks(NULL, NULL, true, NULL, NULL, &report), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_STATUS(pidguard_cleanup_background_hooks(root, NULL, true, NULL, NULL, NULL), PIDGUARD_EINVALID_ARGUMENT);
@@ -132,9 +132,9 @@ static void invalid_arguments(const char *root) {
     CHECK_STATUS(pidguard_judge(getpid(), "garbage", &v, &r), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_MESSAGE("not a pidguard start token");
     pidguard_terminate_result res;
-    CHECK_STATUS(pidguard_terminate(getpid(), NULL, 7, NULL, &res), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_STATUS(pidguard_terminate(getpid(), NULL, 7, NULL, 0, &res), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_MESSAGE("policy 7");
-    CHECK_STATUS(pidguard_terminate(getpid(), NULL, PIDGUARD_POLICY_STRICT, "TERM/x", &res), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_STATUS(pidguard_terminate(getpid(), NULL, PIDGUARD_POLICY_STRICT, "TERM/x", 0, &res), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_MESSAGE("bad schedule");
     pidguard_cleanup_report *report = NULL;
     CHECK_STATUS(pidguard_cleanup_background_hooks(root, NULL, true, "NOPE/1", NULL, &report), PIDGUARD_EINVALID_ARGUMENT);
@@ -328,24 +328,23 @@ static void judge_lookup_terminate(void) {
 
     pidguard_terminate_result res;
     /* Refused, and nothing sent: a mismatching token, no token under the strict policy, the
-     * caller itself, init, pid 0. */
-    CHECK_OK(pidguard_terminate(child, other, PIDGUARD_POLICY_LENIENT, NULL, &res));
-    CHECK(res.outcome == PIDGUARD_OUTCOME_REFUSED && res.refusal == PIDGUARD_REFUSAL_MISMATCH && res.signals_sent == 0);
-    CHECK(res.pid == child && !res.stopped && res.signals == NULL && res.error == NULL && res.n_survivors == 0);
-    CHECK(res.group_mode == PIDGUARD_GROUP_MODE_NONE && res.exit_signal == 0);
-    CHECK_MESSAGE("refused");
-    CHECK_OK(pidguard_terminate(child, NULL, PIDGUARD_POLICY_STRICT, NULL, &res));
-    CHECK(res.outcome == PIDGUARD_OUTCOME_REFUSED && res.refusal == PIDGUARD_REFUSAL_UNVERIFIABLE);
-    CHECK_OK(pidguard_terminate(getpid(), NULL, PIDGUARD_POLICY_LENIENT, NULL, &res));
-    CHECK(res.outcome == PIDGUARD_OUTCOME_REFUSED && res.refusal == PIDGUARD_REFUSAL_OWN_PID);
-    CHECK_OK(pidguard_terminate(1, NULL, PIDGUARD_POLICY_LENIENT, NULL, &res));
-    CHECK(res.outcome == PIDGUARD_OUTCOME_REFUSED && res.refusal == PIDGUARD_REFUSAL_INIT);
-    CHECK_OK(pidguard_terminate(0, NULL, PIDGUARD_POLICY_LENIENT, NULL, &res));
-    CHECK(res.outcome == PIDGUARD_OUTCOME_REFUSED && res.refusal == PIDGUARD_REFUSAL_NON_POSITIVE_PID);
+     * caller itself, init, pid 0 — the same errors Python and Node raise. */
+    CHECK_STATUS(pidguard_terminate(child, other, PIDGUARD_POLICY_LENIENT, NULL, 0, &res), PIDGUARD_EREFUSED);
+    CHECK(pidguard_last_error_refusal() == PIDGUARD_REFUSAL_MISMATCH);
+    CHECK_STATUS(pidguard_terminate(child, NULL, PIDGUARD_POLICY_STRICT, NULL, 0, &res), PIDGUARD_EREFUSED);
+    CHECK(pidguard_last_error_refusal() == PIDGUARD_REFUSAL_UNVERIFIABLE);
+    CHECK_STATUS(pidguard_terminate(getpid(), NULL, PIDGUARD_POLICY_LENIENT, NULL, 0, &res), PIDGUARD_EREFUSED);
+    CHECK(pidguard_last_error_refusal() == PIDGUARD_REFUSAL_OWN_PID);
+    CHECK_STATUS(pidguard_terminate(1, NULL, PIDGUARD_POLICY_LENIENT, NULL, 0, &res), PIDGUARD_EREFUSED);
+    CHECK(pidguard_last_error_refusal() == PIDGUARD_REFUSAL_INIT);
+    CHECK_STATUS(pidguard_terminate(0, NULL, PIDGUARD_POLICY_LENIENT, NULL, 0, &res), PIDGUARD_EREFUSED);
+    CHECK(pidguard_last_error_refusal() == PIDGUARD_REFUSAL_NON_POSITIVE_PID);
+    CHECK_STATUS(pidguard_terminate(child, token, PIDGUARD_POLICY_STRICT, NULL, 4, &res), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_MESSAGE("PIDGUARD_TERMINATE_");
     CHECK(is_running(child));
 
     /* The real stop: SIGTERM ends it; its status is known to us, its parent. */
-    CHECK_OK(pidguard_terminate(child, token, PIDGUARD_POLICY_STRICT, "TERM/10/KILL/5", &res));
+    CHECK_OK(pidguard_terminate(child, token, PIDGUARD_POLICY_STRICT, "TERM/10/KILL/5", 0, &res));
     CHECK(res.outcome == PIDGUARD_OUTCOME_EXITED && res.exited_after == SIGTERM && res.group);
     CHECK(res.refusal == PIDGUARD_REFUSAL_NONE && res.signals_sent >= 1 && res.elapsed < 10.0);
     CHECK(res.pinned == (pidfd_available() != 0));
@@ -356,9 +355,8 @@ static void judge_lookup_terminate(void) {
     int st;
     CHECK(waitpid(child, &st, 0) == child && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
     /* Reaped: the same call now finds it gone (a successor of the number would be MISMATCH). */
-    CHECK_OK(pidguard_terminate(child, token, PIDGUARD_POLICY_STRICT, NULL, &res));
-    CHECK(res.outcome == PIDGUARD_OUTCOME_ALREADY_GONE || res.outcome == PIDGUARD_OUTCOME_REFUSED);
-    CHECK(res.signals_sent == 0);
+    int again = pidguard_terminate(child, token, PIDGUARD_POLICY_STRICT, NULL, 0, &res);
+    CHECK(again == PIDGUARD_ENO_SUCH_PROCESS || again == PIDGUARD_EREFUSED);
 
     /* Unkillable by the schedule: it ignores SIGTERM and the schedule never sends SIGKILL. */
     int p[2];
@@ -378,13 +376,23 @@ static void judge_lookup_terminate(void) {
     }
     close(p[0]);
     CHECK_OK(pidguard_start_token(stubborn, token, sizeof token, &len));
-    CHECK_OK(pidguard_terminate(stubborn, token, PIDGUARD_POLICY_STRICT, "TERM/0.3", &res));
+    CHECK_OK(pidguard_terminate(stubborn, token, PIDGUARD_POLICY_STRICT, "TERM/0.3", 0, &res));
     CHECK(res.outcome == PIDGUARD_OUTCOME_UNKILLABLE && res.exited_after == 0 && !res.stopped);
     CHECK(res.n_survivors == 1 && res.survivors[0] == stubborn);
     CHECK(is_running(stubborn));
-    CHECK_OK(pidguard_terminate(stubborn, token, PIDGUARD_POLICY_STRICT, "KILL/10", &res));
-    CHECK(res.outcome == PIDGUARD_OUTCOME_EXITED && res.exited_after == SIGKILL);
-    CHECK(waitpid(stubborn, &st, 0) == stubborn && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    /* The caller chooses the group and the reaping, as in Python and Node. */
+    CHECK_OK(pidguard_terminate(stubborn, token, PIDGUARD_POLICY_STRICT, "KILL/10", PIDGUARD_TERMINATE_NO_GROUP | PIDGUARD_TERMINATE_REAP, &res));
+    CHECK(res.outcome == PIDGUARD_OUTCOME_EXITED && res.exited_after == SIGKILL && !res.group);
+    if (res.pinned) {
+        /* Reaped by pidguard through the pidfd, as asked: nothing is left for waitpid. */
+        CHECK(res.exit_signal == SIGKILL && res.exit_code == 128 + SIGKILL);
+        errno = 0;
+        CHECK(waitpid(stubborn, &st, WNOHANG) == -1 && errno == ECHILD);
+    } else {
+        /* Without a pidfd the status is not read (and the child not reaped): never invented. */
+        CHECK(res.exit_signal == 0 && res.exit_code == -1);
+        CHECK(waitpid(stubborn, &st, 0) == stubborn && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    }
 }
 
 int main(int argc, char **argv) {

@@ -90,7 +90,16 @@ static void run(char **f) {
     } else if (strcmp(call, "terminate") == 0) {
         pidguard_terminate_result r;
         int32_t policy = strcmp(f[POLICY], "lenient") == 0 ? PIDGUARD_POLICY_LENIENT : PIDGUARD_POLICY_STRICT;
-        st = pidguard_terminate(pid, opt(f[TOKEN]), policy, opt(f[SCHEDULE]), &r);
+        st = pidguard_terminate(pid, opt(f[TOKEN]), policy, opt(f[SCHEDULE]), 0, &r);
+        /* As the Python and Node runners do: a target gone or refused before anything was sent
+         * is an error of the call, compared as the outcome it stands for. */
+        if (st == PIDGUARD_ENO_SUCH_PROCESS) { printf("{\"outcome\":\"already-gone\",\"refusal\":null,\"after\":null}\n"); return; }
+        if (st == PIDGUARD_EREFUSED) {
+            printf("{\"outcome\":\"refused\",");
+            put_slug("refusal", SLUG(REFUSALS, pidguard_last_error_refusal()), true);
+            printf("\"after\":null}\n");
+            return;
+        }
         if (st < 0) { printf("{\"error_code\":%d}\n", st); return; }
         printf("{\"outcome\":\"%s\",", SLUG(OUTCOMES, r.outcome));
         put_slug("refusal", SLUG(REFUSALS, r.refusal), true);
