@@ -151,7 +151,7 @@ pub struct PidFileCheckView {
     pub create_time: Option<f64>,
     /// The file's owner uid, when it could be opened.
     pub owner_uid: Option<u32>,
-    /// The file's mode bits, when it could be opened.
+    /// The file's permission bits (`st_mode & 0o7777`, e.g. `0o644`), when it could be opened.
     pub mode: Option<u32>,
     /// Whether the record belongs to another machine or PID namespace (leave it alone).
     pub is_foreign: bool,
@@ -169,7 +169,8 @@ impl From<&crate::PidFileCheck> for PidFileCheckView {
             mtime: c.mtime,
             create_time: c.create_time,
             owner_uid: c.owner.map(|o| o.0),
-            mode: c.owner.map(|o| o.1),
+            // The permission bits (`0o644`), the same for both formats; the file type is known.
+            mode: c.owner.map(|o| o.1 & 0o7777),
             is_foreign: c.is_foreign(),
         }
     }

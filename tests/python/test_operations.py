@@ -66,3 +66,13 @@ def test_a_report_dict_holds_exactly_the_fields(tmp_path):
     c = pidguard.check_pid_file(tmp_path / "missing.pid")
     assert list(c.to_dict()) == json.loads(REPORTS.read_text())["reports"]["PidFileCheck"]
     assert repr(c) == "PidFileCheck(valid=False, reason='missing', pid=None)" and not c
+
+
+def test_mode_is_the_permission_bits_in_both_formats(tmp_path):
+    import os
+    import time
+
+    abx = tmp_path / "abx.pid"
+    pidguard.write_pid_file_with_mtime(abx, os.getpid(), time.time())
+    c = pidguard.check_pid_file(abx)
+    assert c.mode == os.stat(abx).st_mode & 0o7777 and c.owner_uid == os.getuid()
