@@ -110,12 +110,14 @@ pub fn pid(env: &Env, v: &Unknown, name: &str) -> Result<i32> {
 pub fn pid_number(env: &Env, n: f64, name: &str) -> Result<i32> {
     // Which pids may be read or signalled is core's decision (1..=pid_max; pid <= 0 and pid 1
     // are refused before any system call); here only what a pid_t can hold.
+    int(env, n, name, "an integer that fits a pid_t")
+}
+
+/// `n` as an `i32`; a fraction, NaN, an infinity or a number outside `i32` is a `RangeError`
+/// ("It must be {what}").
+fn int(env: &Env, n: f64, name: &str, what: &str) -> Result<i32> {
     if n.fract() != 0.0 || !(i32::MIN as f64..=i32::MAX as f64).contains(&n) {
-        return Err(arg_error(
-            env,
-            "ERR_OUT_OF_RANGE",
-            format!("The value of \"{name}\" is out of range. It must be an integer that fits a pid_t. Received {n}"),
-        ));
+        return Err(arg_error(env, "ERR_OUT_OF_RANGE", format!("The value of \"{name}\" is out of range. It must be {what}. Received {n}")));
     }
     Ok(n as i32)
 }
@@ -126,13 +128,7 @@ pub fn pid_number(env: &Env, n: f64, name: &str) -> Result<i32> {
 pub fn signal(env: &Env, v: &Unknown, name: &str) -> Result<pidguard::Signal> {
     let r = match v.get_type()? {
         ValueType::String => pidguard::Signal::parse(&String::from_unknown(*v)?),
-        ValueType::Number => {
-            let n = f64::from_unknown(*v)?;
-            if n.fract() != 0.0 || !(i32::MIN as f64..=i32::MAX as f64).contains(&n) {
-                return Err(arg_error(env, "ERR_OUT_OF_RANGE", format!("The value of \"{name}\" is out of range. It must be an integer. Received {n}")));
-            }
-            pidguard::Signal::from_number(n as i32)
-        }
+        ValueType::Number => pidguard::Signal::from_number(int(env, f64::from_unknown(*v)?, name, "an integer")?),
         t => {
             return Err(arg_error(
                 env,

@@ -95,13 +95,18 @@ pub struct PidFileOptions {
     pub tolerance: Option<f64>,
 }
 
-fn pidfile_args(cmd_file: Option<Either<PathArg, PidFileOptions>>, tolerance: Option<f64>) -> (Option<std::path::PathBuf>, f64) {
+/// The second argument of `validatePidFile` and `checkPidFile`: the command file, or the options.
+type CmdFileOrOptions = Option<Either<PathArg, PidFileOptions>>;
+
+/// Core's `check_pid_file` with the arguments of `validatePidFile` and `checkPidFile`.
+fn check(env: &Env, pid_file: &PathArg, cmd_file: CmdFileOrOptions, tolerance: Option<f64>) -> Result<pidguard::PidFileCheck> {
     let (cmd, opt_tol) = match cmd_file {
         None => (None, None),
         Some(Either::A(p)) => (Some(path(&p)), None),
         Some(Either::B(o)) => (o.cmd_file.as_ref().map(path), o.tolerance),
     };
-    (cmd, tolerance.or(opt_tol).unwrap_or(pidguard::DEFAULT_TOLERANCE))
+    let tolerance = tolerance.or(opt_tol).unwrap_or(pidguard::DEFAULT_TOLERANCE);
+    call(env, || Ok(pidguard::check_pid_file(&path(pid_file), cmd.as_deref(), tolerance)))
 }
 
 /// `validate_pid_file` of abx-dl: `true` when the pidfile names a live process that is the one
@@ -112,27 +117,15 @@ fn pidfile_args(cmd_file: Option<Either<PathArg, PidFileOptions>>, tolerance: Op
 /// `validate_pid_file(pidFile, cmdFile, tolerance)`; `tolerance` is in seconds (default 5.0).
 /// Throws only for arguments of the wrong type.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
-pub fn validate_pid_file(
-    env: Env,
-    pid_file: PathArg,
-    options: Option<Either<PathArg, PidFileOptions>>,
-    tolerance: Option<f64>,
-) -> Result<bool> {
-    let (cmd, tol) = pidfile_args(options, tolerance);
-    call(&env, || Ok(pidguard::validate_pid_file(&path(&pid_file), cmd.as_deref(), tol)))
+pub fn validate_pid_file(env: Env, pid_file: PathArg, options: CmdFileOrOptions, tolerance: Option<f64>) -> Result<bool> {
+    check(&env, &pid_file, options, tolerance).map(|c| c.valid)
 }
 
 /// Judge an abx-dl pidfile and say why (`validatePidFile` with the reason). Same arguments as
 /// `validatePidFile`; never throws for a bad file, only for arguments of the wrong type.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
-pub fn check_pid_file(
-    env: Env,
-    pid_file: PathArg,
-    options: Option<Either<PathArg, PidFileOptions>>,
-    tolerance: Option<f64>,
-) -> Result<PidFileCheck> {
-    let (cmd, tol) = pidfile_args(options, tolerance);
-    call(&env, || Ok((&pidguard::check_pid_file(&path(&pid_file), cmd.as_deref(), tol)).into()))
+pub fn check_pid_file(env: Env, pid_file: PathArg, options: CmdFileOrOptions, tolerance: Option<f64>) -> Result<PidFileCheck> {
+    check(&env, &pid_file, options, tolerance).map(|c| (&c).into())
 }
 
 /// Write a hook's command file: `#!/bin/bash\n` + the argv joined as `shlex.join` joins it +
