@@ -2,11 +2,14 @@
 //!
 //! A thin shell over `pidguard` (the core crate): every function converts its arguments, makes
 //! one core call and converts the result or the error. Nothing here decides anything: defaults
-//! (the schedule, the tolerance, the policy) are core's.
+//! (the schedule, the tolerance, the policy) are core's, and so are the reports (`ProcessInfo`,
+//! `Judgement`, `PidFileCheck`, `TerminateReport`, `StopReport`, `HookReport` are
+//! `pidguard::report`'s structs, napi objects through core's `node` feature; their `index.d.ts`
+//! interfaces come from core's type definitions).
 //!
-//! - Anything that can wait (`cleanupBackgroundHooks`, `terminate`) is an `AsyncTask`: it runs
-//!   on libuv's thread pool and returns a `Promise`, so the event loop keeps running during a
-//!   schedule. Checks (`validatePidFile`, `checkPidFile`, `lookup`, `startToken`, `judge`) are
+//! - Anything that can wait (`cleanupBackgroundHooks`, `terminate`, `stopPidFile`, …) is a
+//!   `convert::CoreTask`: it runs on libuv's thread pool and returns a `Promise`, so the event
+//!   loop keeps running during a schedule. Checks (`validatePidFile`, `checkPidFile`, `lookup`, `startToken`, `judge`) are
 //!   synchronous: they read procfs and a file, never wait.
 //! - Errors are `Error`s built by one converter (`convert::js_error`): `code` is
 //!   `PIDGUARD_<KIND>` derived from `pidguard::ErrorKind`, with `errno`, `path`, `pid` and
