@@ -272,11 +272,12 @@ impl Guard {
     ts_return_type = "Promise<guard.Guard>"
 )]
 pub fn acquire(path: PathArg, fields: Option<IndexMap<String, String>>, options: Option<AcquireOptions>) -> AsyncTask<CoreTask<Guard>> {
-    let options = core::AcquireOptions { takeover: options.and_then(|o| o.takeover).unwrap_or(false) };
+    let mut opts = core::AcquireOptions::default();
+    opts.takeover = options.and_then(|o| o.takeover).unwrap_or(opts.takeover);
     let path = convert::path(&path);
     let fields = fields.unwrap_or_default().into_iter().collect();
     task(move || {
-        let g = core::acquire(&path, &core::Entry { fields, ..core::Entry::current()? }, &options)?;
+        let g = core::acquire(&path, &core::Entry { fields, ..core::Entry::current()? }, &opts)?;
         Ok(Guard { path: g.path().to_string_lossy().into_owned(), entry: g.entry().clone(), replaced: g.replaced().cloned(), inner: Some(g) })
     })
 }
