@@ -32,9 +32,9 @@ export interface ErrorKindInfo {
   errno?: number
 }
 
-/** The report for one background hook. */
+/** What [`cleanup_background_hooks`](crate::cleanup_background_hooks) did with one hook. */
 export interface HookReport {
-  /** The hook's basename (`'on_Snapshot__20_x.bg'`). */
+  /** The hook's basename (`on_Snapshot__20_x.bg`). */
   name: string
   /** The directory holding its files. */
   dir: string
@@ -42,35 +42,41 @@ export interface HookReport {
   pidFile: string
   /** The recorded pid, when the file parsed. */
   pid?: number
-  /** The identity verdict, when the process was judged. */
-  verdict?: 'match' | 'mismatch' | 'unverifiable' | 'gone'
-  /** The pidfile check's reason (`'valid'`, `'gone'`, `'mtime-skew'`, …). */
+  /** The identity verdict, when judged: `match`, `mismatch`, `unverifiable` or `gone`. */
+  verdict?: string
+  /** Why that verdict (`token-equal`, `no-such-process`, …), when judged. */
+  verdictReason?: string
+  /** The pidfile check's reason (`valid`, `gone`, `mtime-skew`, …). */
   reason: string
   /**
-   * What cleanup did: `'stale'`, `'foreign'`, `'unreadable'`, `'already-gone'`, `'exited'`,
-   * `'unkillable'`, `'refused'` or `'error'`.
+   * What cleanup did: `stale`, `foreign`, `unreadable`, `unverified`, `already-gone`,
+   * `exited`, `unkillable`, `refused` or `error`.
    */
   outcome: string
-  /** For `'exited'`: the signal after which the group exited. */
+  /** For `exited`: the signal after which the group exited. */
   after?: string
-  /** For `'refused'`: why. */
+  /** For `refused`: why. */
   refusal?: string
   /** Every signal sent, in order, by name. */
   signals: Array<string>
-  /** The exit code when known (this process's child): the code, or 128 + signal. */
+  /** The exit code when known (the caller's own child): the code, or 128 + signal. */
   exitCode?: number
-  /** The error, for failed hooks (`'Process unkillable'`, a refusal, a finalize failure). */
+  /** The error, for failed hooks (`Process unkillable`, a refusal, a finalize failure). */
   error?: string
   /**
+   * What the cleanup could not read beside the hook (a log that is a symlink or a FIFO, a
+   * log cut at 16 MiB), one sentence each.
+   */
+  notes: Array<string>
+  /**
    * Files under `dir`, relative to it, sorted: everything but the four files (`.pid`, `.sh`,
-   * `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it (one list per
-   * directory).
+   * `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it.
    */
   outputFiles: Array<string>
   /** The argv recorded in the `.sh` file. */
   cmd: Array<string>
   /**
-   * Live processes still in a group numbered like a stale record's pid: listed, never
+   * Live processes whose group is the recorded pid of a stale record: listed, never
    * signalled.
    */
   unverifiedLeftovers: Array<number>
@@ -78,52 +84,61 @@ export interface HookReport {
   startedAt?: number
   /** When cleanup finished with it, seconds since the epoch. */
   endedAt: number
+  /** Seconds the schedule ran for this hook, when it ran. */
+  elapsed?: number
   /** Whether the pidfile was removed. */
   pidFileRemoved: boolean
-  /** Whether the hook is finalized as succeeded. */
+  /** Whether the hook counts as succeeded. */
   succeeded: boolean
 }
 
-/** A verdict with its reason. */
+/** A verdict with its reason: [`judge`](crate::judge)'s answer. */
 export interface Judgement {
-  /** `'match'`, `'mismatch'`, `'unverifiable'` or `'gone'`. */
-  verdict: 'match' | 'mismatch' | 'unverifiable' | 'gone'
+  /** `match`, `mismatch`, `unverifiable` or `gone`. */
+  verdict: string
   /**
-   * Why (`'token-equal'`, `'boot-id-differs'`, `'start-ticks-differ'`,
-   * `'pidfs-inode-differs'`, `'no-recorded-token'`, `'live-token-unreadable'`,
-   * `'foreign-pid-namespace'`, `'foreign-machine'`, `'no-such-process'`, `'zombie'`).
+   * Why (`token-equal`, `start-ticks-differ`, `pidfs-inode-differs`, `no-recorded-token`,
+   * `live-identity-unreadable: EMFILE`, `no-such-process`, `zombie`, …).
    */
   reason: string
 }
 
-/** The full answer of `checkPidFile`. */
+/**
+ * Whether an abx-dl pidfile is valid, and why: [`check_pid_file`](crate::check_pid_file)'s
+ * answer.
+ */
 export interface PidFileCheck {
-  /** What `validatePidFile` returns. */
+  /** What `validate_pid_file` returns. */
   valid: boolean
   /**
-   * Why: `'valid'`, `'missing'`, `'unreadable'`, `'not-regular'`, `'malformed'`,
-   * `'bad-token'`, `'gone'`, `'zombie'`, `'mismatch'`, `'foreign'`, `'unverifiable'`,
-   * `'mtime-skew'` or `'cmd-mismatch'` (core's `CheckReason` slugs).
+   * Why: `valid`, `missing`, `unreadable`, `not-regular`, `malformed`, `bad-token`, `gone`,
+   * `zombie`, `mismatch`, `foreign`, `unverifiable`, `mtime-skew` or `cmd-mismatch`.
    */
   reason: string
   /** The pid in the file, when it parsed. */
   pid?: number
-  /** The identity verdict, when the process was judged. */
-  verdict?: 'match' | 'mismatch' | 'unverifiable' | 'gone'
-  /** Why that verdict (`'token-equal'`, `'start-ticks-differ'`, `'zombie'`, …). */
+  /**
+   * The identity verdict, when the process was judged: `match`, `mismatch`, `unverifiable`
+   * or `gone`.
+   */
+  verdict?: string
+  /** Why that verdict (`token-equal`, `start-ticks-differ`, `zombie`, …). */
   verdictReason?: string
-  /** The recorded start token, when the file carries one. */
+  /** The start token recorded in the file's `user.pidguard.token` xattr, when present. */
   token?: string
   /** The file's mtime, seconds since the epoch. */
   mtime?: number
-  /** The live process's psutil-compatible create time, seconds since the epoch. */
+  /**
+   * The live process's psutil-compatible create time, seconds since the epoch, when the
+   * mtime rule needed it (token-less records).
+   */
   createTime?: number
   /** The file's owner uid, when it could be opened. */
   ownerUid?: number
   /** The file's mode bits, when it could be opened. */
   mode?: number
   /** Whether the record belongs to another machine or PID namespace (leave it alone). */
-  foreign: boolean
+  isForeign: boolean
 }
 
 /** Options of `validatePidFile` and `checkPidFile`. */
@@ -137,7 +152,7 @@ export interface PidFileOptions {
   tolerance?: number
 }
 
-/** What procfs says about one process. */
+/** What procfs says about one live (or zombie) process: [`lookup`](crate::lookup)'s answer. */
 export interface ProcessInfo {
   /** The pid. */
   pid: number
@@ -149,13 +164,13 @@ export interface ProcessInfo {
   sid: number
   /** The real uid, when readable. */
   uid?: number
-  /** The state letter of `/proc/<pid>/stat` (`'Z'` is a zombie). */
+  /** The state letter of `/proc/<pid>/stat` (`Z` is a zombie). */
   state: string
-  /** Start time in clock ticks since boot. */
+  /** Start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`). */
   startTicks: number
-  /** The start token (`linux1:…`), as `startToken(pid)` returns it. */
+  /** The start token (`linux1:…`). */
   token: string
-  /** psutil-compatible create time, seconds since the epoch (used only by the mtime format). */
+  /** psutil-compatible create time, seconds since the epoch. */
   createTime: number
   /** The command name (`comm`). */
   name: string
@@ -163,6 +178,10 @@ export interface ProcessInfo {
   argv?: Array<string>
   /** The executable's path, when readable. */
   exe?: string
+  /** Whether the process is a zombie (state `Z`). */
+  isZombie: boolean
+  /** Whether the process leads its process group (pgid = pid). */
+  isGroupLeader: boolean
 }
 
 /**
@@ -311,40 +330,40 @@ export interface StopOptions {
   group?: boolean
 }
 
-/** What `stopPidFile` did. */
+/** What [`stop_pid_file`](crate::stop_pid_file) did. */
 export interface StopReport {
   /** The pidfile. */
   pidFile: string
-  /** Its format: `'abx-dl'` or `'guard'`. */
-  format: 'abx-dl' | 'guard'
+  /** Its format: `abx-dl` or `guard`. */
+  format: string
   /**
-   * `'stale'` (nothing sent; file removed if unchanged), `'already-gone'`, `'exited'`,
-   * `'unkillable'` (file kept), `'refused'` (file kept), `'foreign'` (another machine's or
-   * PID namespace's record, left alone) or `'error'`.
+   * `stale` (nothing sent; file removed if unchanged), `already-gone`, `exited`,
+   * `unkillable` (file kept), `refused` (file kept), `foreign` (another machine's or PID
+   * namespace's record, left alone) or `error`.
    */
   outcome: string
-  /** For `'stale'`: why (`'missing'`, `'gone'`, `'mismatch'`, …). */
+  /** For `stale`: why (`missing`, `gone`, `mismatch`, …). */
   staleReason?: string
-  /** For `'exited'`: the signal after which it exited (`'TERM'`, `'KILL'`). */
+  /** For `exited`: the signal after which it exited (`TERM`, `KILL`). */
   after?: string
-  /** For `'refused'`: why (`'unverifiable'`, `'not-the-recorded-process'`, `'own-group'`, …). */
+  /** For `refused`: the rule (`unverifiable`, `untrusted-pidfile`, `own-group`, …). */
   refusal?: string
-  /** The particulars of a refusal (`'owned by uid 65534, target uid 0'`). */
+  /** The particulars of a refusal (`owned by uid 65534, target uid 0`). */
   detail?: string
-  /** For `'error'`: the message. */
+  /** For `error`: the message. */
   error?: string
   /** Every signal sent, in order, by name (empty when nothing was sent). */
   signals: Array<string>
   /**
-   * The exit status `pidguard stop` would give: 0 stopped, 1 nothing to do, 2 unkillable or
-   * error, 3 refused or foreign.
+   * The exit status `pidguard stop` gives for this outcome ([`ExitCode`](crate::ExitCode)):
+   * 0 stopped, 1 nothing to do, 2 unkillable or error, 3 refused or foreign, 5 undecided.
    */
   status: number
   /** Whether the pidfile was removed. */
   pidFileRemoved: boolean
   /** A warning (for example that the lenient policy was used). */
   warning?: string
-  /** What `checkPidFile` said about the file. */
+  /** What `check_pid_file` said about the file. */
   check: PidFileCheck
   /** The termination report, when the process was pinned and the schedule ran. */
   terminate?: TerminateReport
@@ -377,31 +396,38 @@ export interface TerminateOptions {
   reap?: boolean
 }
 
-/** What happened to the target of `terminate`. */
+/** What [`terminate`](crate::terminate) did to one process. */
 export interface TerminateReport {
   /** The target's pid. */
   pid: number
-  /** `'already-gone'`, `'exited'`, `'unkillable'`, `'refused'` or `'error'`. */
+  /** `already-gone`, `exited`, `unkillable`, `refused` or `error`. */
   outcome: string
-  /** For `'exited'`: the last signal sent before it exited (`'TERM'`, `'KILL'`). */
+  /** Whether the target is gone now (outcome `already-gone` or `exited`). */
+  stopped: boolean
+  /** For `exited`: the last signal sent before it exited (`TERM`, `KILL`). */
   after?: string
-  /** For `'refused'`: why (`'mismatch'`, `'own-group'`, …). */
+  /** For `refused`: why (`mismatch`, `own-group`, `untrusted-pidfile`, …). */
   refusal?: string
-  /** For `'error'`: the message. */
+  /** For `error`: the message. */
   error?: string
-  /** Every signal sent, in order, by name (`['TERM', 'CONT', 'KILL']`). */
+  /** Every signal sent, in order, by name (`TERM`, `CONT`, `KILL`). */
   signals: Array<string>
-  /** The exit code when the target is this process's child: the code, or 128 + signal. */
+  /**
+   * Shell-style exit code (the code, or 128 + signal) when the target is the caller's own
+   * child; `None` when unknown.
+   */
   exitCode?: number
+  /** The signal number that ended the caller's own child, when known. */
+  exitSignal?: number
   /** Whether the process group was the target. */
   group: boolean
   /** Whether the process was reached through a pidfd (false: `kill(2)` after a re-check). */
   pinned: boolean
-  /** How group signals were delivered: `'pidfd-group-flag'`, `'pidfd-members'`, `'killpg'`. */
+  /** How group signals were delivered: `pidfd-group-flag`, `pidfd-members` or `killpg`. */
   groupMode?: string
-  /** Members of the group still alive at the end (for `'unkillable'`). */
+  /** Members of the group still alive at the end (for `unkillable`). */
   survivors: Array<number>
-  /** Seconds from the start of termination to the outcome. */
+  /** Seconds from the start of the call to the outcome. */
   elapsed: number
 }
 

@@ -2,7 +2,8 @@
 # Node addon tests: build the workspace (one cargo invocation, a no-op after scripts/test.sh),
 # copy the addon to node/pidguard.node, then run `node --test` on the test files (files, not a
 # folder: newer Node treats arguments as globs). The type definitions napi-derive wrote during the
-# build are handed to the tests, which regenerate index.d.ts and index.mjs and diff them.
+# build (the addon's, and core's report interfaces from its `node` feature) are handed to the
+# tests, which regenerate index.d.ts and index.mjs and diff them.
 #
 #   bash scripts/test-node.sh                   run the tests
 #   bash scripts/test-node.sh --update-types    rewrite node/index.d.ts and node/index.mjs
@@ -14,18 +15,21 @@ bash scripts/setup-node.sh
 json=$(mktemp)
 trap 'rm -f "$json"' EXIT
 cargo build --workspace --all-targets --message-format=json-render-diagnostics >"$json"
-read -r lib typedefs < <(node -e '
+read -r lib typedefs coredefs < <(node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter((l) => l.startsWith("{")).map(JSON.parse);
   const id = (m) => m.package_id && /pidguard-node/.test(m.package_id) || (m.manifest_path || "").endsWith("/node/Cargo.toml");
   const art = lines.find((m) => m.reason === "compiler-artifact" && m.target && m.target.name === "pidguard_node");
   const bs = lines.find((m) => m.reason === "build-script-executed" && id(m));
   const lib = art && art.filenames.find((f) => f.endsWith(".so"));
-  if (!lib || !bs) { console.error("test-node: the build did not report the addon or its build script"); process.exit(1); }
-  console.log(lib, require("path").join(bs.out_dir, "pidguard-node"));
+  const core = lines.filter((m) => m.reason === "build-script-executed" && /pidguard-core/.test(m.package_id || ""))
+    .map((m) => require("path").join(m.out_dir, "pidguard-core")).find((f) => require("fs").existsSync(f));
+  if (!lib || !bs || !core) { console.error("test-node: the build did not report the addon, its build script or core'"'"'s type definitions"); process.exit(1); }
+  console.log(lib, require("path").join(bs.out_dir, "pidguard-node"), core);
 ' "$json")
 cp "$lib" node/pidguard.node
 # The tests load this fresh debug build, whatever `npm run build` left beside index.js.
 export PIDGUARD_NATIVE_PATH="$PWD/node/pidguard.node"
+export PIDGUARD_CORE_TYPEDEFS="$coredefs"
 
 if [ "${1:-}" = --update-types ]; then
   node node/scripts/gen-types.js "$typedefs"

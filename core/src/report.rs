@@ -26,14 +26,47 @@ use serde::{Serialize, Serializer};
 use crate::identity::{GroupMode, PinMode};
 use crate::signal::Outcome;
 
-fn path_lossy<S: Serializer>(p: &Path, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&p.to_string_lossy())
+/// A path in a report. Rust sees a [`Path`] (it derefs to one) and C its bytes; Python gets it
+/// as pyo3 converts a `PathBuf`; JSON and JavaScript get a string in which bytes that are not
+/// UTF-8 are U+FFFD (a path given as a Node `Buffer` may hold any byte but NUL, and napi's own
+/// `PathBuf` conversion throws on those bytes, which would lose the whole report).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReportPath(pub PathBuf);
+
+impl std::ops::Deref for ReportPath {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
 }
 
-fn opt_path_lossy<S: Serializer>(p: &Option<PathBuf>, s: S) -> std::result::Result<S::Ok, S::Error> {
-    match p {
-        Some(p) => path_lossy(p, s),
-        None => s.serialize_none(),
+impl AsRef<Path> for ReportPath {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl From<PathBuf> for ReportPath {
+    fn from(p: PathBuf) -> Self {
+        ReportPath(p)
+    }
+}
+
+impl From<&Path> for ReportPath {
+    fn from(p: &Path) -> Self {
+        ReportPath(p.to_path_buf())
+    }
+}
+
+impl From<&str> for ReportPath {
+    fn from(p: &str) -> Self {
+        ReportPath(p.into())
+    }
+}
+
+impl Serialize for ReportPath {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0.to_string_lossy())
     }
 }
 
@@ -77,8 +110,8 @@ pub struct ProcessInfoView {
     /// The argv, when readable (empty for kernel threads and zombies).
     pub argv: Option<Vec<String>>,
     /// The executable's path, when readable.
-    #[serde(serialize_with = "opt_path_lossy")]
-    pub exe: Option<PathBuf>,
+    #[cfg_attr(feature = "node", napi(ts_type = "string"))]
+    pub exe: Option<ReportPath>,
     /// Whether the process is a zombie (state `Z`).
     pub is_zombie: bool,
     /// Whether the process leads its process group (pgid = pid).
@@ -99,7 +132,7 @@ impl From<&crate::ProcessInfo> for ProcessInfoView {
             create_time: i.create_time,
             name: i.name.clone(),
             argv: i.argv.clone(),
-            exe: i.exe.clone(),
+            exe: i.exe.clone().map(ReportPath),
             is_zombie: i.is_zombie(),
             is_group_leader: i.is_group_leader(),
         }
@@ -250,8 +283,8 @@ fn group_mode_slug(m: GroupMode) -> &'static str {
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "StopReport", object_from_js = false))]
 pub struct StopView {
     /// The pidfile.
-    #[serde(serialize_with = "path_lossy")]
-    pub pid_file: PathBuf,
+    #[cfg_attr(feature = "node", napi(ts_type = "string"))]
+    pub pid_file: ReportPath,
     /// Its format: `abx-dl` or `guard`.
     pub format: String,
     /// `stale` (nothing sent; file removed if unchanged), `already-gone`, `exited`,
@@ -286,7 +319,7 @@ pub struct StopView {
 impl From<&crate::StopReport> for StopView {
     fn from(r: &crate::StopReport) -> Self {
         StopView {
-            pid_file: r.pid_file.clone(),
+            pid_file: r.pid_file.clone().into(),
             format: r.format.as_str().to_string(),
             outcome: r.outcome.as_str().to_string(),
             stale_reason: r.outcome.stale_reason().map(|x| x.as_str().to_string()),
@@ -312,11 +345,11 @@ pub struct HookView {
     /// The hook's basename (`on_Snapshot__20_x.bg`).
     pub name: String,
     /// The directory holding its files.
-    #[serde(serialize_with = "path_lossy")]
-    pub dir: PathBuf,
+    #[cfg_attr(feature = "node", napi(ts_type = "string"))]
+    pub dir: ReportPath,
     /// Its pidfile.
-    #[serde(serialize_with = "path_lossy")]
-    pub pid_file: PathBuf,
+    #[cfg_attr(feature = "node", napi(ts_type = "string"))]
+    pub pid_file: ReportPath,
     /// The recorded pid, when the file parsed.
     pub pid: Option<i32>,
     /// The identity verdict, when judged: `match`, `mismatch`, `unverifiable` or `gone`.
@@ -365,8 +398,8 @@ impl From<&crate::HookReport> for HookView {
     fn from(r: &crate::HookReport) -> Self {
         HookView {
             name: r.name.clone(),
-            dir: r.dir.clone(),
-            pid_file: r.pid_file.clone(),
+            dir: r.dir.clone().into(),
+            pid_file: r.pid_file.clone().into(),
             pid: r.pid,
             verdict: r.verdict.map(|v| v.as_str().to_string()),
             verdict_reason: r.verdict_reason.map(|x| slug(&x)),
@@ -487,6 +520,24 @@ mod python {
         };
     }
 
+    impl<'py> IntoPyObject<'py> for &ReportPath {
+        type Target = PyAny;
+        type Output = Bound<'py, PyAny>;
+        type Error = PyErr;
+        fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            (&self.0).into_pyobject(py)
+        }
+    }
+
+    impl<'py> IntoPyObject<'py> for ReportPath {
+        type Target = PyAny;
+        type Output = Bound<'py, PyAny>;
+        type Error = PyErr;
+        fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            (&self.0).into_pyobject(py)
+        }
+    }
+
     py_report!(ProcessInfoView, "ProcessInfo", ["pid", "name", "state", "token"]);
     py_report!(JudgementView, "Judgement", ["verdict", "reason"]);
     py_report!(TerminateView, "TerminateReport", ["pid", "outcome", "signals"]);
@@ -505,6 +556,39 @@ mod python {
         /// Truthy when the pidfile is valid (what `validate_pid_file` returns).
         fn __bool__(&self) -> bool {
             self.valid
+        }
+    }
+}
+
+/// The JavaScript side of [`ReportPath`]: a string, lossy. Only with the `node` feature.
+#[cfg(feature = "node")]
+#[allow(unsafe_code)] // napi's conversion trait is an `unsafe fn`; this one only forwards `env`.
+mod node {
+    use napi::bindgen_prelude::{ToNapiValue, TypeName};
+    use napi::{sys, ValueType};
+
+    use super::ReportPath;
+
+    impl TypeName for ReportPath {
+        fn type_name() -> &'static str {
+            "String"
+        }
+        fn value_type() -> ValueType {
+            ValueType::String
+        }
+    }
+
+    impl ToNapiValue for ReportPath {
+        unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+            // SAFETY: the caller's guarantee for `env` is passed on unchanged.
+            unsafe { String::to_napi_value(env, val.0.to_string_lossy().into_owned()) }
+        }
+    }
+
+    impl ToNapiValue for &ReportPath {
+        unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+            // SAFETY: as above.
+            unsafe { String::to_napi_value(env, val.0.to_string_lossy().into_owned()) }
         }
     }
 }

@@ -2,11 +2,17 @@
 'use strict';
 // Generate `index.d.ts` and `index.mjs` from the type definitions napi-derive writes while it
 // compiles the addon (one JSON object a line; node/build.rs points NAPI_TYPE_DEF_TMP_FOLDER at the
-// crate's OUT_DIR). Both files are committed and must never be edited by hand: the tests run this
-// again and diff. Usage:
+// crate's OUT_DIR) and the core crate with its `node` feature (core/build.rs does the same: the
+// report interfaces, `TerminateReport`, `HookReport`, …, are core's `pidguard::report` structs).
+// Both files are committed and must never be edited by hand: the tests run this again and diff.
+// Usage:
 //
-//   node node/scripts/gen-types.js TYPEDEF_FILE [OUT_DIR]     (OUT_DIR defaults to node/)
+//   node node/scripts/gen-types.js [TYPEDEF_FILE [OUT_DIR]]    (OUT_DIR defaults to node/)
 //   node node/scripts/gen-types.js --find                      (print the newest TYPEDEF_FILE)
+//
+// TYPEDEF_FILE is the addon's (`…/build/pidguard-node-*/out/pidguard-node`, the newest when not
+// given); core's is $PIDGUARD_CORE_TYPEDEFS, else the newest `pidguard-core-*/out/pidguard-core`
+// beside it (only a build with the `node` feature writes one).
 //
 // The seed's snake_case aliases are derived here exactly as index.js derives them at runtime.
 
@@ -20,22 +26,38 @@ function snakeCase(name) {
   return name.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
 }
 
-/** The newest `pidguard-node` type-def file under target/ (used when no path is given). */
-function findTypeDefs(root) {
-  const targetDir = process.env.CARGO_TARGET_DIR || path.join(root, 'target');
+// The newest `<crate>-*/out/<crate>` type-def file in the given `target/<profile>/build` folders.
+function newest(builds, crate) {
   let best = null;
-  for (const profile of ['debug', 'release']) {
-    const build = path.join(targetDir, profile, 'build');
+  for (const build of builds) {
     if (!fs.existsSync(build)) continue;
     for (const d of fs.readdirSync(build)) {
-      if (!d.startsWith('pidguard-node-')) continue;
-      const f = path.join(build, d, 'out', 'pidguard-node');
+      if (!d.startsWith(crate + '-')) continue;
+      const f = path.join(build, d, 'out', crate);
       if (!fs.existsSync(f)) continue;
       const m = fs.statSync(f).mtimeMs;
       if (!best || m > best.m) best = { f, m };
     }
   }
   return best && best.f;
+}
+
+/** The newest `pidguard-node` type-def file under target/ (used when no path is given). */
+function findTypeDefs(root) {
+  const targetDir = process.env.CARGO_TARGET_DIR || path.join(root, 'target');
+  return newest(['debug', 'release'].map((p) => path.join(targetDir, p, 'build')), 'pidguard-node');
+}
+
+/**
+ * The text of the addon's type-def file `nodeFile` followed by core's (`coreFile`, else
+ * $PIDGUARD_CORE_TYPEDEFS, else the newest `pidguard-core` one in the same build folder).
+ */
+function readTypeDefs(nodeFile, coreFile) {
+  const core = coreFile || process.env.PIDGUARD_CORE_TYPEDEFS || newest([path.dirname(path.dirname(path.dirname(nodeFile)))], 'pidguard-core');
+  if (!core || !fs.existsSync(core)) {
+    throw new Error(`gen-types: no pidguard-core type definitions beside ${nodeFile}: build the addon (core's node feature writes them)`);
+  }
+  return fs.readFileSync(nodeFile, 'utf8') + '\n' + fs.readFileSync(core, 'utf8');
 }
 
 function indent(def) {
@@ -140,10 +162,10 @@ function main(argv) {
   const src = argv[0] || findTypeDefs(root);
   if (!src) { console.error('gen-types: no type definitions under target/: build the workspace first'); process.exit(1); }
   const outDir = argv[1] || path.join(root, 'node');
-  const { dts, mjs } = generate(fs.readFileSync(src, 'utf8'));
+  const { dts, mjs } = generate(readTypeDefs(src));
   fs.writeFileSync(path.join(outDir, 'index.d.ts'), dts);
   fs.writeFileSync(path.join(outDir, 'index.mjs'), mjs);
 }
 
-module.exports = { generate, findTypeDefs, snakeCase };
+module.exports = { generate, findTypeDefs, readTypeDefs, snakeCase };
 if (require.main === module) main(process.argv.slice(2));

@@ -3,10 +3,9 @@
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsValue, Status, ValueType};
+use napi::{Env, JsValue, Status, Task, ValueType};
 
 /// A path as JavaScript gives it: a string, or a `Buffer` of raw bytes (any byte but NUL).
 pub type PathArg = Either<String, Buffer>;
@@ -111,12 +110,14 @@ pub fn pid(env: &Env, v: &Unknown, name: &str) -> Result<i32> {
 pub fn pid_number(env: &Env, n: f64, name: &str) -> Result<i32> {
     // Which pids may be read or signalled is core's decision (1..=pid_max; pid <= 0 and pid 1
     // are refused before any system call); here only what a pid_t can hold.
+    int(env, n, name, "an integer that fits a pid_t")
+}
+
+/// `n` as an `i32`; a fraction, NaN, an infinity or a number outside `i32` is a `RangeError`
+/// ("It must be {what}").
+fn int(env: &Env, n: f64, name: &str, what: &str) -> Result<i32> {
     if n.fract() != 0.0 || !(i32::MIN as f64..=i32::MAX as f64).contains(&n) {
-        return Err(arg_error(
-            env,
-            "ERR_OUT_OF_RANGE",
-            format!("The value of \"{name}\" is out of range. It must be an integer that fits a pid_t. Received {n}"),
-        ));
+        return Err(arg_error(env, "ERR_OUT_OF_RANGE", format!("The value of \"{name}\" is out of range. It must be {what}. Received {n}")));
     }
     Ok(n as i32)
 }
@@ -127,13 +128,7 @@ pub fn pid_number(env: &Env, n: f64, name: &str) -> Result<i32> {
 pub fn signal(env: &Env, v: &Unknown, name: &str) -> Result<pidguard::Signal> {
     let r = match v.get_type()? {
         ValueType::String => pidguard::Signal::parse(&String::from_unknown(*v)?),
-        ValueType::Number => {
-            let n = f64::from_unknown(*v)?;
-            if n.fract() != 0.0 || !(i32::MIN as f64..=i32::MAX as f64).contains(&n) {
-                return Err(arg_error(env, "ERR_OUT_OF_RANGE", format!("The value of \"{name}\" is out of range. It must be an integer. Received {n}")));
-            }
-            pidguard::Signal::from_number(n as i32)
-        }
+        ValueType::Number => pidguard::Signal::from_number(int(env, f64::from_unknown(*v)?, name, "an integer")?),
         t => {
             return Err(arg_error(
                 env,
@@ -167,16 +162,55 @@ pub fn invalid_value(env: &Env, msg: &str) -> napi::Error {
     arg_error(env, "ERR_INVALID_ARG_VALUE", msg.to_string())
 }
 
-/// `'strict'` or `'lenient'`; anything else is a `TypeError` (`ERR_INVALID_ARG_VALUE`).
-pub fn policy(env: &Env, s: &str) -> Result<pidguard::Policy> {
-    s.parse().map_err(|_| arg_error(env, "ERR_INVALID_ARG_VALUE", format!("The \"policy\" option must be 'strict' or 'lenient'. Received {s:?}")))
+/// A policy name parsed by core (`'strict'` or `'lenient'`; `None` is core's default). Core's
+/// refusal of any other name is thrown as a `TypeError` (`ERR_INVALID_ARG_VALUE`), like the
+/// other invalid option values.
+pub fn policy(env: &Env, s: Option<&str>) -> Result<pidguard::Policy> {
+    s.map_or(Ok(pidguard::Policy::default()), |s| s.parse().map_err(|e: pidguard::Error| invalid_value(env, e.message())))
 }
 
-/// Seconds since the epoch as `f64` (negative before 1970).
-pub fn epoch_secs(t: SystemTime) -> f64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_secs_f64(),
-        Err(e) => -e.duration().as_secs_f64(),
+/// Core's `TerminateOptions` with what JavaScript gave (`schedule` in `--retry` syntax, parsed
+/// by core; `group`, `reap`); everything not given is core's default.
+pub fn terminate_options(env: &Env, schedule: Option<&str>, group: Option<bool>, reap: Option<bool>) -> Result<pidguard::TerminateOptions> {
+    let mut opts = pidguard::TerminateOptions::default();
+    if let Some(s) = schedule {
+        opts.schedule = self::schedule(env, s)?;
+    }
+    opts.group = group.unwrap_or(opts.group);
+    opts.reap = reap.unwrap_or(opts.reap);
+    Ok(opts)
+}
+
+/// One synchronous core call: [`no_panic`], its error through [`js_error`].
+pub fn call<T>(env: &Env, f: impl FnOnce() -> pidguard::Result<T>) -> Result<T> {
+    no_panic(f).map_err(|e| js_error(env, &e))
+}
+
+/// One core call run on libuv's thread pool (the work of every `Promise` this addon returns):
+/// the closure runs there under [`no_panic`], and its answer resolves the `Promise` or its
+/// error (through [`js_error`]) rejects it.
+pub struct CoreTask<V> {
+    work: Option<Box<dyn FnOnce() -> pidguard::Result<V> + Send>>,
+}
+
+/// `work` as an [`AsyncTask`]: a `Promise` of its answer.
+pub fn task<V>(work: impl FnOnce() -> pidguard::Result<V> + Send + 'static) -> AsyncTask<CoreTask<V>>
+where
+    CoreTask<V>: Task,
+{
+    AsyncTask::new(CoreTask { work: Some(Box::new(work)) })
+}
+
+impl<V: Send + 'static + ToNapiValue + TypeName> Task for CoreTask<V> {
+    type Output = pidguard::Result<V>;
+    type JsValue = V;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        Ok(no_panic(|| (self.work.take().expect("a task computes once"))()))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<V> {
+        output.map_err(|e| js_error(&env, &e))
     }
 }
 

@@ -7,11 +7,11 @@
 
 use indexmap::IndexMap;
 use napi::bindgen_prelude::*;
-use napi::{Env, Task};
+use napi::Env;
 use napi_derive::napi;
 use pidguard::guard as core;
 
-use crate::convert::{self, js_error, PathArg};
+use crate::convert::{self, call, js_error, task, CoreTask, PathArg};
 
 /// A guard record as this module returns it: the holder's pid and start token, and the
 /// caller's own string members in file order.
@@ -114,7 +114,7 @@ pub fn encode(env: Env, entry: EntryInit) -> Result<String> {
 /// `PIDGUARD_BAD_TOKEN` (all in the family `PIDGUARD_MALFORMED`).
 #[napi(namespace = "guard", ts_args_type = "content: string | Buffer")]
 pub fn decode(env: Env, content: PathArg) -> Result<Entry> {
-    convert::no_panic(|| core::decode(bytes(&content))).map(entry).map_err(|e| js_error(&env, &e))
+    call(&env, || core::decode(bytes(&content))).map(entry)
 }
 
 /// Create the guard pidfile `path` holding `entry`: it appears fully written or not at all,
@@ -127,7 +127,7 @@ pub fn decode(env: Env, content: PathArg) -> Result<Entry> {
 #[napi(namespace = "guard", ts_args_type = "path: string | Buffer, entry: guard.EntryInit")]
 pub fn create(env: Env, path: PathArg, entry: EntryInit) -> Result<()> {
     let e = entry_arg(&env, entry, "entry")?;
-    convert::no_panic(|| core::create(&convert::path(&path), &e)).map_err(|x| js_error(&env, &x))
+    call(&env, || core::create(&convert::path(&path), &e))
 }
 
 /// Read the guard pidfile `path` without following a symlink or blocking on a FIFO.
@@ -140,7 +140,7 @@ pub fn create(env: Env, path: PathArg, entry: EntryInit) -> Result<()> {
 /// means "the holder is dead".
 #[napi(namespace = "guard", ts_args_type = "path: string | Buffer")]
 pub fn read(env: Env, path: PathArg) -> Result<Entry> {
-    convert::no_panic(|| core::read(&convert::path(&path))).map(entry).map_err(|e| js_error(&env, &e))
+    call(&env, || core::read(&convert::path(&path))).map(entry)
 }
 
 /// Remove `path` only if its bytes are exactly `encode(entry)`, safely against a concurrent
@@ -150,7 +150,7 @@ pub fn read(env: Env, path: PathArg) -> Result<Entry> {
 #[napi(namespace = "guard", ts_args_type = "path: string | Buffer, entry: guard.EntryInit")]
 pub fn remove(env: Env, path: PathArg, entry: EntryInit) -> Result<bool> {
     let e = entry_arg(&env, entry, "entry")?;
-    convert::no_panic(|| core::remove(&convert::path(&path), &e)).map_err(|x| js_error(&env, &x))
+    call(&env, || core::remove(&convert::path(&path), &e))
 }
 
 /// Retire `old` by content, then create `next` in its place. Throws `PIDGUARD_SUPERSEDED` (and
@@ -162,7 +162,7 @@ pub fn remove(env: Env, path: PathArg, entry: EntryInit) -> Result<bool> {
 pub fn replace(env: Env, path: PathArg, old: EntryInit, next: EntryInit) -> Result<()> {
     let o = entry_arg(&env, old, "old")?;
     let n = entry_arg(&env, next, "next")?;
-    convert::no_panic(|| core::replace(&convert::path(&path), &o, &n)).map_err(|x| js_error(&env, &x))
+    call(&env, || core::replace(&convert::path(&path), &o, &n))
 }
 
 /// Read `path` and judge its holder: `{ found: false }` when there is no file, else the record
@@ -171,7 +171,7 @@ pub fn replace(env: Env, path: PathArg, old: EntryInit, next: EntryInit) -> Resu
 /// not a pidguard start token, `PIDGUARD_IO`.
 #[napi(namespace = "guard", ts_args_type = "path: string | Buffer")]
 pub fn check(env: Env, path: PathArg) -> Result<Verdict> {
-    convert::no_panic(|| core::check(&convert::path(&path))).map(verdict).map_err(|e| js_error(&env, &e))
+    call(&env, || core::check(&convert::path(&path))).map(verdict)
 }
 
 /// The lowercase hex SHA-256 of `secret` (a UTF-8 `string` or a `Buffer`): how a record names a
@@ -238,7 +238,7 @@ impl Guard {
     pub fn release(&mut self, env: Env) -> Result<bool> {
         match self.inner.take() {
             None => Ok(false),
-            Some(g) => convert::no_panic(|| g.release()).map_err(|e| js_error(&env, &e)),
+            Some(g) => call(&env, || g.release()),
         }
     }
 
@@ -250,35 +250,6 @@ impl Guard {
             g.keep();
         }
         entry(self.entry.clone())
-    }
-}
-
-/// The work of `acquire`, run on libuv's thread pool.
-pub struct AcquireTask {
-    path: std::path::PathBuf,
-    fields: Vec<(String, String)>,
-    options: core::AcquireOptions,
-}
-
-impl Task for AcquireTask {
-    type Output = pidguard::Result<core::Guard>;
-    type JsValue = Guard;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let fields = std::mem::take(&mut self.fields);
-        Ok(convert::no_panic(|| {
-            core::Entry::current().and_then(|me| core::acquire(&self.path, &core::Entry { fields, ..me }, &self.options))
-        }))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        let g = output.map_err(|e| js_error(&env, &e))?;
-        Ok(Guard {
-            path: g.path().to_string_lossy().into_owned(),
-            entry: g.entry().clone(),
-            replaced: g.replaced().cloned(),
-            inner: Some(g),
-        })
     }
 }
 
@@ -300,11 +271,13 @@ impl Task for AcquireTask {
     ts_args_type = "path: string | Buffer, fields?: Record<string, string> | null, options?: guard.AcquireOptions | null",
     ts_return_type = "Promise<guard.Guard>"
 )]
-pub fn acquire(path: PathArg, fields: Option<IndexMap<String, String>>, options: Option<AcquireOptions>) -> AsyncTask<AcquireTask> {
-    let takeover = options.and_then(|o| o.takeover).unwrap_or(false);
-    AsyncTask::new(AcquireTask {
-        path: convert::path(&path),
-        fields: fields.unwrap_or_default().into_iter().collect(),
-        options: core::AcquireOptions { takeover },
+pub fn acquire(path: PathArg, fields: Option<IndexMap<String, String>>, options: Option<AcquireOptions>) -> AsyncTask<CoreTask<Guard>> {
+    let mut opts = core::AcquireOptions::default();
+    opts.takeover = options.and_then(|o| o.takeover).unwrap_or(opts.takeover);
+    let path = convert::path(&path);
+    let fields = fields.unwrap_or_default().into_iter().collect();
+    task(move || {
+        let g = core::acquire(&path, &core::Entry { fields, ..core::Entry::current()? }, &opts)?;
+        Ok(Guard { path: g.path().to_string_lossy().into_owned(), entry: g.entry().clone(), replaced: g.replaced().cloned(), inner: Some(g) })
     })
 }

@@ -6,14 +6,13 @@
 //! the Promise it returned settles, so a `&mut self` method would throw while a wait is pending.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, Task};
+use napi::Env;
 use napi_derive::napi;
 
-use crate::convert::{self, js_error};
-use crate::{terminate_report, TerminateReport};
+use crate::convert::{self, call, js_error, task, CoreTask};
+use crate::TerminateReport;
 
 /// Options of `ProcessRef#terminate`; every default is core's.
 #[napi(object)]
@@ -52,6 +51,10 @@ pub struct ProcessRef {
 }
 
 impl ProcessRef {
+    fn new(h: pidguard::ProcessRef) -> ProcessRef {
+        ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), inner: Mutex::new(Some(Arc::new(h))) }
+    }
+
     fn slot(&self) -> MutexGuard<'_, Option<Arc<pidguard::ProcessRef>>> {
         // Nothing panics while holding it; a poisoned lock still holds a valid Option.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
@@ -82,12 +85,8 @@ impl ProcessRef {
     pub fn open(env: Env, pid: Unknown, token: Option<String>, policy: Option<String>) -> Result<ProcessRef> {
         let pid = convert::pid(&env, &pid, "pid")?;
         let token = token.as_deref().map(|t| convert::token(&env, t)).transpose()?;
-        let policy = match policy.as_deref() {
-            None => pidguard::Policy::default(),
-            Some(p) => convert::policy(&env, p)?,
-        };
-        let h = convert::no_panic(|| pidguard::ProcessRef::open(pid, token.as_ref(), policy)).map_err(|e| js_error(&env, &e))?;
-        Ok(ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), inner: Mutex::new(Some(Arc::new(h))) })
+        let policy = convert::policy(&env, policy.as_deref())?;
+        call(&env, || pidguard::ProcessRef::open(pid, token.as_ref(), policy)).map(ProcessRef::new)
     }
 
     /// Pin the caller's own child `pid` (a `ChildProcess` it spawned, not yet reaped) without
@@ -100,8 +99,7 @@ impl ProcessRef {
     #[napi(factory, ts_args_type = "pid: number")]
     pub fn open_child(env: Env, pid: Unknown) -> Result<ProcessRef> {
         let pid = convert::pid(&env, &pid, "pid")?;
-        let h = convert::no_panic(|| pidguard::ProcessRef::open_child(pid)).map_err(|e| js_error(&env, &e))?;
-        Ok(ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), inner: Mutex::new(Some(Arc::new(h))) })
+        call(&env, || pidguard::ProcessRef::open_child(pid)).map(ProcessRef::new)
     }
 
     /// The pid.
@@ -139,7 +137,7 @@ impl ProcessRef {
     pub fn signal(&self, env: Env, sig: Unknown) -> Result<bool> {
         let sig = convert::signal(&env, &sig, "sig")?;
         let h = self.handle(&env)?;
-        convert::no_panic(|| h.signal(sig)).map(|d| d != pidguard::Delivery::AlreadyGone).map_err(|e| js_error(&env, &e))
+        call(&env, || h.signal(sig)).map(|d| d != pidguard::Delivery::AlreadyGone)
     }
 
     /// Send `sig` to the process group this process leads, also after the leader has exited
@@ -153,7 +151,7 @@ impl ProcessRef {
     pub fn signal_group(&self, env: Env, sig: Unknown) -> Result<bool> {
         let sig = convert::signal(&env, &sig, "sig")?;
         let h = self.handle(&env)?;
-        convert::no_panic(|| h.signal_group(sig)).map(|d| d != pidguard::Delivery::AlreadyGone).map_err(|e| js_error(&env, &e))
+        call(&env, || h.signal_group(sig)).map(|d| d != pidguard::Delivery::AlreadyGone)
     }
 
     /// Whether the process has exited (it may still be an unreaped zombie). Never waits.
@@ -161,7 +159,7 @@ impl ProcessRef {
     #[napi]
     pub fn has_exited(&self, env: Env) -> Result<bool> {
         let h = self.handle(&env)?;
-        convert::no_panic(|| Ok(h.has_exited())).map_err(|e| js_error(&env, &e))
+        call(&env, || Ok(h.has_exited()))
     }
 
     /// Wait, off the event loop, until the process exits or `timeoutSeconds` pass (`null` or
@@ -171,14 +169,15 @@ impl ProcessRef {
     /// Throws at once `TypeError`/`RangeError` for a timeout that is not a finite number ≥ 0,
     /// `PIDGUARD_INVALID_ARGUMENT` for a closed handle.
     #[napi(ts_args_type = "timeoutSeconds?: number | null", ts_return_type = "Promise<boolean>")]
-    pub fn wait(&self, env: Env, timeout_seconds: Option<Unknown>) -> Result<AsyncTask<WaitTask>> {
+    pub fn wait(&self, env: Env, timeout_seconds: Option<Unknown>) -> Result<AsyncTask<CoreTask<bool>>> {
         let timeout = match timeout_seconds {
             Some(t) if !matches!(t.get_type()?, napi::ValueType::Undefined | napi::ValueType::Null) => {
                 Some(convert::duration(&env, convert::number(&env, &t, "timeoutSeconds")?, "timeoutSeconds")?)
             }
             _ => None,
         };
-        Ok(AsyncTask::new(WaitTask { h: self.handle(&env)?, timeout }))
+        let h = self.handle(&env)?;
+        Ok(task(move || h.wait(timeout)))
     }
 
     /// Stop the process, and the group it leads, with an escalation schedule, off the event
@@ -190,24 +189,14 @@ impl ProcessRef {
     /// closed handle. Rejects with `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel
     /// refused a signal, `PIDGUARD_REFUSED` when a safety rule refused the group.
     #[napi(ts_args_type = "options?: string | ProcessTerminateOptions | null", ts_return_type = "Promise<TerminateReport>")]
-    pub fn terminate(&self, env: Env, options: Option<Either<String, ProcessTerminateOptions>>) -> Result<AsyncTask<HandleTerminateTask>> {
-        let mut opts = pidguard::TerminateOptions::default();
-        match options {
-            None => {}
-            Some(Either::A(s)) => opts.schedule = convert::schedule(&env, &s)?,
-            Some(Either::B(o)) => {
-                if let Some(s) = &o.schedule {
-                    opts.schedule = convert::schedule(&env, s)?;
-                }
-                if let Some(g) = o.group {
-                    opts.group = g;
-                }
-                if let Some(r) = o.reap {
-                    opts.reap = r;
-                }
-            }
-        }
-        Ok(AsyncTask::new(HandleTerminateTask { h: self.handle(&env)?, opts }))
+    pub fn terminate(&self, env: Env, options: Option<Either<String, ProcessTerminateOptions>>) -> Result<AsyncTask<CoreTask<TerminateReport>>> {
+        let opts = match &options {
+            None => convert::terminate_options(&env, None, None, None)?,
+            Some(Either::A(s)) => convert::terminate_options(&env, Some(s), None, None)?,
+            Some(Either::B(o)) => convert::terminate_options(&env, o.schedule.as_deref(), o.group, o.reap)?,
+        };
+        let h = self.handle(&env)?;
+        Ok(task(move || h.terminate(&opts).map(|r| (&r).into())))
     }
 
     /// Release the pidfd (once pending `wait()`/`terminate()` calls finish). Calling it again
@@ -215,43 +204,5 @@ impl ProcessRef {
     #[napi]
     pub fn close(&self) {
         self.slot().take();
-    }
-}
-
-/// The work of `ProcessRef#wait`, run on libuv's thread pool.
-pub struct WaitTask {
-    h: Arc<pidguard::ProcessRef>,
-    timeout: Option<Duration>,
-}
-
-impl Task for WaitTask {
-    type Output = pidguard::Result<bool>;
-    type JsValue = bool;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(convert::no_panic(|| self.h.wait(self.timeout)))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        output.map_err(|e| js_error(&env, &e))
-    }
-}
-
-/// The work of `ProcessRef#terminate`, run on libuv's thread pool.
-pub struct HandleTerminateTask {
-    h: Arc<pidguard::ProcessRef>,
-    opts: pidguard::TerminateOptions,
-}
-
-impl Task for HandleTerminateTask {
-    type Output = pidguard::Result<pidguard::TerminateReport>;
-    type JsValue = TerminateReport;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(convert::no_panic(|| self.h.terminate(&self.opts)))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        output.map(terminate_report).map_err(|e| js_error(&env, &e))
     }
 }

@@ -2,11 +2,14 @@
 //!
 //! A thin shell over `pidguard` (the core crate): every function converts its arguments, makes
 //! one core call and converts the result or the error. Nothing here decides anything: defaults
-//! (the schedule, the tolerance, the policy) are core's.
+//! (the schedule, the tolerance, the policy) are core's, and so are the reports (`ProcessInfo`,
+//! `Judgement`, `PidFileCheck`, `TerminateReport`, `StopReport`, `HookReport` are
+//! `pidguard::report`'s structs, napi objects through core's `node` feature; their `index.d.ts`
+//! interfaces come from core's type definitions).
 //!
-//! - Anything that can wait (`cleanupBackgroundHooks`, `terminate`) is an `AsyncTask`: it runs
-//!   on libuv's thread pool and returns a `Promise`, so the event loop keeps running during a
-//!   schedule. Checks (`validatePidFile`, `checkPidFile`, `lookup`, `startToken`, `judge`) are
+//! - Anything that can wait (`cleanupBackgroundHooks`, `terminate`, `stopPidFile`, …) is a
+//!   `convert::CoreTask`: it runs on libuv's thread pool and returns a `Promise`, so the event
+//!   loop keeps running during a schedule. Checks (`validatePidFile`, `checkPidFile`, `lookup`, `startToken`, `judge`) are
 //!   synchronous: they read procfs and a file, never wait.
 //! - Errors are `Error`s built by one converter (`convert::js_error`): `code` is
 //!   `PIDGUARD_<KIND>` derived from `pidguard::ErrorKind`, with `errno`, `path`, `pid` and
@@ -21,10 +24,16 @@ pub mod guard;
 pub mod handle;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, Task};
+use napi::Env;
 use napi_derive::napi;
+// Core's reports, under the names JavaScript knows them by (`index.d.ts` takes their interfaces
+// from core's type definitions).
+use pidguard::report::{
+    HookView as HookReport, JudgementView as Judgement, PidFileCheckView as PidFileCheck, ProcessInfoView as ProcessInfo,
+    StopView as StopReport, TerminateView as TerminateReport,
+};
 
-use convert::{epoch_secs, js_error, path, PathArg};
+use convert::{call, path, task, CoreTask, PathArg};
 
 /// The pidguard version (the crate version; `package.json` carries the same).
 #[napi]
@@ -75,7 +84,7 @@ pub fn error_kinds() -> Vec<ErrorKindInfo> {
 pub fn write_pid_file_with_mtime(env: Env, pid_file: PathArg, pid: Unknown, start_time: Unknown) -> Result<()> {
     let pid = convert::pid(&env, &pid, "pid")?;
     let start_time = convert::number(&env, &start_time, "startTime")?;
-    convert::no_panic(|| pidguard::write_pid_file_with_mtime(&path(&pid_file), pid, start_time)).map_err(|e| js_error(&env, &e))
+    call(&env, || pidguard::write_pid_file_with_mtime(&path(&pid_file), pid, start_time))
 }
 
 /// Options of `validatePidFile` and `checkPidFile`.
@@ -89,13 +98,18 @@ pub struct PidFileOptions {
     pub tolerance: Option<f64>,
 }
 
-fn pidfile_args(cmd_file: Option<Either<PathArg, PidFileOptions>>, tolerance: Option<f64>) -> (Option<std::path::PathBuf>, f64) {
+/// The second argument of `validatePidFile` and `checkPidFile`: the command file, or the options.
+type CmdFileOrOptions = Option<Either<PathArg, PidFileOptions>>;
+
+/// Core's `check_pid_file` with the arguments of `validatePidFile` and `checkPidFile`.
+fn check(env: &Env, pid_file: &PathArg, cmd_file: CmdFileOrOptions, tolerance: Option<f64>) -> Result<pidguard::PidFileCheck> {
     let (cmd, opt_tol) = match cmd_file {
         None => (None, None),
         Some(Either::A(p)) => (Some(path(&p)), None),
         Some(Either::B(o)) => (o.cmd_file.as_ref().map(path), o.tolerance),
     };
-    (cmd, tolerance.or(opt_tol).unwrap_or(pidguard::DEFAULT_TOLERANCE))
+    let tolerance = tolerance.or(opt_tol).unwrap_or(pidguard::DEFAULT_TOLERANCE);
+    call(env, || Ok(pidguard::check_pid_file(&path(pid_file), cmd.as_deref(), tolerance)))
 }
 
 /// `validate_pid_file` of abx-dl: `true` when the pidfile names a live process that is the one
@@ -106,75 +120,15 @@ fn pidfile_args(cmd_file: Option<Either<PathArg, PidFileOptions>>, tolerance: Op
 /// `validate_pid_file(pidFile, cmdFile, tolerance)`; `tolerance` is in seconds (default 5.0).
 /// Throws only for arguments of the wrong type.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
-pub fn validate_pid_file(
-    env: Env,
-    pid_file: PathArg,
-    options: Option<Either<PathArg, PidFileOptions>>,
-    tolerance: Option<f64>,
-) -> Result<bool> {
-    let (cmd, tol) = pidfile_args(options, tolerance);
-    convert::no_panic(|| Ok(pidguard::validate_pid_file(&path(&pid_file), cmd.as_deref(), tol))).map_err(|e| js_error(&env, &e))
-}
-
-/// The full answer of `checkPidFile`.
-#[napi(object)]
-pub struct PidFileCheck {
-    /// What `validatePidFile` returns.
-    pub valid: bool,
-    /// Why: `'valid'`, `'missing'`, `'unreadable'`, `'not-regular'`, `'malformed'`,
-    /// `'bad-token'`, `'gone'`, `'zombie'`, `'mismatch'`, `'foreign'`, `'unverifiable'`,
-    /// `'mtime-skew'` or `'cmd-mismatch'` (core's `CheckReason` slugs).
-    pub reason: String,
-    /// The pid in the file, when it parsed.
-    pub pid: Option<i32>,
-    /// The identity verdict, when the process was judged.
-    #[napi(ts_type = "'match' | 'mismatch' | 'unverifiable' | 'gone'")]
-    pub verdict: Option<String>,
-    /// Why that verdict (`'token-equal'`, `'start-ticks-differ'`, `'zombie'`, …).
-    pub verdict_reason: Option<String>,
-    /// The recorded start token, when the file carries one.
-    pub token: Option<String>,
-    /// The file's mtime, seconds since the epoch.
-    pub mtime: Option<f64>,
-    /// The live process's psutil-compatible create time, seconds since the epoch.
-    pub create_time: Option<f64>,
-    /// The file's owner uid, when it could be opened.
-    pub owner_uid: Option<u32>,
-    /// The file's mode bits, when it could be opened.
-    pub mode: Option<u32>,
-    /// Whether the record belongs to another machine or PID namespace (leave it alone).
-    pub foreign: bool,
+pub fn validate_pid_file(env: Env, pid_file: PathArg, options: CmdFileOrOptions, tolerance: Option<f64>) -> Result<bool> {
+    check(&env, &pid_file, options, tolerance).map(|c| c.valid)
 }
 
 /// Judge an abx-dl pidfile and say why (`validatePidFile` with the reason). Same arguments as
 /// `validatePidFile`; never throws for a bad file, only for arguments of the wrong type.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
-pub fn check_pid_file(
-    env: Env,
-    pid_file: PathArg,
-    options: Option<Either<PathArg, PidFileOptions>>,
-    tolerance: Option<f64>,
-) -> Result<PidFileCheck> {
-    let (cmd, tol) = pidfile_args(options, tolerance);
-    convert::no_panic(|| Ok(pidguard::check_pid_file(&path(&pid_file), cmd.as_deref(), tol)))
-        .map(pid_file_check)
-        .map_err(|e| js_error(&env, &e))
-}
-
-fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
-    PidFileCheck {
-        valid: c.valid,
-        reason: c.reason.as_str().to_string(),
-        pid: c.pid,
-        verdict: c.judgement.map(|j| j.verdict.as_str().to_string()),
-        verdict_reason: c.judgement.map(|j| j.reason.to_string()),
-        token: c.token.as_ref().map(ToString::to_string),
-        mtime: c.mtime,
-        create_time: c.create_time,
-        owner_uid: c.owner.map(|o| o.0),
-        mode: c.owner.map(|o| o.1),
-        foreign: c.is_foreign(),
-    }
+pub fn check_pid_file(env: Env, pid_file: PathArg, options: CmdFileOrOptions, tolerance: Option<f64>) -> Result<PidFileCheck> {
+    check(&env, &pid_file, options, tolerance).map(|c| (&c).into())
 }
 
 /// Write a hook's command file: `#!/bin/bash\n` + the argv joined as `shlex.join` joins it +
@@ -186,36 +140,7 @@ fn pid_file_check(c: pidguard::PidFileCheck) -> PidFileCheck {
 /// `PIDGUARD_UNTRUSTED` when `path` is a symlink, FIFO or directory; file system errors.
 #[napi(ts_args_type = "path: string | Buffer, argv: string[]")]
 pub fn write_cmd_file(env: Env, path: PathArg, argv: Vec<String>) -> Result<()> {
-    convert::no_panic(|| pidguard::write_cmd_file(&convert::path(&path), &argv)).map_err(|e| js_error(&env, &e))
-}
-
-/// What procfs says about one process.
-#[napi(object)]
-pub struct ProcessInfo {
-    /// The pid.
-    pub pid: i32,
-    /// The parent pid.
-    pub ppid: i32,
-    /// The process group id.
-    pub pgid: i32,
-    /// The session id.
-    pub sid: i32,
-    /// The real uid, when readable.
-    pub uid: Option<u32>,
-    /// The state letter of `/proc/<pid>/stat` (`'Z'` is a zombie).
-    pub state: String,
-    /// Start time in clock ticks since boot.
-    pub start_ticks: f64,
-    /// The start token (`linux1:…`), as `startToken(pid)` returns it.
-    pub token: String,
-    /// psutil-compatible create time, seconds since the epoch (used only by the mtime format).
-    pub create_time: f64,
-    /// The command name (`comm`).
-    pub name: String,
-    /// The argv, when readable (empty for kernel threads and zombies).
-    pub argv: Option<Vec<String>>,
-    /// The executable's path, when readable.
-    pub exe: Option<String>,
+    call(&env, || pidguard::write_cmd_file(&convert::path(&path), &argv))
 }
 
 /// Everything procfs says about `pid` now (a zombie is returned with `state === 'Z'`).
@@ -226,21 +151,7 @@ pub struct ProcessInfo {
 #[napi(ts_args_type = "pid: number")]
 pub fn lookup(env: Env, pid: Unknown) -> Result<ProcessInfo> {
     let pid = convert::pid(&env, &pid, "pid")?;
-    let i = convert::no_panic(|| pidguard::lookup(pid)).map_err(|e| js_error(&env, &e))?;
-    Ok(ProcessInfo {
-        pid: i.pid,
-        ppid: i.ppid,
-        pgid: i.pgid,
-        sid: i.sid,
-        uid: i.uid,
-        state: i.state.to_string(),
-        start_ticks: i.start_ticks as f64,
-        token: i.token.to_string(),
-        create_time: i.create_time,
-        name: i.name,
-        argv: i.argv,
-        exe: i.exe.map(|p| p.to_string_lossy().into_owned()),
-    })
+    call(&env, || pidguard::lookup(pid).map(|i| (&i).into()))
 }
 
 /// The start token of the live process `pid`:
@@ -252,19 +163,7 @@ pub fn lookup(env: Env, pid: Unknown) -> Result<ProcessInfo> {
 #[napi(ts_args_type = "pid: number")]
 pub fn start_token(env: Env, pid: Unknown) -> Result<String> {
     let pid = convert::pid(&env, &pid, "pid")?;
-    convert::no_panic(|| pidguard::start_token(pid)).map(|t| t.to_string()).map_err(|e| js_error(&env, &e))
-}
-
-/// A verdict with its reason.
-#[napi(object)]
-pub struct Judgement {
-    /// `'match'`, `'mismatch'`, `'unverifiable'` or `'gone'`.
-    #[napi(ts_type = "'match' | 'mismatch' | 'unverifiable' | 'gone'")]
-    pub verdict: String,
-    /// Why (`'token-equal'`, `'boot-id-differs'`, `'start-ticks-differ'`,
-    /// `'pidfs-inode-differs'`, `'no-recorded-token'`, `'live-token-unreadable'`,
-    /// `'foreign-pid-namespace'`, `'foreign-machine'`, `'no-such-process'`, `'zombie'`).
-    pub reason: String,
+    call(&env, || pidguard::start_token(pid).map(|t| t.to_string()))
 }
 
 /// Is the process at `pid` the one `token` names? One of four verdicts, never a guess. Without a
@@ -276,8 +175,7 @@ pub struct Judgement {
 pub fn judge(env: Env, pid: Unknown, token: Option<String>) -> Result<Judgement> {
     let pid = convert::pid(&env, &pid, "pid")?;
     let token = token.as_deref().map(|t| convert::token(&env, t)).transpose()?;
-    let j = convert::no_panic(|| pidguard::judge(pid, token.as_ref())).map_err(|e| js_error(&env, &e))?;
-    Ok(Judgement { verdict: j.verdict.as_str().to_string(), reason: j.reason.to_string() })
+    call(&env, || pidguard::judge(pid, token.as_ref()).map(|j| (&j).into()))
 }
 
 /// Options of `terminate`.
@@ -301,84 +199,6 @@ pub struct TerminateOptions {
     pub reap: Option<bool>,
 }
 
-/// What happened to the target of `terminate`.
-#[napi(object)]
-pub struct TerminateReport {
-    /// The target's pid.
-    pub pid: i32,
-    /// `'already-gone'`, `'exited'`, `'unkillable'`, `'refused'` or `'error'`.
-    pub outcome: String,
-    /// For `'exited'`: the last signal sent before it exited (`'TERM'`, `'KILL'`).
-    pub after: Option<String>,
-    /// For `'refused'`: why (`'mismatch'`, `'own-group'`, …).
-    pub refusal: Option<String>,
-    /// For `'error'`: the message.
-    pub error: Option<String>,
-    /// Every signal sent, in order, by name (`['TERM', 'CONT', 'KILL']`).
-    pub signals: Vec<String>,
-    /// The exit code when the target is this process's child: the code, or 128 + signal.
-    pub exit_code: Option<i32>,
-    /// Whether the process group was the target.
-    pub group: bool,
-    /// Whether the process was reached through a pidfd (false: `kill(2)` after a re-check).
-    pub pinned: bool,
-    /// How group signals were delivered: `'pidfd-group-flag'`, `'pidfd-members'`, `'killpg'`.
-    pub group_mode: Option<String>,
-    /// Members of the group still alive at the end (for `'unkillable'`).
-    pub survivors: Vec<i32>,
-    /// Seconds from the start of termination to the outcome.
-    pub elapsed: f64,
-}
-
-pub(crate) fn terminate_report(r: pidguard::TerminateReport) -> TerminateReport {
-    use pidguard::{GroupMode, Outcome, PinMode};
-    TerminateReport {
-        pid: r.pid,
-        outcome: r.outcome.as_str().to_string(),
-        after: r.outcome.after().map(|s| s.name()),
-        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
-        error: match &r.outcome {
-            Outcome::Error(e) => Some(e.clone()),
-            _ => None,
-        },
-        signals: r.signals.iter().map(|s| s.name()).collect(),
-        exit_code: r.exit.code(),
-        group: r.group,
-        pinned: r.pin_mode == PinMode::Pidfd,
-        group_mode: r.group_mode.map(|m| {
-            match m {
-                GroupMode::PidfdGroupFlag => "pidfd-group-flag",
-                GroupMode::PidfdMembers => "pidfd-members",
-                GroupMode::Killpg => "killpg",
-            }
-            .to_string()
-        }),
-        survivors: r.survivors,
-        elapsed: r.elapsed.as_secs_f64(),
-    }
-}
-
-/// The work of `terminate`, run on libuv's thread pool.
-pub struct TerminateTask {
-    pid: i32,
-    token: Option<pidguard::StartToken>,
-    policy: pidguard::Policy,
-    opts: pidguard::TerminateOptions,
-}
-
-impl Task for TerminateTask {
-    type Output = pidguard::Result<pidguard::TerminateReport>;
-    type JsValue = TerminateReport;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(convert::no_panic(|| pidguard::terminate_pid(self.pid, self.token.as_ref(), self.policy, &self.opts)))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        output.map(terminate_report).map_err(|e| js_error(&env, &e))
-    }
-}
-
 /// Stop the process `pid` (and the process group it leads) with an escalation schedule, off the
 /// event loop. The process is pinned with a pidfd and its identity checked against `token` under
 /// `policy` before any signal; signals go only through the pin, so none can reach a process that
@@ -392,25 +212,13 @@ impl Task for TerminateTask {
 /// `PIDGUARD_PERMISSION_DENIED` (errno `EPERM`) when the kernel refused the signal (another
 /// user's process).
 #[napi(ts_args_type = "pid: number, options?: TerminateOptions | null", ts_return_type = "Promise<TerminateReport>")]
-pub fn terminate(env: Env, pid: Unknown, options: Option<TerminateOptions>) -> Result<AsyncTask<TerminateTask>> {
+pub fn terminate(env: Env, pid: Unknown, options: Option<TerminateOptions>) -> Result<AsyncTask<CoreTask<TerminateReport>>> {
     let pid = convert::pid(&env, &pid, "pid")?;
     let o = options.unwrap_or(TerminateOptions { token: None, policy: None, schedule: None, group: None, reap: None });
     let token = o.token.as_deref().map(|t| convert::token(&env, t)).transpose()?;
-    let mut opts = pidguard::TerminateOptions::default();
-    if let Some(s) = &o.schedule {
-        opts.schedule = convert::schedule(&env, s)?;
-    }
-    if let Some(g) = o.group {
-        opts.group = g;
-    }
-    if let Some(r) = o.reap {
-        opts.reap = r;
-    }
-    let policy = match o.policy.as_deref() {
-        None => pidguard::Policy::default(),
-        Some(p) => convert::policy(&env, p)?,
-    };
-    Ok(AsyncTask::new(TerminateTask { pid, token, policy, opts }))
+    let policy = convert::policy(&env, o.policy.as_deref())?;
+    let opts = convert::terminate_options(&env, o.schedule.as_deref(), o.group, o.reap)?;
+    Ok(task(move || pidguard::terminate_pid(pid, token.as_ref(), policy, &opts).map(|r| (&r).into())))
 }
 
 /// Options of `cleanupBackgroundHooks`; every default is the seed's (core's).
@@ -456,102 +264,6 @@ fn cleanup_options(env: &Env, o: Option<CleanupOptions>) -> Result<pidguard::Cle
     Ok(opts)
 }
 
-/// The report for one background hook.
-#[napi(object)]
-pub struct HookReport {
-    /// The hook's basename (`'on_Snapshot__20_x.bg'`).
-    pub name: String,
-    /// The directory holding its files.
-    pub dir: String,
-    /// Its pidfile.
-    pub pid_file: String,
-    /// The recorded pid, when the file parsed.
-    pub pid: Option<i32>,
-    /// The identity verdict, when the process was judged.
-    #[napi(ts_type = "'match' | 'mismatch' | 'unverifiable' | 'gone'")]
-    pub verdict: Option<String>,
-    /// The pidfile check's reason (`'valid'`, `'gone'`, `'mtime-skew'`, …).
-    pub reason: String,
-    /// What cleanup did: `'stale'`, `'foreign'`, `'unreadable'`, `'already-gone'`, `'exited'`,
-    /// `'unkillable'`, `'refused'` or `'error'`.
-    pub outcome: String,
-    /// For `'exited'`: the signal after which the group exited.
-    pub after: Option<String>,
-    /// For `'refused'`: why.
-    pub refusal: Option<String>,
-    /// Every signal sent, in order, by name.
-    pub signals: Vec<String>,
-    /// The exit code when known (this process's child): the code, or 128 + signal.
-    pub exit_code: Option<i32>,
-    /// The error, for failed hooks (`'Process unkillable'`, a refusal, a finalize failure).
-    pub error: Option<String>,
-    /// Files under `dir`, relative to it, sorted: everything but the four files (`.pid`, `.sh`,
-    /// `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it (one list per
-    /// directory).
-    pub output_files: Vec<String>,
-    /// The argv recorded in the `.sh` file.
-    pub cmd: Vec<String>,
-    /// Live processes still in a group numbered like a stale record's pid: listed, never
-    /// signalled.
-    pub unverified_leftovers: Vec<i32>,
-    /// When the hook started (the pidfile's mtime), seconds since the epoch.
-    pub started_at: Option<f64>,
-    /// When cleanup finished with it, seconds since the epoch.
-    pub ended_at: f64,
-    /// Whether the pidfile was removed.
-    pub pid_file_removed: bool,
-    /// Whether the hook is finalized as succeeded.
-    pub succeeded: bool,
-}
-
-fn hook_report(r: pidguard::HookReport) -> HookReport {
-    let lossy = |p: &std::path::Path| p.to_string_lossy().into_owned();
-    HookReport {
-        succeeded: r.succeeded(),
-        name: r.name,
-        dir: lossy(&r.dir),
-        pid_file: lossy(&r.pid_file),
-        pid: r.pid,
-        verdict: r.verdict.map(|v| v.as_str().to_string()),
-        reason: r.reason.as_str().to_string(),
-        outcome: r.outcome.as_str().to_string(),
-        after: r.outcome.after().map(|s| s.name()),
-        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
-        signals: r.signals.iter().map(|s| s.name()).collect(),
-        exit_code: r.exit_code,
-        error: r.error,
-        output_files: r.output_files.to_vec(),
-        cmd: r.cmd,
-        unverified_leftovers: r.unverified_leftovers,
-        started_at: r.started_at.map(epoch_secs),
-        ended_at: epoch_secs(r.ended_at),
-        pid_file_removed: r.pid_file_removed,
-    }
-}
-
-fn cleanup_result(env: &Env, r: pidguard::Result<Vec<pidguard::HookReport>>) -> Result<Vec<HookReport>> {
-    r.map(|v| v.into_iter().map(hook_report).collect()).map_err(|e| js_error(env, &e))
-}
-
-/// The work of `cleanupBackgroundHooks`, run on libuv's thread pool.
-pub struct CleanupTask {
-    dir: std::path::PathBuf,
-    opts: pidguard::CleanupOptions,
-}
-
-impl Task for CleanupTask {
-    type Output = pidguard::Result<Vec<pidguard::HookReport>>;
-    type JsValue = Vec<HookReport>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(convert::no_panic(|| pidguard::cleanup_background_hooks(&self.dir, &self.opts, None)))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        cleanup_result(&env, output)
-    }
-}
-
 /// Stop every background hook below `outputDir` that is provably still itself, with its
 /// process group (all hooks in parallel, with the schedule), remove stale pidfiles without
 /// signalling anything, and finalize each hook as abx-dl does (JSON lines to `indexPath`).
@@ -562,9 +274,14 @@ impl Task for CleanupTask {
 /// directory) or `PIDGUARD_IO` only when `outputDir` cannot be read: every per-hook problem is
 /// in its report.
 #[napi(ts_args_type = "outputDir: string | Buffer, options?: CleanupOptions | null", ts_return_type = "Promise<HookReport[]>")]
-pub fn cleanup_background_hooks(env: Env, output_dir: PathArg, options: Option<CleanupOptions>) -> Result<AsyncTask<CleanupTask>> {
+pub fn cleanup_background_hooks(env: Env, output_dir: PathArg, options: Option<CleanupOptions>) -> Result<AsyncTask<CoreTask<Vec<HookReport>>>> {
     let opts = cleanup_options(&env, options)?;
-    Ok(AsyncTask::new(CleanupTask { dir: path(&output_dir), opts }))
+    let dir = path(&output_dir);
+    Ok(task(move || cleanup(&dir, &opts)))
+}
+
+fn cleanup(dir: &std::path::Path, opts: &pidguard::CleanupOptions) -> pidguard::Result<Vec<HookReport>> {
+    pidguard::cleanup_background_hooks(dir, opts, None).map(|v| v.iter().map(Into::into).collect())
 }
 
 /// `cleanupBackgroundHooks` on the calling thread: blocks the event loop for as long as the
@@ -573,7 +290,7 @@ pub fn cleanup_background_hooks(env: Env, output_dir: PathArg, options: Option<C
 #[napi(ts_args_type = "outputDir: string | Buffer, options?: CleanupOptions | null")]
 pub fn cleanup_background_hooks_sync(env: Env, output_dir: PathArg, options: Option<CleanupOptions>) -> Result<Vec<HookReport>> {
     let opts = cleanup_options(&env, options)?;
-    cleanup_result(&env, convert::no_panic(|| pidguard::cleanup_background_hooks(&path(&output_dir), &opts, None)))
+    call(&env, || cleanup(&path(&output_dir), &opts))
 }
 
 /// Options of `stopPidFile`; every default is core's.
@@ -597,81 +314,6 @@ pub struct StopOptions {
     pub group: Option<bool>,
 }
 
-/// What `stopPidFile` did.
-#[napi(object)]
-pub struct StopReport {
-    /// The pidfile.
-    pub pid_file: String,
-    /// Its format: `'abx-dl'` or `'guard'`.
-    #[napi(ts_type = "'abx-dl' | 'guard'")]
-    pub format: String,
-    /// `'stale'` (nothing sent; file removed if unchanged), `'already-gone'`, `'exited'`,
-    /// `'unkillable'` (file kept), `'refused'` (file kept), `'foreign'` (another machine's or
-    /// PID namespace's record, left alone) or `'error'`.
-    pub outcome: String,
-    /// For `'stale'`: why (`'missing'`, `'gone'`, `'mismatch'`, …).
-    pub stale_reason: Option<String>,
-    /// For `'exited'`: the signal after which it exited (`'TERM'`, `'KILL'`).
-    pub after: Option<String>,
-    /// For `'refused'`: why (`'unverifiable'`, `'not-the-recorded-process'`, `'own-group'`, …).
-    pub refusal: Option<String>,
-    /// The particulars of a refusal (`'owned by uid 65534, target uid 0'`).
-    pub detail: Option<String>,
-    /// For `'error'`: the message.
-    pub error: Option<String>,
-    /// Every signal sent, in order, by name (empty when nothing was sent).
-    pub signals: Vec<String>,
-    /// The exit status `pidguard stop` would give: 0 stopped, 1 nothing to do, 2 unkillable or
-    /// error, 3 refused or foreign.
-    pub status: i32,
-    /// Whether the pidfile was removed.
-    pub pid_file_removed: bool,
-    /// A warning (for example that the lenient policy was used).
-    pub warning: Option<String>,
-    /// What `checkPidFile` said about the file.
-    pub check: PidFileCheck,
-    /// The termination report, when the process was pinned and the schedule ran.
-    pub terminate: Option<TerminateReport>,
-}
-
-fn stop_report(r: pidguard::StopReport) -> StopReport {
-    StopReport {
-        pid_file: r.pid_file.to_string_lossy().into_owned(),
-        format: r.format.as_str().to_string(),
-        outcome: r.outcome.as_str().to_string(),
-        stale_reason: r.outcome.stale_reason().map(|x| x.as_str().to_string()),
-        after: r.outcome.after().map(|s| s.name()),
-        refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
-        detail: r.detail.clone(),
-        error: r.outcome.error().map(str::to_string),
-        signals: r.signals().iter().map(|s| s.name()).collect(),
-        status: r.outcome.exit_code(),
-        pid_file_removed: r.pid_file_removed,
-        warning: r.warning,
-        check: pid_file_check(r.check),
-        terminate: r.terminate.map(terminate_report),
-    }
-}
-
-/// The work of `stopPidFile`, run on libuv's thread pool.
-pub struct StopTask {
-    pid_file: std::path::PathBuf,
-    opts: pidguard::StopOptions,
-}
-
-impl Task for StopTask {
-    type Output = pidguard::Result<pidguard::StopReport>;
-    type JsValue = StopReport;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        Ok(convert::no_panic(|| pidguard::stop_pid_file(&self.pid_file, &self.opts)))
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        output.map(stop_report).map_err(|e| js_error(&env, &e))
-    }
-}
-
 /// Stop the process an abx-dl pidfile names, with its process group and nothing else, off the
 /// event loop (core's `stop_pid_file`, what `pidguard stop` does). A stale record (gone,
 /// proven reuse, missing) sends nothing and removes the file if unchanged; a record whose
@@ -683,7 +325,7 @@ impl Task for StopTask {
 /// (content is not one pid, or a bad token xattr), `PIDGUARD_UNTRUSTED` (not a regular file),
 /// `PIDGUARD_PERMISSION_DENIED` (unreadable).
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: StopOptions | null", ts_return_type = "Promise<StopReport>")]
-pub fn stop_pid_file(env: Env, pid_file: PathArg, options: Option<StopOptions>) -> Result<AsyncTask<StopTask>> {
+pub fn stop_pid_file(env: Env, pid_file: PathArg, options: Option<StopOptions>) -> Result<AsyncTask<CoreTask<StopReport>>> {
     let mut opts = pidguard::StopOptions::default();
     if let Some(o) = options {
         let schedule = match (&o.schedule, &o.retry) {
@@ -705,5 +347,6 @@ pub fn stop_pid_file(env: Env, pid_file: PathArg, options: Option<StopOptions>) 
             opts.group = g;
         }
     }
-    Ok(AsyncTask::new(StopTask { pid_file: path(&pid_file), opts }))
+    let pid_file = path(&pid_file);
+    Ok(task(move || pidguard::stop_pid_file(&pid_file, &opts).map(|r| (&r).into())))
 }

@@ -56,7 +56,7 @@ test('the ESM entry exports the same functions as require()', async () => {
 test('index.d.ts and index.mjs are what the generator makes from the current code', () => {
   const src = process.env.PIDGUARD_NODE_TYPEDEFS || gen.findTypeDefs(ROOT);
   assert.ok(src && fs.existsSync(src), 'no napi type definitions found: run scripts/test-node.sh (it builds them)');
-  const { dts, mjs } = gen.generate(fs.readFileSync(src, 'utf8'));
+  const { dts, mjs } = gen.generate(gen.readTypeDefs(src));
   const fix = 'stale generated file: run `bash scripts/test-node.sh --update-types` and commit the result';
   assert.equal(fs.readFileSync(path.join(ROOT, 'node', 'index.d.ts'), 'utf8'), dts, `index.d.ts: ${fix}`);
   assert.equal(fs.readFileSync(path.join(ROOT, 'node', 'index.mjs'), 'utf8'), mjs, `index.mjs: ${fix}`);

@@ -7,7 +7,7 @@ const fs = require('fs');
 const path = require('path');
 const { spawn, execFileSync } = require('child_process');
 const {
-  ROOT, pidguard, spawnDetached, spawnGroup, killOurs, alive, groupMembers, waitFor, tempDir, countTicks,
+  ROOT, pidguard, spawnDetached, spawnGroup, killOurs, alive, groupMembers, waitFor, tempDir, countTicks, runReadmeExample,
 } = require('./helpers');
 
 const { guard } = pidguard;
@@ -377,18 +377,7 @@ test('stopPidFile: argument errors throw at once; unreadable files reject with t
 });
 
 test("the README's Node guard example runs and prints what its comments say", () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const node = readme.slice(readme.indexOf('\n## Node\n'));
-  const section = node.slice(node.indexOf('\n### Guard pidfiles\n'));
-  assert.ok(section.startsWith('\n### Guard pidfiles\n'), 'no "### Guard pidfiles" in the README Node section');
-  const m = /```js\n([\s\S]*?)```/.exec(section);
-  assert.ok(m, 'no ```js block under "### Guard pidfiles"');
-  const dir = tempDir('readme-guard');
-  fs.mkdirSync(path.join(dir, 'node_modules'));
-  fs.symlinkSync(path.join(ROOT, 'node'), path.join(dir, 'node_modules', 'pidguard'));
-  fs.writeFileSync(path.join(dir, 'example.js'), m[1]);
-  const out = execFileSync(process.execPath, ['example.js'], { cwd: dir, encoding: 'utf8', timeout: 60000 }).trim().split('\n');
-  const expected = [...m[1].matchAll(/console\.log\(.*\/\/ (.*)$/gm)].map((x) => x[1].trim());
+  const { out, expected } = runReadmeExample('Guard pidfiles');
   assert.ok(expected.length >= 4);
   assert.deepEqual(out, expected);
 });

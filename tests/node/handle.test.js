@@ -4,11 +4,10 @@
 // the end, by killOurs() — never by name.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { execFileSync, spawnSync } = require('child_process');
-const { ROOT, pidguard, spawnGroup, killOurs, alive, groupMembers, waitFor, tempDir } = require('./helpers');
+const { spawnSync } = require('child_process');
+const { ROOT, pidguard, spawnGroup, killOurs, alive, groupMembers, waitFor, tempDir, runReadmeExample } = require('./helpers');
 
 const { ProcessRef } = pidguard;
 
@@ -178,18 +177,7 @@ test('the kernel refusing a signal (EPERM) is PIDGUARD_PERMISSION_DENIED, from s
 });
 
 test("the README's Node handle example runs and prints what its comments say", () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const node = readme.slice(readme.indexOf('\n## Node\n'));
-  const section = node.slice(node.indexOf('\n### Process handles\n'));
-  assert.ok(section.startsWith('\n### Process handles\n'), 'no "### Process handles" in the README Node section');
-  const m = /```js\n([\s\S]*?)```/.exec(section);
-  assert.ok(m, 'no ```js block under "### Process handles"');
-  const dir = tempDir('readme-handle');
-  fs.mkdirSync(path.join(dir, 'node_modules'));
-  fs.symlinkSync(path.join(ROOT, 'node'), path.join(dir, 'node_modules', 'pidguard'));
-  fs.writeFileSync(path.join(dir, 'example.js'), m[1]);
-  const out = execFileSync(process.execPath, ['example.js'], { cwd: dir, encoding: 'utf8', timeout: 60000 }).trim().split('\n');
-  const expected = [...m[1].matchAll(/console\.log\(.*\/\/ (.*)$/gm)].map((x) => x[1].trim());
+  const { out, expected } = runReadmeExample('Process handles');
   assert.ok(expected.length >= 4);
   assert.deepEqual(out, expected);
 });

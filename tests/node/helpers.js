@@ -109,7 +109,30 @@ async function countTicks(promiseFn, everyMs = 20) {
   }
 }
 
+/**
+ * Run the ```js block under `### heading` of the README's Node section as written, with
+ * require('pidguard') resolving to node/. Returns the lines it printed and the lines its
+ * `console.log(…)  // expected` comments say it prints.
+ */
+function runReadmeExample(heading) {
+  const assert = require('node:assert/strict');
+  const { execFileSync } = require('child_process');
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const node = readme.slice(readme.indexOf('\n## Node\n'));
+  const section = node.slice(node.indexOf(`\n### ${heading}\n`));
+  assert.ok(section.startsWith(`\n### ${heading}\n`), `no "### ${heading}" in the README Node section`);
+  const m = /```js\n([\s\S]*?)```/.exec(section);
+  assert.ok(m, `no \`\`\`js block under "### ${heading}"`);
+  const dir = tempDir('readme');
+  fs.mkdirSync(path.join(dir, 'node_modules'));
+  fs.symlinkSync(path.join(ROOT, 'node'), path.join(dir, 'node_modules', 'pidguard'));
+  fs.writeFileSync(path.join(dir, 'example.js'), m[1]);
+  const out = execFileSync(process.execPath, ['example.js'], { cwd: dir, encoding: 'utf8', timeout: 60000 }).trim().split('\n');
+  const expected = [...m[1].matchAll(/console\.log\(.*\/\/ (.*)$/gm)].map((x) => x[1].trim());
+  return { out, expected };
+}
+
 module.exports = {
   ROOT, pidguard, spawnDetached, spawnGroup, notReaped, killOurs, alive, groupMembers, sleep, waitFor, tempDir,
-  countTicks,
+  countTicks, runReadmeExample,
 };

@@ -20,7 +20,9 @@ import { validatePidFile, validate_pid_file, checkPidFile, terminate, cleanupBac
 
 const a: boolean = validatePidFile('/tmp/x.pid', { cmdFile: '/tmp/x.sh', tolerance: 5 });
 const b: boolean = validate_pid_file(Buffer.from('/tmp/x.pid'), '/tmp/x.sh', 5.0);
-const c: 'match' | 'mismatch' | 'unverifiable' | 'gone' | undefined = checkPidFile('/tmp/x.pid').verdict;
+// The reports are core's (pidguard::report): their slugs are typed string.
+const c: string | undefined = checkPidFile('/tmp/x.pid').verdict;
+const c2: boolean = checkPidFile('/tmp/x.pid').isForeign;
 const d: Promise<TerminateReport> = terminate(5, { token: 'linux1:…', policy: 'lenient', schedule: 'TERM/2/KILL/1' });
 const e: Promise<HookReport[]> = cleanupBackgroundHooks('/tmp', { indexPath: '/tmp/i.jsonl', isTty: true });
 const f: HookReport[] = cleanupBackgroundHooksSync(Buffer.from('/tmp'));
@@ -71,9 +73,11 @@ guard.acquire('/tmp/g.json', {}, { takeover: 'yes' });
 lookup('123; rm -rf /');
 // @ts-expect-error the policy is 'strict' or 'lenient'
 terminate(5, { policy: 'yolo' });
+// @ts-expect-error the flag is isForeign (core's PidFileCheck)
+checkPidFile('/tmp/x.pid').foreign;
 // @ts-expect-error options are named cmdFile and tolerance
 validatePidFile('/tmp/x.pid', { cmd_file: '/tmp/x.sh' });
-export { a, b, c, d, e, f, g, i, j, k, l, sess, removed, vv, text, sha, useGuard, useHandle };
+export { a, b, c, c2, d, e, f, g, i, j, k, l, sess, removed, vv, text, sha, useGuard, useHandle };
 `;
 
 test('index.d.ts type-checks real usage (tsc --strict), from CommonJS and from ESM', () => {
