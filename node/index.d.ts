@@ -135,7 +135,7 @@ export interface PidFileCheck {
   createTime?: number
   /** The file's owner uid, when it could be opened. */
   ownerUid?: number
-  /** The file's mode bits, when it could be opened. */
+  /** The file's permission bits (`st_mode & 0o7777`, e.g. `0o644`), when it could be opened. */
   mode?: number
   /** Whether the record belongs to another machine or PID namespace (leave it alone). */
   isForeign: boolean

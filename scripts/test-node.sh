@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Node addon tests: build the workspace (one cargo invocation, a no-op after scripts/test.sh),
-# copy the addon to node/pidguard.node, then run `node --test` on the test files (files, not a
+# Node addon tests: build the addon (`cargo build -p pidguard-node`: on its own, so core's `node`
+# feature never reaches the C library of a workspace build), copy the addon to node/pidguard.node, then run `node --test` on the test files (files, not a
 # folder: newer Node treats arguments as globs). The type definitions napi-derive wrote during the
 # build (the addon's, and core's report interfaces from its `node` feature) are handed to the
 # tests, which regenerate index.d.ts and index.mjs and diff them.
@@ -14,7 +14,7 @@ bash scripts/setup-node.sh
 # Cargo's JSON messages say where the addon and the type definitions of this build are.
 json=$(mktemp)
 trap 'rm -f "$json"' EXIT
-cargo build --workspace --all-targets --message-format=json-render-diagnostics >"$json"
+cargo build -p pidguard-node --message-format=json-render-diagnostics >"$json"
 read -r lib typedefs coredefs < <(node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter((l) => l.startsWith("{")).map(JSON.parse);
   const id = (m) => m.package_id && /pidguard-node/.test(m.package_id) || (m.manifest_path || "").endsWith("/node/Cargo.toml");
