@@ -159,7 +159,8 @@ def test_chrome_hook_through_its_shebang_is_valid(tmp_path, spawn, url, with_tok
     hook = chrome_hook(tmp_path)
     argv = [str(hook), f"--url={url}"]
     p = spawn.popen(argv)
-    assert wait_until(lambda: len(open(f"/proc/{p.pid}/cmdline", "rb").read().split(b"\0")) > 2)
+    # Until `env` has exec'd node, the live argv is `/usr/bin/env node hook.js …`: wait for node.
+    assert wait_until(lambda: (lambda a: len(a) > 2 and not a[0].endswith(b"env"))(open(f"/proc/{p.pid}/cmdline", "rb").read().split(b"\0")))
     pf = tmp_path / "hook.pid"
     A.write_pid_file_with_mtime(pf, p.pid, time.time())
     if not with_token:
