@@ -2,6 +2,7 @@
 
 use std::fs;
 use std::io::Write;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -9,14 +10,14 @@ use serde::Serialize;
 
 use super::HookReport;
 use crate::error::{Error, Result};
+use crate::sys::DirFd;
 
 /// A new record id: 12 hex digits of the millisecond time, `-`, 20 random hex digits.
 pub fn new_id() -> String {
     let ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let mut rnd = [0u8; 10];
     crate::pidfile::atomic::random_bytes(&mut rnd);
-    let hex: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{:012x}-{hex}", ms & 0xffff_ffff_ffff)
+    format!("{:012x}-{}", ms & 0xffff_ffff_ffff, crate::pidfile::atomic::hex(&rnd))
 }
 
 fn iso(t: SystemTime) -> String {
@@ -64,15 +65,28 @@ struct ArchiveResultRecord<'a> {
 /// The most of one log that finalize reads into the index, bytes (16 MiB).
 pub const MAX_LOG_BYTES: u64 = 16 << 20;
 
-/// Read a hook's log for its `Process` record: lossily decoded, empty when missing.
+/// The same errno (or kind, for an error without one) again: the error of opening a hook's
+/// directory is the error of everything in it.
+fn same_error(e: &std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(n) => std::io::Error::from_raw_os_error(n),
+        None => std::io::Error::new(e.kind(), e.to_string()),
+    }
+}
+
+/// Read a hook's log `name` in its directory `dir` (opened once for the hook) for its `Process` record: lossily decoded, empty when missing.
 ///
 /// The log sits in a directory the hook's user may write, so it is opened without following a
 /// symlink (`O_NOFOLLOW`: a link to a root-only file must not copy that file into the index)
 /// and without blocking (`O_NONBLOCK`: a FIFO planted there must not hang the cleanup), and
 /// only a regular file is read. A longer log is cut at [`MAX_LOG_BYTES`] and ends with a
 /// marker line. Anything not read in full is said in the returned note.
-fn read_log(path: &Path, which: &str) -> (String, Option<String>) {
-    let fd = match crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
+fn read_log(dir: &std::io::Result<DirFd>, name: &OsStr, which: &str) -> (String, Option<String>) {
+    let opened = match dir {
+        Ok(d) => d.open_file(name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK),
+        Err(e) => Err(same_error(e)),
+    };
+    let fd = match opened {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return (String::new(), None),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -139,11 +153,11 @@ impl Index {
 /// logs not read in full.
 ///
 /// Errors: `Io`/`PermissionDenied` when the index cannot be appended to.
-pub(crate) fn default_finalize(report: &HookReport, index: Option<&Index>, is_tty: bool) -> Result<Vec<String>> {
-    let stdout_path = report.dir.join(format!("{}.stdout.log", report.name));
-    let stderr_path = report.dir.join(format!("{}.stderr.log", report.name));
-    let (stdout, n1) = read_log(&stdout_path, "stdout");
-    let (stderr, n2) = read_log(&stderr_path, "stderr");
+pub(crate) fn default_finalize(report: &HookReport, dir: &std::io::Result<DirFd>, index: Option<&Index>, is_tty: bool) -> Result<Vec<String>> {
+    let stdout_name = OsString::from(format!("{}.stdout.log", report.name));
+    let stderr_name = OsString::from(format!("{}.stderr.log", report.name));
+    let (stdout, n1) = read_log(dir, &stdout_name, "stdout");
+    let (stderr, n2) = read_log(dir, &stderr_name, "stderr");
     let notes: Vec<String> = n1.into_iter().chain(n2).collect();
     let success = report.succeeded();
     let mut status = if success { "succeeded".to_string() } else { "failed".to_string() };
@@ -206,8 +220,10 @@ pub(crate) fn default_finalize(report: &HookReport, index: Option<&Index>, is_tt
     // The logs go with the record: only when this cleanup retired the very pidfile it judged.
     // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
     if success && report.pid_file_removed {
-        let _ = crate::sys::unlink(&stdout_path);
-        let _ = crate::sys::unlink(&stderr_path);
+        if let Ok(d) = dir {
+            let _ = d.unlink(&stdout_name);
+            let _ = d.unlink(&stderr_name);
+        }
     }
     Ok(notes)
 }

@@ -17,7 +17,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -68,17 +67,16 @@ pub(crate) fn glob_match(pat: &[u8], name: &[u8]) -> bool {
 
 /// Read one directory (not following symlinks: a symlinked directory is an entry like a file).
 fn read_entries(dir: &Path) -> std::io::Result<Entries> {
-    use std::os::fd::AsRawFd;
+    use std::os::fd::AsFd;
     let mut out = Entries::default();
     // Opened as the sys layer opens (beneath the cleanup's root, no symlink on the way), then
     // listed through that very descriptor.
     let fd = crate::sys::open_raw(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    for e in fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))? {
-        let e = e?;
-        if e.file_type()?.is_dir() {
-            out.dirs.push(e.file_name());
+    for (name, is_dir) in crate::sys::read_dir_fd(fd.as_fd())? {
+        if is_dir {
+            out.dirs.push(name);
         } else {
-            out.files.push(e.file_name());
+            out.files.push(name);
         }
     }
     Ok(out)
