@@ -402,7 +402,8 @@ pub fn cleanup_background_hooks(
             queue.push_front(r);
         }
     }
-    reports.sort_by(|a, b| a.pid_file.cmp(&b.pid_file));
+    // One report per pidfile: an unstable sort gives the same order.
+    reports.sort_unstable_by(|a, b| a.pid_file.cmp(&b.pid_file));
     Ok(reports)
 }
 

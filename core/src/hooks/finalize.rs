@@ -74,25 +74,44 @@ fn same_error(e: &std::io::Error) -> std::io::Error {
     }
 }
 
+/// What a log that could not be looked at or opened gives: nothing and no note when it is
+/// missing, else a note saying why.
+fn log_open_error(e: std::io::Error, which: &str) -> (String, Option<String>) {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => (String::new(), None),
+        Some(libc::ELOOP) => (String::new(), Some(format!("{which} log is a symbolic link: not read"))),
+        _ => (String::new(), Some(format!("{which} log cannot be opened: {e}"))),
+    }
+}
+
 /// Read a hook's log `name` in its directory `dir` (opened once for the hook) for its `Process` record: lossily decoded, empty when missing.
 ///
 /// The log sits in a directory the hook's user may write, so it is opened without following a
 /// symlink (`O_NOFOLLOW`: a link to a root-only file must not copy that file into the index)
 /// and without blocking (`O_NONBLOCK`: a FIFO planted there must not hang the cleanup), and
-/// only a regular file is read. A longer log is cut at [`MAX_LOG_BYTES`] and ends with a
-/// marker line. Anything not read in full is said in the returned note.
+/// only a regular file is read. It is first looked at without opening it (`fstatat`,
+/// `AT_SYMLINK_NOFOLLOW`): a symlink, FIFO or device is never opened, and an empty regular file
+/// costs that one call (what its open, `fstat` and close would have said: nothing to read). A
+/// longer log is cut at [`MAX_LOG_BYTES`] and ends with a marker line. Anything not read in full
+/// is said in the returned note.
 fn read_log(dir: &std::io::Result<DirFd>, name: &OsStr, which: &str) -> (String, Option<String>) {
-    let opened = match dir {
-        Ok(d) => d.open_file(name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK),
-        Err(e) => Err(same_error(e)),
+    let dir = match dir {
+        Ok(d) => d,
+        Err(e) => return log_open_error(same_error(e), which),
     };
+    match dir.lstat(name) {
+        Err(e) => return log_open_error(e, which),
+        Ok(st) if st.is_symlink() => return (String::new(), Some(format!("{which} log is a symbolic link: not read"))),
+        Ok(st) if !st.is_file() => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),
+        Ok(st) if st.size == 0 => return (String::new(), None),
+        Ok(_) => {}
+    }
+    // Not empty: opened without following a link or blocking, and examined again through the
+    // descriptor (the name may have been swapped since the look above).
+    let opened = dir.open_file(name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK);
     let fd = match opened {
         Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return (String::new(), None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return (String::new(), Some(format!("{which} log is a symbolic link: not read")))
-        }
-        Err(e) => return (String::new(), Some(format!("{which} log cannot be opened: {e}"))),
+        Err(e) => return log_open_error(e, which),
     };
     let f = fs::File::from(fd);
     let size = match f.metadata() {
@@ -100,7 +119,7 @@ fn read_log(dir: &std::io::Result<DirFd>, name: &OsStr, which: &str) -> (String,
         Ok(_) => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),
         Err(e) => return (String::new(), Some(format!("{which} log cannot be examined: {e}"))),
     };
-    // One read for a log of the size fstat gave (an empty log: one read that sees its end).
+    // One read for a log of the size fstat gave.
     let buf = match crate::pidfile::read_bounded(&f, size, MAX_LOG_BYTES) {
         Ok(b) => b,
         Err(e) => return (String::new(), Some(format!("{which} log could not be read: {e}"))),

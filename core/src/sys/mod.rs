@@ -293,20 +293,23 @@ pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec
     fault::check(Call::Getxattr)?;
     // Raw libc: nix 0.32 has no extended-attribute wrappers.
     let cname = CString::new(name).expect("xattr name has no NUL");
-    let mut buf = vec![0u8; 256];
+    // A token fits the first, stack-held buffer; the heap is used only for what is returned
+    // (nothing at all for the common "no such attribute").
+    let mut small = [0u8; 256];
+    let mut large = Vec::new();
     loop {
+        let buf: &mut [u8] = if large.is_empty() { &mut small } else { &mut large };
         // SAFETY: `buf` is valid for `buf.len()` bytes.
         let n = unsafe {
             libc::fgetxattr(fd.as_raw_fd(), cname.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
         };
         if n >= 0 {
-            buf.truncate(n as usize);
-            return Ok(Some(buf));
+            return Ok(Some(buf[..n as usize].to_vec()));
         }
         let e = io::Error::last_os_error();
         match e.raw_os_error() {
             Some(libc::ENODATA) | Some(libc::ENOTSUP) => return Ok(None),
-            Some(libc::ERANGE) if buf.len() < 4096 => buf.resize(4096, 0),
+            Some(libc::ERANGE) if large.is_empty() => large = vec![0u8; 4096],
             _ => return Err(e),
         }
     }
@@ -423,9 +426,40 @@ impl DirFd {
 
     /// `(dev, inode)` of `name` itself (`fstatat`, `AT_SYMLINK_NOFOLLOW`).
     pub(crate) fn lstat_id(&self, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
+        let st = self.lstat(name)?;
+        Ok((st.dev, st.ino))
+    }
+
+    /// What `fstatat(name, AT_SYMLINK_NOFOLLOW)` says of `name` itself (a symlink is not
+    /// followed).
+    pub(crate) fn lstat(&self, name: &std::ffi::OsStr) -> io::Result<Lstat> {
         let name = component(name)?;
         let st = nix::sys::stat::fstatat(self.fd.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
-        Ok((st.st_dev as u64, st.st_ino as u64))
+        Ok(Lstat { dev: st.st_dev as u64, ino: st.st_ino as u64, mode: st.st_mode as u32, size: st.st_size as u64 })
+    }
+}
+
+/// The fields of a `stat` that [`DirFd::lstat`] hands out.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lstat {
+    /// `st_dev`.
+    pub(crate) dev: u64,
+    /// `st_ino`.
+    pub(crate) ino: u64,
+    /// `st_mode`: the type bits (`S_IFMT`) and the permissions.
+    pub(crate) mode: u32,
+    /// `st_size`, bytes.
+    pub(crate) size: u64,
+}
+
+impl Lstat {
+    /// A regular file (not a symlink, FIFO, device, socket or directory).
+    pub(crate) fn is_file(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFREG
+    }
+    /// A symbolic link itself.
+    pub(crate) fn is_symlink(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFLNK
     }
 }
 
@@ -441,10 +475,27 @@ pub(crate) type DirEntry = (std::ffi::OsString, bool);
 /// Errors: the `getdents64` errno (`EINTR` is retried); an entry that vanished before its
 /// `fstatat` is left out.
 pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
+    thread_local! {
+        // 32 KiB per thread, made once (not one zeroed allocation per directory listed); 8-byte
+        // aligned: the kernel writes `struct linux_dirent64` records into it.
+        static BUF: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with(|b| match b.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.is_empty() {
+                buf.resize(4096, 0);
+            }
+            getdents_all(fd, &mut buf)
+        }
+        // Not reached (nothing here calls back into itself); a fresh buffer would do.
+        Err(_) => getdents_all(fd, &mut vec![0u64; 4096]),
+    })
+}
+
+/// [`read_dir_fd`] with the buffer given.
+fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>> {
     use std::os::unix::ffi::OsStringExt;
     let mut out = Vec::new();
-    // 8-byte aligned: the kernel writes `struct linux_dirent64` records into it.
-    let mut buf = vec![0u64; 4096];
     let bytes = buf.len() * 8;
     loop {
         // Raw libc: nix 0.32 reads directories only through `opendir`/`fdopendir`.
