@@ -30,15 +30,15 @@ struct ProcessRecord<'a> {
     kind: &'static str,
     id: &'a str,
     cmd: &'a [String],
-    pwd: String,
+    pwd: std::borrow::Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pid: Option<i32>,
     exit_code: i32,
     stdout: &'a str,
     stderr: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    started_at: Option<String>,
-    ended_at: String,
+    started_at: Option<&'a str>,
+    ended_at: &'a str,
 }
 
 #[derive(Serialize)]
@@ -48,18 +48,18 @@ struct ArchiveResultRecord<'a> {
     id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     snapshot_id: Option<&'a str>,
-    plugin: String,
+    plugin: std::borrow::Cow<'a, str>,
     hook_name: &'a str,
-    status: String,
+    status: &'a str,
     process_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_str: Option<String>,
     output_files: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
-    start_ts: Option<String>,
-    end_ts: String,
+    start_ts: Option<&'a str>,
+    end_ts: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
+    error: Option<&'a str>,
 }
 
 /// The most of one log that finalize reads into the index, bytes (16 MiB).
@@ -159,8 +159,8 @@ impl Index {
 
     /// Append `lines` in one `write(2)` (`O_APPEND`: concurrent appenders never interleave a
     /// record).
-    fn append(&self, lines: &str) -> Result<()> {
-        (&self.file).write_all(lines.as_bytes()).map_err(|e| Error::io_at(&self.path, "append to index", &e))
+    fn append(&self, lines: &[u8]) -> Result<()> {
+        (&self.file).write_all(lines).map_err(|e| Error::io_at(&self.path, "append to index", &e))
     }
 }
 
@@ -179,7 +179,7 @@ pub(crate) fn default_finalize(report: &HookReport, dir: &std::io::Result<DirFd>
     let (stderr, n2) = read_log(dir, &stderr_name, "stderr");
     let notes: Vec<String> = n1.into_iter().chain(n2).collect();
     let success = report.succeeded();
-    let mut status = if success { "succeeded".to_string() } else { "failed".to_string() };
+    let mut status = if success { "succeeded" } else { "failed" }.to_string();
     let mut output_str = None;
     for line in stdout.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) else { continue };
@@ -194,7 +194,8 @@ pub(crate) fn default_finalize(report: &HookReport, dir: &std::io::Result<DirFd>
         }
     }
     let exit_code = report.exit_code.unwrap_or(if success { 0 } else { -1 });
-    let error = report.error.clone().or_else(|| (!success).then(|| stderr.chars().take(500).collect::<String>()));
+    let stderr_head: Option<String> = (report.error.is_none() && !success).then(|| stderr.chars().take(500).collect());
+    let error = report.error.as_deref().or(stderr_head.as_deref());
     let process_id = new_id();
     let result_id = new_id();
     let started = report.started_at.map(iso);
@@ -204,36 +205,37 @@ pub(crate) fn default_finalize(report: &HookReport, dir: &std::io::Result<DirFd>
             kind: "Process",
             id: &process_id,
             cmd: &report.cmd,
-            pwd: report.dir.to_string_lossy().into_owned(),
+            pwd: report.dir.to_string_lossy(),
             pid: report.pid,
             exit_code,
             stdout: &stdout,
             stderr: &stderr,
-            started_at: started.clone(),
-            ended_at: ended.clone(),
+            started_at: started.as_deref(),
+            ended_at: &ended,
         };
         let a = ArchiveResultRecord {
             kind: "ArchiveResult",
             id: &result_id,
             snapshot_id: None,
-            plugin: report.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            plugin: report.dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
             hook_name: &report.name,
-            status,
+            status: &status,
             process_id: &process_id,
             output_str,
             output_files: &report.output_files,
-            start_ts: started,
-            end_ts: ended,
+            start_ts: started.as_deref(),
+            end_ts: &ended,
             error: error.filter(|e| !e.is_empty()),
         };
-        let lines = format!(
-            "{}\n{}\n",
-            serde_json::to_string(&p).expect("plain data serialises"),
-            serde_json::to_string(&a).expect("plain data serialises")
-        );
+        // Both lines serialised into one buffer, sized for them at once.
+        let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
+        serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
+        lines.push(b'\n');
+        serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
+        lines.push(b'\n');
         index.append(&lines)?;
         if !is_tty {
-            print!("{lines}");
+            print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
         }
     }
     // The logs go with the record: only when this cleanup retired the very pidfile it judged.
