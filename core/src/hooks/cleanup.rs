@@ -196,30 +196,10 @@ pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
 }
 
 /// [`remove_if_unchanged`] of the file `name` in the open directory `dir` (`path` is its path,
-/// for messages): every step — open, rename aside, `lstat`, unlink, put back — resolves one
-/// name from the directory's descriptor.
+/// for messages): pidfile's one remove-by-content (`pidfile::retire`), with the judged pid,
+/// mtime and token as what the record must still hold. Any failure leaves the record (`false`).
 pub(crate) fn remove_if_unchanged_in(dir: &crate::sys::DirFd, name: &std::ffi::OsStr, path: &Path, check: &PidFileCheck) -> bool {
-    let Ok(fd) = dir.open_file(name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK) else { return false };
-    let f = fs::File::from(fd);
-    let Some((dev, ino)) = unchanged_record(&f, check) else { return false };
-    crate::sys::fault::point(crate::sys::fault::Point::BeforePidfileRemove);
-    let aside = aside_name(name);
-    if dir.rename(name, &aside).is_err() {
-        return false;
-    }
-    // The private name must hold the very inode compared first, and that inode must still hold
-    // the judged record: read again through the descriptor opened for the first compare (one
-    // open fewer than opening the private name; the inode is the same, checked by lstat).
-    let same_inode = dir.lstat_id(&aside).is_ok_and(|id| id == (dev, ino));
-    if same_inode && unchanged_record(&f, check) == Some((dev, ino)) {
-        return dir.unlink(&aside).is_ok();
-    }
-    // Someone replaced the record between the compare and the rename: give theirs back.
-    if let Err(e) = dir.link_no_replace(&aside, name) {
-        log::warn!("{}: could not put back a record caught by a concurrent remove: {e}", path.display());
-    }
-    let _ = dir.unlink(&aside);
-    false
+    crate::pidfile::retire::remove_by_content(dir, name, path, |f| unchanged_record(f, check)).unwrap_or(false)
 }
 
 /// `(dev, inode)` of the open record `f` when it is a regular file that still holds what
@@ -243,20 +223,6 @@ fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
         return None;
     }
     Some((m.dev(), m.ino()))
-}
-
-/// `.<name>.<24 hex digits>.pidguard-retired`: the private name a record is renamed to before
-/// it is unlinked.
-fn aside_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
-    let mut rnd = [0u8; 12];
-    crate::pidfile::atomic::random_bytes(&mut rnd);
-    let mut out = std::ffi::OsString::with_capacity(name.len() + 44);
-    out.push(".");
-    out.push(name);
-    out.push(".");
-    out.push(crate::pidfile::atomic::hex(&rnd));
-    out.push(".pidguard-retired");
-    out
 }
 
 /// Stop every background hook under `output_dir` that is provably still itself, and drop

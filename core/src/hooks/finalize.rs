@@ -108,12 +108,10 @@ fn read_log(dir: &std::io::Result<DirFd>, name: &OsStr, which: &str) -> (String,
     }
     // Not empty: opened without following a link or blocking, and examined again through the
     // descriptor (the name may have been swapped since the look above).
-    let opened = dir.open_file(name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    let fd = match opened {
-        Ok(fd) => fd,
+    let f = match crate::pidfile::retire::open_strict_in(dir, name) {
+        Ok(f) => f,
         Err(e) => return log_open_error(e, which),
     };
-    let f = fs::File::from(fd);
     let size = match f.metadata() {
         Ok(m) if m.is_file() => m.len(),
         Ok(_) => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),

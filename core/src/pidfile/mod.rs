@@ -3,6 +3,7 @@
 pub(crate) mod atomic;
 pub mod cmd;
 pub mod mtime;
+pub(crate) mod retire;
 pub(crate) mod target;
 
 use std::path::Path;
@@ -30,10 +31,9 @@ impl Format {
     /// then says why). Opened without following a symlink or blocking on a FIFO; reads at most
     /// 64 bytes.
     pub fn of(path: &Path) -> Format {
-        let Ok(fd) = crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) else {
+        let Ok(f) = retire::open_strict(path) else {
             return Format::AbxDl;
         };
-        let f = std::fs::File::from(fd);
         let is_guard = f.metadata().is_ok_and(|m| m.is_file())
             && read_bounded(&f, 64, 64).is_ok_and(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
         if is_guard { Format::Guard } else { Format::AbxDl }
