@@ -1,7 +1,9 @@
-//! Pidfile formats: the abx-dl mtime format and its `.sh` command file.
+//! Pidfile formats: the abx-dl mtime format and its `.sh` command file, the guard record format,
+//! and what both share (the strict opener and the remove-by-content of `retire`).
 
 pub(crate) mod atomic;
 pub mod cmd;
+pub(crate) mod guard;
 pub mod mtime;
 pub(crate) mod retire;
 pub(crate) mod target;

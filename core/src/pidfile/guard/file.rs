@@ -108,8 +108,8 @@ fn make_parent(path: &Path, dir: &Path) -> Result<()> {
 ///
 /// The file is opened with `O_NOFOLLOW|O_NONBLOCK` (a symlink is refused, a FIFO cannot block
 /// the reader) and must be a regular file with exactly one link, no permission bits for group
-/// or others, and at most 4096 bytes; its content must [`decode`](super::decode) with a pid no
-/// larger than `pid_max`. The start token is not judged here (see [`check`](super::check)).
+/// or others, and at most 4096 bytes; its content must [`decode`] with a pid no
+/// larger than `pid_max`. The start token is not judged here (see [`check`](crate::guard::check)).
 ///
 /// Errors, each its own kind (families in brackets): `NotFound` when there is no file;
 /// `Symlink`, `IsDirectory`, `NotRegularFile` (FIFO, socket, device), `HardLinked`,
