@@ -126,3 +126,42 @@ fn dead_pid() -> i32 {
         .find(|p| !Path::new(&format!("/proc/{p}")).exists())
         .unwrap()
 }
+
+/// The guard format's removal is the same remove-by-content (`pidfile::retire`): a record put at
+/// the name after the compare, just before the rename aside, is given back, and `remove` says it
+/// removed nothing. Without a racer the record goes. Seen failing with the re-check after the
+/// rename left out (the new record was unlinked).
+#[test]
+fn guard_record_replaced_between_compare_and_removal_survives() {
+    use pidguard::guard::{create, read, remove, Entry};
+    let dir = TempDir::new("guard-race");
+    let path = dir.path().join("svc.pid");
+    let old = Entry::new(dead_pid(), "old-token");
+    let new = Entry::new(dead_pid(), "new-token");
+    create(&path, &old).unwrap();
+    // The newcomer's record, made beside it and renamed into place at the worst moment.
+    let fresh = dir.path().join("fresh.pid");
+    create(&fresh, &new).unwrap();
+    let (p2, f2) = (path.clone(), fresh.clone());
+    let fired = std::rc::Rc::new(std::cell::Cell::new(0));
+    let fired2 = fired.clone();
+    fault::set_point_hook(move |at| {
+        if at == Point::BeforePidfileRemove {
+            fired2.set(fired2.get() + 1);
+            std::fs::rename(&f2, &p2).unwrap();
+        }
+    });
+    let r = remove(&path, &old);
+    fault::clear_point_hook();
+    assert_eq!(fired.get(), 1, "the race point was not reached: {r:?}");
+    assert!(!r.unwrap(), "remove claims it removed the old record, but the name held the new one");
+    assert_eq!(read(&path).unwrap(), new, "the new record was lost");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["svc.pid".to_string()], "no private leftovers");
+    // Without a racer: the record that is there is removed by its own content only.
+    assert!(!remove(&path, &old).unwrap(), "another record is not removed");
+    assert!(remove(&path, &new).unwrap() && !path.exists());
+}

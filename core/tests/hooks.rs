@@ -254,3 +254,64 @@ fn many_stale_hooks_keep_index_lines_whole_and_share_one_listing_per_directory()
     }
     assert_eq!(seen.len(), n);
 }
+
+#[test]
+fn a_stale_hooks_logs_are_read_only_when_regular_and_a_planted_link_or_fifo_is_never_opened() {
+    // Each log is looked at (fstatat, no link followed) before it is opened: a symlink to a
+    // secret and a FIFO are reported, not read (nothing blocks, nothing of the secret reaches the
+    // index), an empty log gives an empty field, a non-empty one its text; on success the
+    // links themselves are unlinked, never their targets.
+    let d = TempDir::new("logs");
+    let out = d.path().join("snap");
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        let p = c.id() as i32;
+        c.wait().unwrap();
+        p
+    };
+    let secret = d.path().join("secret");
+    fs::write(&secret, "TOP-SECRET\n").unwrap();
+    let cases = [("a", "link", "empty"), ("b", "fifo", "text"), ("c", "text", "empty")];
+    for (tag, out_kind, err_kind) in cases {
+        let dir = out.join(format!("plugin_{tag}"));
+        fs::create_dir_all(&dir).unwrap();
+        let name = format!("on_Snapshot__{tag}.bg");
+        write_cmd_file(&dir.join(format!("{name}.sh")), &["sleep", "1"]).unwrap();
+        for (which, kind) in [("stdout", out_kind), ("stderr", err_kind)] {
+            let p = dir.join(format!("{name}.{which}.log"));
+            match kind {
+                "link" => std::os::unix::fs::symlink(&secret, &p).unwrap(),
+                "fifo" => assert!(Command::new("mkfifo").arg(&p).status().unwrap().success()),
+                "text" => fs::write(&p, format!("{which} of {tag}\n")).unwrap(),
+                _ => fs::write(&p, "").unwrap(),
+            }
+        }
+        write_pid_file_with_mtime(&dir.join(format!("{name}.pid")), dead, now() - 60.0).unwrap();
+    }
+    let index = d.path().join("index.jsonl");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (o, i) = (out.clone(), index.clone());
+    std::thread::spawn(move || {
+        let r = cleanup_background_hooks(&o, &CleanupOptions { index_path: Some(i), ..fast() }, None);
+        let _ = tx.send(r);
+    });
+    let reports = rx.recv_timeout(Duration::from_secs(20)).expect("a FIFO log blocked the cleanup").unwrap();
+    assert_eq!(reports.len(), 3);
+    let by = |tag: &str| reports.iter().find(|r| r.name == format!("on_Snapshot__{tag}.bg")).unwrap();
+    assert_eq!(by("a").notes, vec!["stdout log is a symbolic link: not read".to_string()]);
+    assert_eq!(by("b").notes, vec!["stdout log is not a regular file: not read".to_string()]);
+    assert!(by("c").notes.is_empty(), "{:?}", by("c").notes);
+    let text = fs::read_to_string(&index).unwrap();
+    assert!(!text.contains("TOP-SECRET"), "a linked file reached the index");
+    let procs: Vec<serde_json::Value> =
+        text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()).filter(|v| v["type"] == "Process").collect();
+    let proc_of = |tag: &str| procs.iter().find(|p| p["pwd"].as_str().unwrap().ends_with(&format!("plugin_{tag}"))).unwrap();
+    assert_eq!((proc_of("a")["stdout"].as_str(), proc_of("a")["stderr"].as_str()), (Some(""), Some("")));
+    assert_eq!((proc_of("b")["stdout"].as_str(), proc_of("b")["stderr"].as_str()), (Some(""), Some("stderr of b\n")));
+    assert_eq!((proc_of("c")["stdout"].as_str(), proc_of("c")["stderr"].as_str()), (Some("stdout of c\n"), Some("")));
+    for r in &reports {
+        assert!(r.pid_file_removed, "{r:?}");
+        assert!(!r.dir.join(format!("{}.stdout.log", r.name)).exists() && fs::symlink_metadata(r.dir.join(format!("{}.stdout.log", r.name))).is_err());
+    }
+    assert_eq!(fs::read_to_string(&secret).unwrap(), "TOP-SECRET\n", "the link's target is untouched");
+}

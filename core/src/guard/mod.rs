@@ -71,8 +71,8 @@
 //! # Ok(()) }
 //! ```
 
-mod entry;
-mod file;
+// The record format itself lives with the abx-dl format under `pidfile/`.
+use crate::pidfile::guard::{entry, file};
 
 use std::path::{Path, PathBuf};
 

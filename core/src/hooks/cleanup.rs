@@ -191,27 +191,15 @@ struct Pending {
 /// at the name in between. (Unlinking by name after the compare would delete a record renamed
 /// into place in between.)
 pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
-    let Ok(fd) = crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) else { return false };
-    let f = fs::File::from(fd);
-    let Some((dev, ino)) = unchanged_record(&f, check) else { return false };
-    crate::sys::fault::point(crate::sys::fault::Point::BeforePidfileRemove);
-    let aside = aside_name(path);
-    if crate::sys::rename(path, &aside).is_err() {
-        return false;
-    }
-    // The private name must hold the very inode compared first, and that inode must still hold
-    // the judged record: read again through the descriptor opened for the first compare (one
-    // open fewer than opening the private name; the inode is the same, checked by lstat).
-    let same_inode = crate::sys::lstat_id(&aside).is_ok_and(|id| id == (dev, ino));
-    if same_inode && unchanged_record(&f, check) == Some((dev, ino)) {
-        return crate::sys::unlink(&aside).is_ok();
-    }
-    // Someone replaced the record between the compare and the rename: give theirs back.
-    if let Err(e) = crate::sys::link_no_replace(&aside, path) {
-        log::warn!("{}: could not put back a record caught by a concurrent remove: {e}", path.display());
-    }
-    let _ = crate::sys::unlink(&aside);
-    false
+    let Ok((dir, name)) = crate::sys::DirFd::parent_of(path) else { return false };
+    remove_if_unchanged_in(&dir, name, path, check)
+}
+
+/// [`remove_if_unchanged`] of the file `name` in the open directory `dir` (`path` is its path,
+/// for messages): pidfile's one remove-by-content (`pidfile::retire`), with the judged pid,
+/// mtime and token as what the record must still hold. Any failure leaves the record (`false`).
+pub(crate) fn remove_if_unchanged_in(dir: &crate::sys::DirFd, name: &std::ffi::OsStr, path: &Path, check: &PidFileCheck) -> bool {
+    crate::pidfile::retire::remove_by_content(dir, name, path, |f| unchanged_record(f, check)).unwrap_or(false)
 }
 
 /// `(dev, inode)` of the open record `f` when it is a regular file that still holds what
@@ -235,14 +223,6 @@ fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
         return None;
     }
     Some((m.dev(), m.ino()))
-}
-
-fn aside_name(path: &Path) -> PathBuf {
-    let mut rnd = [0u8; 12];
-    crate::pidfile::atomic::random_bytes(&mut rnd);
-    let hex: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.{hex}.pidguard-retired"))
 }
 
 /// Stop every background hook under `output_dir` that is provably still itself, and drop
@@ -388,7 +368,8 @@ pub fn cleanup_background_hooks(
             queue.push_front(r);
         }
     }
-    reports.sort_by(|a, b| a.pid_file.cmp(&b.pid_file));
+    // One report per pidfile: an unstable sort gives the same order.
+    reports.sort_unstable_by(|a, b| a.pid_file.cmp(&b.pid_file));
     Ok(reports)
 }
 
@@ -572,9 +553,17 @@ impl Pending {
                 report.error = Some("Process unkillable".to_string());
             }
         }
+        // The hook's directory, opened once for everything below (the record's removal, the
+        // logs' reads and unlinks): each of those then resolves one name from it.
+        let finalizes = default_finalize && !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified);
+        let removes = matches!(report.outcome, HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_));
+        let dir = (removes || finalizes).then(|| crate::sys::DirFd::open(&report.dir));
         match &report.outcome {
             HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
-                report.pid_file_removed = remove_if_unchanged(&report.pid_file, &check);
+                report.pid_file_removed = match (&dir, report.pid_file.file_name()) {
+                    (Some(Ok(d)), Some(name)) => remove_if_unchanged_in(d, name, &report.pid_file, &check),
+                    _ => false,
+                };
             }
             HookOutcome::Refused(r) if report.error.is_none() => report.error = Some(format!("refused to signal: {r}")),
             _ => {}
@@ -590,10 +579,8 @@ impl Pending {
             report.output_files = list;
         }
         report.ended_at = SystemTime::now();
-        if !default_finalize || matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified) {
-            return report;
-        }
-        match super::finalize::default_finalize(&report, index, opts.is_tty) {
+        let Some(dir) = dir.filter(|_| finalizes) else { return report };
+        match super::finalize::default_finalize(&report, &dir, index, opts.is_tty) {
             Ok(notes) => report.notes.extend(notes),
             Err(e) => add_finalize_error(&mut report, e.to_string()),
         }

@@ -2,6 +2,7 @@
 
 use std::fs;
 use std::io::Write;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -9,14 +10,14 @@ use serde::Serialize;
 
 use super::HookReport;
 use crate::error::{Error, Result};
+use crate::sys::DirFd;
 
 /// A new record id: 12 hex digits of the millisecond time, `-`, 20 random hex digits.
 pub fn new_id() -> String {
     let ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let mut rnd = [0u8; 10];
     crate::pidfile::atomic::random_bytes(&mut rnd);
-    let hex: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{:012x}-{hex}", ms & 0xffff_ffff_ffff)
+    format!("{:012x}-{}", ms & 0xffff_ffff_ffff, crate::pidfile::atomic::hex(&rnd))
 }
 
 fn iso(t: SystemTime) -> String {
@@ -29,15 +30,15 @@ struct ProcessRecord<'a> {
     kind: &'static str,
     id: &'a str,
     cmd: &'a [String],
-    pwd: String,
+    pwd: std::borrow::Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pid: Option<i32>,
     exit_code: i32,
     stdout: &'a str,
     stderr: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    started_at: Option<String>,
-    ended_at: String,
+    started_at: Option<&'a str>,
+    ended_at: &'a str,
 }
 
 #[derive(Serialize)]
@@ -47,46 +48,76 @@ struct ArchiveResultRecord<'a> {
     id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     snapshot_id: Option<&'a str>,
-    plugin: String,
+    plugin: std::borrow::Cow<'a, str>,
     hook_name: &'a str,
-    status: String,
+    status: &'a str,
     process_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_str: Option<String>,
     output_files: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
-    start_ts: Option<String>,
-    end_ts: String,
+    start_ts: Option<&'a str>,
+    end_ts: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
+    error: Option<&'a str>,
 }
 
 /// The most of one log that finalize reads into the index, bytes (16 MiB).
 pub const MAX_LOG_BYTES: u64 = 16 << 20;
 
-/// Read a hook's log for its `Process` record: lossily decoded, empty when missing.
+/// The same errno (or kind, for an error without one) again: the error of opening a hook's
+/// directory is the error of everything in it.
+fn same_error(e: &std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(n) => std::io::Error::from_raw_os_error(n),
+        None => std::io::Error::new(e.kind(), e.to_string()),
+    }
+}
+
+/// What a log that could not be looked at or opened gives: nothing and no note when it is
+/// missing, else a note saying why.
+fn log_open_error(e: std::io::Error, which: &str) -> (String, Option<String>) {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => (String::new(), None),
+        Some(libc::ELOOP) => (String::new(), Some(format!("{which} log is a symbolic link: not read"))),
+        _ => (String::new(), Some(format!("{which} log cannot be opened: {e}"))),
+    }
+}
+
+/// Read a hook's log `name` in its directory `dir` (opened once for the hook) for its `Process` record: lossily decoded, empty when missing.
 ///
 /// The log sits in a directory the hook's user may write, so it is opened without following a
 /// symlink (`O_NOFOLLOW`: a link to a root-only file must not copy that file into the index)
 /// and without blocking (`O_NONBLOCK`: a FIFO planted there must not hang the cleanup), and
-/// only a regular file is read. A longer log is cut at [`MAX_LOG_BYTES`] and ends with a
-/// marker line. Anything not read in full is said in the returned note.
-fn read_log(path: &Path, which: &str) -> (String, Option<String>) {
-    let fd = match crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
-        Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return (String::new(), None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return (String::new(), Some(format!("{which} log is a symbolic link: not read")))
-        }
-        Err(e) => return (String::new(), Some(format!("{which} log cannot be opened: {e}"))),
+/// only a regular file is read. It is first looked at without opening it (`fstatat`,
+/// `AT_SYMLINK_NOFOLLOW`): a symlink, FIFO or device is never opened, and an empty regular file
+/// costs that one call (what its open, `fstat` and close would have said: nothing to read). A
+/// longer log is cut at [`MAX_LOG_BYTES`] and ends with a marker line. Anything not read in full
+/// is said in the returned note.
+fn read_log(dir: &std::io::Result<DirFd>, name: &OsStr, which: &str) -> (String, Option<String>) {
+    let dir = match dir {
+        Ok(d) => d,
+        Err(e) => return log_open_error(same_error(e), which),
     };
-    let f = fs::File::from(fd);
+    match dir.lstat(name) {
+        Err(e) => return log_open_error(e, which),
+        Ok(st) if st.is_symlink() => return (String::new(), Some(format!("{which} log is a symbolic link: not read"))),
+        Ok(st) if !st.is_file() => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),
+        Ok(st) if st.size == 0 => return (String::new(), None),
+        Ok(_) => {}
+    }
+    // Not empty: opened without following a link or blocking, and examined again through the
+    // descriptor (the name may have been swapped since the look above).
+    let f = match crate::pidfile::retire::open_strict_in(dir, name) {
+        Ok(f) => f,
+        Err(e) => return log_open_error(e, which),
+    };
     let size = match f.metadata() {
         Ok(m) if m.is_file() => m.len(),
         Ok(_) => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),
         Err(e) => return (String::new(), Some(format!("{which} log cannot be examined: {e}"))),
     };
-    // One read for a log of the size fstat gave (an empty log: one read that sees its end).
+    // One read for a log of the size fstat gave.
     let buf = match crate::pidfile::read_bounded(&f, size, MAX_LOG_BYTES) {
         Ok(b) => b,
         Err(e) => return (String::new(), Some(format!("{which} log could not be read: {e}"))),
@@ -126,8 +157,8 @@ impl Index {
 
     /// Append `lines` in one `write(2)` (`O_APPEND`: concurrent appenders never interleave a
     /// record).
-    fn append(&self, lines: &str) -> Result<()> {
-        (&self.file).write_all(lines.as_bytes()).map_err(|e| Error::io_at(&self.path, "append to index", &e))
+    fn append(&self, lines: &[u8]) -> Result<()> {
+        (&self.file).write_all(lines).map_err(|e| Error::io_at(&self.path, "append to index", &e))
     }
 }
 
@@ -139,14 +170,14 @@ impl Index {
 /// logs not read in full.
 ///
 /// Errors: `Io`/`PermissionDenied` when the index cannot be appended to.
-pub(crate) fn default_finalize(report: &HookReport, index: Option<&Index>, is_tty: bool) -> Result<Vec<String>> {
-    let stdout_path = report.dir.join(format!("{}.stdout.log", report.name));
-    let stderr_path = report.dir.join(format!("{}.stderr.log", report.name));
-    let (stdout, n1) = read_log(&stdout_path, "stdout");
-    let (stderr, n2) = read_log(&stderr_path, "stderr");
+pub(crate) fn default_finalize(report: &HookReport, dir: &std::io::Result<DirFd>, index: Option<&Index>, is_tty: bool) -> Result<Vec<String>> {
+    let stdout_name = OsString::from(format!("{}.stdout.log", report.name));
+    let stderr_name = OsString::from(format!("{}.stderr.log", report.name));
+    let (stdout, n1) = read_log(dir, &stdout_name, "stdout");
+    let (stderr, n2) = read_log(dir, &stderr_name, "stderr");
     let notes: Vec<String> = n1.into_iter().chain(n2).collect();
     let success = report.succeeded();
-    let mut status = if success { "succeeded".to_string() } else { "failed".to_string() };
+    let mut status = if success { "succeeded" } else { "failed" }.to_string();
     let mut output_str = None;
     for line in stdout.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) else { continue };
@@ -161,7 +192,8 @@ pub(crate) fn default_finalize(report: &HookReport, index: Option<&Index>, is_tt
         }
     }
     let exit_code = report.exit_code.unwrap_or(if success { 0 } else { -1 });
-    let error = report.error.clone().or_else(|| (!success).then(|| stderr.chars().take(500).collect::<String>()));
+    let stderr_head: Option<String> = (report.error.is_none() && !success).then(|| stderr.chars().take(500).collect());
+    let error = report.error.as_deref().or(stderr_head.as_deref());
     let process_id = new_id();
     let result_id = new_id();
     let started = report.started_at.map(iso);
@@ -171,43 +203,46 @@ pub(crate) fn default_finalize(report: &HookReport, index: Option<&Index>, is_tt
             kind: "Process",
             id: &process_id,
             cmd: &report.cmd,
-            pwd: report.dir.to_string_lossy().into_owned(),
+            pwd: report.dir.to_string_lossy(),
             pid: report.pid,
             exit_code,
             stdout: &stdout,
             stderr: &stderr,
-            started_at: started.clone(),
-            ended_at: ended.clone(),
+            started_at: started.as_deref(),
+            ended_at: &ended,
         };
         let a = ArchiveResultRecord {
             kind: "ArchiveResult",
             id: &result_id,
             snapshot_id: None,
-            plugin: report.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            plugin: report.dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
             hook_name: &report.name,
-            status,
+            status: &status,
             process_id: &process_id,
             output_str,
             output_files: &report.output_files,
-            start_ts: started,
-            end_ts: ended,
+            start_ts: started.as_deref(),
+            end_ts: &ended,
             error: error.filter(|e| !e.is_empty()),
         };
-        let lines = format!(
-            "{}\n{}\n",
-            serde_json::to_string(&p).expect("plain data serialises"),
-            serde_json::to_string(&a).expect("plain data serialises")
-        );
+        // Both lines serialised into one buffer, sized for them at once.
+        let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
+        serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
+        lines.push(b'\n');
+        serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
+        lines.push(b'\n');
         index.append(&lines)?;
         if !is_tty {
-            print!("{lines}");
+            print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
         }
     }
     // The logs go with the record: only when this cleanup retired the very pidfile it judged.
     // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
     if success && report.pid_file_removed {
-        let _ = crate::sys::unlink(&stdout_path);
-        let _ = crate::sys::unlink(&stderr_path);
+        if let Ok(d) = dir {
+            let _ = d.unlink(&stdout_name);
+            let _ = d.unlink(&stderr_name);
+        }
     }
     Ok(notes)
 }

@@ -17,7 +17,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -31,8 +30,8 @@ struct Entries {
 /// The listings of one cleanup.
 pub(crate) struct Listings {
     entries: HashMap<PathBuf, Entries>,
-    /// `<dir>/<name>` of every hook found: the prefix of its four own files.
-    hooks: HashSet<PathBuf>,
+    /// The `<name>` of every hook found (the prefix of its four own files), by directory.
+    hooks: HashMap<PathBuf, HashSet<OsString>>,
     /// Hook directories already listed again after their hooks were signalled.
     relisted: HashSet<PathBuf>,
     /// `output_files` per hook directory, computed once, shared by its hooks.
@@ -68,17 +67,16 @@ pub(crate) fn glob_match(pat: &[u8], name: &[u8]) -> bool {
 
 /// Read one directory (not following symlinks: a symlinked directory is an entry like a file).
 fn read_entries(dir: &Path) -> std::io::Result<Entries> {
-    use std::os::fd::AsRawFd;
+    use std::os::fd::AsFd;
     let mut out = Entries::default();
     // Opened as the sys layer opens (beneath the cleanup's root, no symlink on the way), then
     // listed through that very descriptor.
     let fd = crate::sys::open_raw(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    for e in fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))? {
-        let e = e?;
-        if e.file_type()?.is_dir() {
-            out.dirs.push(e.file_name());
+    for (name, is_dir) in crate::sys::read_dir_fd(fd.as_fd())? {
+        if is_dir {
+            out.dirs.push(name);
         } else {
-            out.files.push(e.file_name());
+            out.files.push(name);
         }
     }
     Ok(out)
@@ -142,14 +140,21 @@ impl Listings {
             found.extend(f);
             entries.extend(e);
         }
-        found.sort();
-        let hooks: HashSet<PathBuf> = found
-            .iter()
-            .filter_map(|p| Some(p.parent()?.join(p.file_stem()?)))
-            .collect();
+        // Paths are unique: an unstable sort gives the same order.
+        found.sort_unstable();
+        let mut hooks: HashMap<PathBuf, HashSet<OsString>> = HashMap::new();
+        for p in &found {
+            if let (Some(d), Some(stem)) = (p.parent(), p.file_stem()) {
+                hooks.entry(d.to_path_buf()).or_default().insert(stem.to_os_string());
+            }
+        }
         // Keep only what some hook's output_files can reach: its directory and everything below.
-        let hook_dirs: HashSet<&Path> = found.iter().filter_map(|p| p.parent()).collect();
-        entries.retain(|d, _| d.ancestors().any(|a| hook_dirs.contains(a)));
+        // Every listed directory is `root` or below it, and the path of one below it is longer
+        // than root's: its ancestors are looked at only down to that length.
+        if !hooks.contains_key(root) {
+            let floor = root.as_os_str().len();
+            entries.retain(|d, _| d.ancestors().take_while(|a| a.as_os_str().len() >= floor).any(|a| hooks.contains_key(a)));
+        }
         let listings = Listings { entries, hooks, relisted: HashSet::new(), memo: HashMap::new() };
         Ok((found, listings, pool))
     }
@@ -187,9 +192,8 @@ impl Listings {
     /// The output lists of `dirs` not yet computed, computed with `map` (a parallel map of the
     /// cleanup's pool: the lists of 10,000 directories are independent of each other).
     pub(crate) fn prepare<'a>(&mut self, dirs: impl Iterator<Item = &'a Path>, map: impl FnOnce(&Self, Vec<PathBuf>) -> Vec<Arc<[String]>>) {
-        let mut todo: Vec<PathBuf> = dirs.filter(|d| !self.memo.contains_key(*d)).map(Path::to_path_buf).collect();
-        todo.sort();
-        todo.dedup();
+        let mut seen = HashSet::new();
+        let todo: Vec<PathBuf> = dirs.filter(|d| !self.memo.contains_key(*d) && seen.insert(*d)).map(Path::to_path_buf).collect();
         let lists = map(self, todo.clone());
         self.memo.extend(todo.into_iter().zip(lists));
     }
@@ -200,12 +204,13 @@ impl Listings {
         let mut stack = vec![(dir.to_path_buf(), String::new())];
         while let Some((d, prefix)) = stack.pop() {
             let Some(e) = self.entries.get(&d) else { continue };
+            let stems = self.hooks.get(&d);
             for f in &e.files {
                 let name = f.to_string_lossy();
                 if name.ends_with(".pidguard-tmp") || name.ends_with(".pidguard-retired") {
                     continue;
                 }
-                if hook_prefix(&name).is_some_and(|p| self.hooks.contains(&d.join(p))) {
+                if hook_prefix(&name).is_some_and(|p| stems.is_some_and(|s| s.contains(std::ffi::OsStr::new(p)))) {
                     continue;
                 }
                 out.push(format!("{prefix}{name}"));

@@ -15,8 +15,18 @@ pub(crate) fn temp_name(target: &Path) -> PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut rnd = [0u8; 8];
     random_bytes(&mut rnd);
-    let hex: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
-    target.with_file_name(format!(".{name}.{hex}.pidguard-tmp"))
+    target.with_file_name(format!(".{name}.{}.pidguard-tmp", hex(&rnd)))
+}
+
+/// `bytes` as lower-case hex digits, two per byte.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
 }
 
 /// Fill `buf` with random bytes: from a per-thread pool refilled by one `getrandom(2)` of

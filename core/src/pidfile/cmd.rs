@@ -61,12 +61,11 @@ pub fn write_cmd_file<S: AsRef<str>>(path: &Path, argv: &[S]) -> Result<()> {
 /// Errors: `Malformed` when the text is not UTF-8 (the original raises there, and answers
 /// False); `Untrusted` when the file is not a regular file or too large; `Io` otherwise.
 pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
-    let fd = match crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
-        Ok(fd) => fd,
+    let f = match super::retire::open_strict(path) {
+        Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
         Err(e) => return Err(Error::io_at(path, "open", &e)),
     };
-    let f = fs::File::from(fd);
     let m = f.metadata().map_err(|e| Error::io_at(path, "fstat", &e))?;
     if !m.is_file() || m.len() > MAX_CMD_FILE {
         return Err(Error::at(crate::ErrorKind::Untrusted, path, "not a regular file of at most 1 MiB"));

@@ -1,8 +1,11 @@
-//! Pidfile formats: the abx-dl mtime format and its `.sh` command file.
+//! Pidfile formats: the abx-dl mtime format and its `.sh` command file, the guard record format,
+//! and what both share (the strict opener and the remove-by-content of `retire`).
 
 pub(crate) mod atomic;
 pub mod cmd;
+pub(crate) mod guard;
 pub mod mtime;
+pub(crate) mod retire;
 pub(crate) mod target;
 
 use std::path::Path;
@@ -30,10 +33,9 @@ impl Format {
     /// then says why). Opened without following a symlink or blocking on a FIFO; reads at most
     /// 64 bytes.
     pub fn of(path: &Path) -> Format {
-        let Ok(fd) = crate::sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) else {
+        let Ok(f) = retire::open_strict(path) else {
             return Format::AbxDl;
         };
-        let f = std::fs::File::from(fd);
         let is_guard = f.metadata().is_ok_and(|m| m.is_file())
             && read_bounded(&f, 64, 64).is_ok_and(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
         if is_guard { Format::Guard } else { Format::AbxDl }

@@ -2,7 +2,6 @@
 //! as the file's mtime, plus pidguard's strong start token in the `user.pidguard.token` xattr.
 
 use std::fmt;
-use std::fs;
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -256,8 +255,8 @@ pub(crate) enum CmdRule<'a> {
 /// [`check_pinned_recorded`] with the command rule given as a record to load or as the caller's
 /// own load of it.
 pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
-    let fd = match sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0) {
-        Ok(fd) => fd,
+    let f = match super::retire::open_strict(pid_file) {
+        Ok(f) => f,
         Err(e) => {
             return (
                 PidFileCheck::new(match e.raw_os_error() {
@@ -269,7 +268,6 @@ pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f6
             )
         }
     };
-    let f = fs::File::from(fd);
     let Ok(meta) = f.metadata() else { return (PidFileCheck::new(CheckReason::Unreadable), None) };
     if !meta.is_file() {
         return (PidFileCheck::new(CheckReason::NotRegular), None);

@@ -112,8 +112,8 @@ pub(crate) fn check(_call: Call) -> io::Result<()> {
 /// worst moment deterministically instead of hoping to hit a window of microseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Point {
-    /// An abx-dl pidfile was judged stale (or its process stopped) and compared unchanged;
-    /// it is about to be taken away.
+    /// A record (an abx-dl pidfile judged stale or whose process stopped, or a guard record being
+    /// removed) was compared unchanged; it is about to be renamed aside and taken away.
     BeforePidfileRemove,
 }
 

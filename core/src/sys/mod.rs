@@ -293,20 +293,23 @@ pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec
     fault::check(Call::Getxattr)?;
     // Raw libc: nix 0.32 has no extended-attribute wrappers.
     let cname = CString::new(name).expect("xattr name has no NUL");
-    let mut buf = vec![0u8; 256];
+    // A token fits the first, stack-held buffer; the heap is used only for what is returned
+    // (nothing at all for the common "no such attribute").
+    let mut small = [0u8; 256];
+    let mut large = Vec::new();
     loop {
+        let buf: &mut [u8] = if large.is_empty() { &mut small } else { &mut large };
         // SAFETY: `buf` is valid for `buf.len()` bytes.
         let n = unsafe {
             libc::fgetxattr(fd.as_raw_fd(), cname.as_ptr(), buf.as_mut_ptr().cast(), buf.len())
         };
         if n >= 0 {
-            buf.truncate(n as usize);
-            return Ok(Some(buf));
+            return Ok(Some(buf[..n as usize].to_vec()));
         }
         let e = io::Error::last_os_error();
         match e.raw_os_error() {
             Some(libc::ENODATA) | Some(libc::ENOTSUP) => return Ok(None),
-            Some(libc::ERANGE) if buf.len() < 4096 => buf.resize(4096, 0),
+            Some(libc::ERANGE) if large.is_empty() => large = vec![0u8; 4096],
             _ => return Err(e),
         }
     }
@@ -356,26 +359,199 @@ fn parent_of(path: &Path) -> io::Result<(OwnedFd, std::ffi::OsString)> {
     Ok((fd, name.to_os_string()))
 }
 
-/// `unlink(2)` of `path`, through its directory opened as [`open_raw`] opens: a symlink swapped
-/// in for a directory on the way does not redirect it.
-pub(crate) fn unlink(path: &Path) -> io::Result<()> {
-    let (dir, name) = parent_of(path)?;
-    Ok(nix::unistd::unlinkat(dir.as_fd(), name.as_os_str(), nix::unistd::UnlinkatFlags::NoRemoveDir)?)
+/// A directory opened once (`O_PATH`, the way [`open_raw`] opens: beneath the scope's root
+/// when one is in force), for the calls on the files directly in it.
+///
+/// Each call names a file by its name alone and resolves it from this descriptor: one path
+/// component, no walk from the root per call, and the directory is the one opened even if a
+/// name on the way to it is swapped for a symlink afterwards. A name that is empty, `.`, `..`
+/// or holds `/` is refused with `EINVAL`, so nothing outside the directory is reached through
+/// it. Opens take `O_NOFOLLOW` from the caller as with [`open_raw`]; `rename`, `unlink` and
+/// `lstat_id` never follow the last component.
+pub(crate) struct DirFd {
+    fd: OwnedFd,
 }
 
-/// `rename(2)` of `from` to `to`, through their directories opened as [`open_raw`] opens.
-pub(crate) fn rename(from: &Path, to: &Path) -> io::Result<()> {
-    let (fdir, fname) = parent_of(from)?;
-    let (tdir, tname) = parent_of(to)?;
-    Ok(nix::fcntl::renameat(fdir.as_fd(), fname.as_os_str(), tdir.as_fd(), tname.as_os_str())?)
+/// `name` as one path component, or `EINVAL`.
+fn component(name: &std::ffi::OsStr) -> io::Result<&std::ffi::OsStr> {
+    let b = name.as_bytes();
+    if b.is_empty() || b == b"." || b == b".." || b.contains(&b'/') || b.contains(&0) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    Ok(name)
 }
 
-/// `(dev, inode)` of `path` itself (`AT_SYMLINK_NOFOLLOW`), through its directory opened as
-/// [`open_raw`] opens.
-pub(crate) fn lstat_id(path: &Path) -> io::Result<(u64, u64)> {
-    let (dir, name) = parent_of(path)?;
-    let st = nix::sys::stat::fstatat(dir.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW)?;
-    Ok((st.st_dev as u64, st.st_ino as u64))
+impl DirFd {
+    /// Open the directory at `path` (`O_PATH|O_DIRECTORY`, see [`open_raw`]).
+    pub(crate) fn open(path: &Path) -> io::Result<DirFd> {
+        let dir = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+        Ok(DirFd { fd: open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0)? })
+    }
+
+    /// Open the directory at `path` readable (`O_RDONLY|O_DIRECTORY`, see [`open_raw`]): as
+    /// [`DirFd::open`], and it can also be locked ([`DirFd::try_lock_exclusive`]).
+    pub(crate) fn open_readable(path: &Path) -> io::Result<DirFd> {
+        let dir = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+        Ok(DirFd { fd: open_raw(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)? })
+    }
+
+    /// `flock(LOCK_EX|LOCK_NB)` on the directory (opened with [`DirFd::open_readable`]): see
+    /// [`try_flock_exclusive`]. The lock goes when this descriptor is closed.
+    pub(crate) fn try_lock_exclusive(&self) -> io::Result<bool> {
+        try_flock_exclusive(self.fd.as_fd())
+    }
+
+    /// The directory holding `path` and the last component's name.
+    pub(crate) fn parent_of(path: &Path) -> io::Result<(DirFd, &std::ffi::OsStr)> {
+        let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Ok((DirFd::open(dir)?, name))
+    }
+
+    /// `openat(2)` of `name` in this directory with raw `flags` (`O_CLOEXEC` added).
+    pub(crate) fn open_file(&self, name: &std::ffi::OsStr, flags: i32) -> io::Result<OwnedFd> {
+        let name = component(name)?;
+        let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
+        Ok(nix::fcntl::openat(self.fd.as_fd(), name, flags, Mode::empty())?)
+    }
+
+    /// `renameat(2)` of `from` to `to`, both in this directory.
+    pub(crate) fn rename(&self, from: &std::ffi::OsStr, to: &std::ffi::OsStr) -> io::Result<()> {
+        let (from, to) = (component(from)?, component(to)?);
+        Ok(nix::fcntl::renameat(self.fd.as_fd(), from, self.fd.as_fd(), to)?)
+    }
+
+    /// `linkat(2)` of `from` to `to`, both in this directory, failing with `EEXIST` (see
+    /// [`link_no_replace`]).
+    pub(crate) fn link_no_replace(&self, from: &std::ffi::OsStr, to: &std::ffi::OsStr) -> io::Result<()> {
+        let (from, to) = (component(from)?, component(to)?);
+        Ok(nix::unistd::linkat(self.fd.as_fd(), from, self.fd.as_fd(), to, AtFlags::empty())?)
+    }
+
+    /// `unlinkat(2)` of the file `name` in this directory.
+    pub(crate) fn unlink(&self, name: &std::ffi::OsStr) -> io::Result<()> {
+        let name = component(name)?;
+        Ok(nix::unistd::unlinkat(self.fd.as_fd(), name, nix::unistd::UnlinkatFlags::NoRemoveDir)?)
+    }
+
+    /// `(dev, inode)` of `name` itself (`fstatat`, `AT_SYMLINK_NOFOLLOW`).
+    pub(crate) fn lstat_id(&self, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
+        let st = self.lstat(name)?;
+        Ok((st.dev, st.ino))
+    }
+
+    /// What `fstatat(name, AT_SYMLINK_NOFOLLOW)` says of `name` itself (a symlink is not
+    /// followed).
+    pub(crate) fn lstat(&self, name: &std::ffi::OsStr) -> io::Result<Lstat> {
+        let name = component(name)?;
+        let st = nix::sys::stat::fstatat(self.fd.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
+        Ok(Lstat { dev: st.st_dev as u64, ino: st.st_ino as u64, mode: st.st_mode as u32, size: st.st_size as u64 })
+    }
+}
+
+/// The fields of a `stat` that [`DirFd::lstat`] hands out.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lstat {
+    /// `st_dev`.
+    pub(crate) dev: u64,
+    /// `st_ino`.
+    pub(crate) ino: u64,
+    /// `st_mode`: the type bits (`S_IFMT`) and the permissions.
+    pub(crate) mode: u32,
+    /// `st_size`, bytes.
+    pub(crate) size: u64,
+}
+
+impl Lstat {
+    /// A regular file (not a symlink, FIFO, device, socket or directory).
+    pub(crate) fn is_file(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFREG
+    }
+    /// A symbolic link itself.
+    pub(crate) fn is_symlink(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFLNK
+    }
+}
+
+/// One entry of [`read_dir_fd`]: its name and whether it is a directory (not following a
+/// symlink: a symlink to a directory is not one).
+pub(crate) type DirEntry = (std::ffi::OsString, bool);
+
+/// The entries of the directory open as `fd` (`O_RDONLY|O_DIRECTORY`), `.` and `..` left out,
+/// read with `getdents64(2)` through that very descriptor (no second open, as `opendir` of
+/// `/proc/self/fd/N` would need, and no `fstat`, as `fdopendir` makes). An entry whose type the
+/// file system does not report (`DT_UNKNOWN`) is looked at with `fstatat(AT_SYMLINK_NOFOLLOW)`.
+///
+/// Errors: the `getdents64` errno (`EINTR` is retried); an entry that vanished before its
+/// `fstatat` is left out.
+pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
+    thread_local! {
+        // 32 KiB per thread, made once (not one zeroed allocation per directory listed); 8-byte
+        // aligned: the kernel writes `struct linux_dirent64` records into it.
+        static BUF: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with(|b| match b.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.is_empty() {
+                buf.resize(4096, 0);
+            }
+            getdents_all(fd, &mut buf)
+        }
+        // Not reached (nothing here calls back into itself); a fresh buffer would do.
+        Err(_) => getdents_all(fd, &mut vec![0u64; 4096]),
+    })
+}
+
+/// [`read_dir_fd`] with the buffer given.
+fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut out = Vec::new();
+    let bytes = buf.len() * 8;
+    loop {
+        // Raw libc: nix 0.32 reads directories only through `opendir`/`fdopendir`.
+        // SAFETY: `buf` is valid for `bytes` bytes; the kernel writes at most that many.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd.as_raw_fd() as libc::c_long, buf.as_mut_ptr(), bytes) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Ok(out);
+        }
+        // SAFETY: the kernel filled the first `n` bytes with whole records.
+        let data = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
+        let mut off = 0usize;
+        while off + 19 < data.len() {
+            // struct linux_dirent64 { u64 d_ino; i64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
+            let reclen = u16::from_ne_bytes([data[off + 16], data[off + 17]]) as usize;
+            if reclen == 0 || off + reclen > data.len() {
+                break;
+            }
+            let d_type = data[off + 18];
+            let name_bytes = &data[off + 19..off + reclen];
+            let name = &name_bytes[..name_bytes.iter().position(|&c| c == 0).unwrap_or(name_bytes.len())];
+            off += reclen;
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let is_dir = match d_type {
+                libc::DT_DIR => true,
+                libc::DT_UNKNOWN => match nix::sys::stat::fstatat(fd, std::ffi::OsStr::from_bytes(name), AtFlags::AT_SYMLINK_NOFOLLOW) {
+                    Ok(st) => st.st_mode & libc::S_IFMT == libc::S_IFDIR,
+                    Err(Errno::ENOENT) => continue,
+                    Err(e) => return Err(e.into()),
+                },
+                _ => false,
+            };
+            out.push((std::ffi::OsString::from_vec(name.to_vec()), is_dir));
+        }
+    }
 }
 
 /// Resolving paths beneath a directory that an untrusted user may write.
@@ -646,6 +822,61 @@ mod tests {
         assert!(try_flock_exclusive(b.as_fd()).unwrap(), "closing the holder releases it");
         drop(b);
         std::fs::remove_dir(&dir).unwrap();
+    }
+
+    #[test]
+    fn dirfd_reaches_only_names_directly_in_its_directory() {
+        let base = std::env::temp_dir().join(format!("pidguard-sys-dirfd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let dir = base.join("d");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(base.join("outside"), "x").unwrap();
+        std::fs::write(dir.join("a"), "a").unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), dir.join("link")).unwrap();
+        let d = DirFd::open(&dir).unwrap();
+        for bad in ["", ".", "..", "../outside", "sub/a", "a\0"] {
+            let bad = std::ffi::OsStr::new(bad);
+            assert_eq!(d.open_file(bad, libc::O_RDONLY).unwrap_err().raw_os_error(), Some(libc::EINVAL), "{bad:?}");
+            assert_eq!(d.unlink(bad).unwrap_err().raw_os_error(), Some(libc::EINVAL), "{bad:?}");
+            assert_eq!(d.rename(std::ffi::OsStr::new("a"), bad).unwrap_err().raw_os_error(), Some(libc::EINVAL), "{bad:?}");
+            assert_eq!(d.lstat_id(bad).unwrap_err().raw_os_error(), Some(libc::EINVAL), "{bad:?}");
+        }
+        assert!(base.join("outside").exists() && dir.join("a").exists(), "nothing outside or inside was touched");
+        // O_NOFOLLOW reaches openat: the link is refused, not followed out of the directory.
+        let link = std::ffi::OsStr::new("link");
+        assert_eq!(d.open_file(link, libc::O_RDONLY | libc::O_NOFOLLOW).unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        // rename, lstat_id and unlink act on the names themselves.
+        d.rename(std::ffi::OsStr::new("a"), std::ffi::OsStr::new("b")).unwrap();
+        let (dev, ino) = d.lstat_id(std::ffi::OsStr::new("b")).unwrap();
+        let m = std::fs::metadata(dir.join("b")).unwrap();
+        assert_eq!((dev, ino), (std::os::unix::fs::MetadataExt::dev(&m), std::os::unix::fs::MetadataExt::ino(&m)));
+        assert_ne!(d.lstat_id(link).unwrap(), (dev, ino));
+        d.link_no_replace(std::ffi::OsStr::new("b"), std::ffi::OsStr::new("c")).unwrap();
+        assert_eq!(d.link_no_replace(std::ffi::OsStr::new("b"), std::ffi::OsStr::new("c")).unwrap_err().raw_os_error(), Some(libc::EEXIST));
+        d.unlink(link).unwrap();
+        assert!(base.join("outside").exists(), "unlink removed the link, not its target");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn read_dir_fd_lists_every_entry_once_with_its_kind() {
+        let dir = std::env::temp_dir().join(format!("pidguard-sys-readdir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::os::unix::fs::symlink("sub", dir.join("link-to-sub")).unwrap();
+        // More names than one getdents64 buffer holds (32 KiB), so the loop goes round.
+        let mut want: Vec<(String, bool)> = (0..1500).map(|i| (format!("file-{i:04}-{}", "x".repeat(20)), false)).collect();
+        for (n, _) in &want {
+            std::fs::write(dir.join(n), "").unwrap();
+        }
+        want.push(("sub".into(), true));
+        want.push(("link-to-sub".into(), false));
+        want.sort();
+        let fd = open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0).unwrap();
+        let mut got: Vec<(String, bool)> = read_dir_fd(fd.as_fd()).unwrap().into_iter().map(|(n, d)| (n.into_string().unwrap(), d)).collect();
+        got.sort();
+        assert_eq!(got, want);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Largest guard pidfile, in bytes, that [`read`](super::read) accepts and
-/// [`create`](super::create) writes.
+/// Largest guard pidfile, in bytes, that [`read`](crate::guard::read) accepts and
+/// [`create`](crate::guard::create) writes.
 pub const MAX_BYTES: usize = 4096;
 
 /// The JSON member that holds the pid.
@@ -24,7 +24,7 @@ pub const TOKEN_MEMBER: &str = "start_token";
 ///
 /// The wire form ([`encode`]) is one JSON object — `pid`, then `start_token`, then each field in
 /// order — and a newline. Every member is always written, so a record re-encoded from the same
-/// values is byte-identical to the file it wrote: [`remove`](super::remove) compares bytes.
+/// values is byte-identical to the file it wrote: [`remove`](crate::guard::remove) compares bytes.
 ///
 /// A field may carry anything the caller needs to find the holder again (a session id, a
 /// socket path, [`token_sha256`] of a secret); never a secret itself, since the file is a
@@ -34,7 +34,7 @@ pub struct Entry {
     /// The holder's pid (positive).
     pub pid: i32,
     /// The holder's start token: normally a [`crate::StartToken`] in its string form, which
-    /// [`check`](super::check) parses and judges. [`read`](super::read) only requires it to be
+    /// [`check`](crate::guard::check) parses and judges. [`read`](crate::guard::read) only requires it to be
     /// non-empty.
     pub start_token: String,
     /// The caller's own members, `(name, value)`, in wire order. Names are unique, non-empty,
@@ -113,7 +113,7 @@ impl Serialize for Entry {
     }
 }
 
-/// The exact bytes [`create`](super::create) writes for `entry`: one compact JSON object with
+/// The exact bytes [`create`](crate::guard::create) writes for `entry`: one compact JSON object with
 /// `pid`, `start_token`, then the fields in order, and `\n`.
 pub fn encode(entry: &Entry) -> Vec<u8> {
     // Serialising strings and an integer into a Vec cannot fail.
@@ -157,7 +157,7 @@ impl<'de> Deserialize<'de> for Members {
 /// The content must be UTF-8 holding one JSON object (whitespace around it allowed) whose
 /// members are `pid` (an integer in `1..=i32::MAX`), `start_token` (a non-empty string) and any
 /// other members with string values, each name non-empty and present once: exactly what
-/// [`Entry::validate`] lets [`create`](super::create) write. [`read`](super::read) additionally bounds
+/// [`Entry::validate`] lets [`create`](crate::guard::create) write. [`read`](crate::guard::read) additionally bounds
 /// the size and the pid by `pid_max`.
 ///
 /// Errors: `InvalidJson` (bad syntax, not UTF-8, not an object, an empty or duplicate member

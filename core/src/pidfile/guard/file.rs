@@ -5,12 +5,11 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use super::entry::{decode, encode, Entry, MAX_BYTES};
 use crate::error::{Error, ErrorKind, Result};
-use crate::pidfile::atomic;
-use crate::sys::{self, procfs};
+use crate::pidfile::{atomic, retire};
+use crate::sys::{self, procfs, DirFd};
 
 /// Mode of a guard pidfile: the owner alone may read or write it.
 pub const FILE_MODE: u32 = 0o600;
@@ -109,8 +108,8 @@ fn make_parent(path: &Path, dir: &Path) -> Result<()> {
 ///
 /// The file is opened with `O_NOFOLLOW|O_NONBLOCK` (a symlink is refused, a FIFO cannot block
 /// the reader) and must be a regular file with exactly one link, no permission bits for group
-/// or others, and at most 4096 bytes; its content must [`decode`](super::decode) with a pid no
-/// larger than `pid_max`. The start token is not judged here (see [`check`](super::check)).
+/// or others, and at most 4096 bytes; its content must [`decode`] with a pid no
+/// larger than `pid_max`. The start token is not judged here (see [`check`](crate::guard::check)).
 ///
 /// Errors, each its own kind (families in brackets): `NotFound` when there is no file;
 /// `Symlink`, `IsDirectory`, `NotRegularFile` (FIFO, socket, device), `HardLinked`,
@@ -125,14 +124,11 @@ pub fn read(path: &Path) -> Result<Entry> {
 }
 
 pub(crate) fn read_raw(path: &Path) -> Result<Raw> {
-    let fd = sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0).map_err(|e| {
-        match e.raw_os_error() {
-            Some(libc::ELOOP) => Error::at(ErrorKind::Symlink, path, "is a symlink; not followed"),
-            Some(libc::ENXIO) => Error::at(ErrorKind::NotRegularFile, path, "is a socket or device, not a regular file"),
-            _ => Error::io_at(path, "open", &e),
-        }
+    let mut f = retire::open_strict(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => Error::at(ErrorKind::Symlink, path, "is a symlink; not followed"),
+        Some(libc::ENXIO) => Error::at(ErrorKind::NotRegularFile, path, "is a socket or device, not a regular file"),
+        _ => Error::io_at(path, "open", &e),
     })?;
-    let mut f = fs::File::from(fd);
     let meta = f.metadata().map_err(|e| Error::io_at(path, "fstat", &e))?;
     check_meta(path, &meta)?;
     let mut bytes = Vec::with_capacity(meta.len().min(MAX_BYTES as u64) as usize);
@@ -198,98 +194,42 @@ pub fn remove(path: &Path, entry: &Entry) -> Result<bool> {
     remove_bytes(path, &encode(entry))
 }
 
-/// Open `path` without following or blocking and read at most `MAX_BYTES + 1` bytes of a
-/// regular file; `None` for anything else (missing, not regular, unreadable).
-fn snapshot(path: &Path) -> Option<(Vec<u8>, u64, u64)> {
-    let fd = sys::open_raw(path, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0).ok()?;
-    let mut f = fs::File::from(fd);
+/// `(dev, inode)` of the open file `f` when it is a regular file holding exactly `expected`
+/// (`fstat`, one `pread` of at most `MAX_BYTES + 1` bytes).
+fn holds_bytes(f: &fs::File, expected: &[u8]) -> Option<(u64, u64)> {
     let meta = f.metadata().ok()?;
     if !meta.is_file() {
         return None;
     }
-    let mut bytes = Vec::new();
-    Read::by_ref(&mut f).take(MAX_BYTES as u64 + 1).read_to_end(&mut bytes).ok()?;
-    Some((bytes, meta.dev(), meta.ino()))
-}
-
-/// How long a remover waits for the directory lock before giving up with `TimedOut`: it is
-/// held for one compare and one rename, so only a stopped or hung process holds it this long.
-const LOCK_WAIT: Duration = Duration::from_secs(10);
-
-/// Serialise removers of the records in `dir` with `flock(2)` on the directory itself (no extra
-/// file; released when the holder closes it or exits). `None` when the directory is missing
-/// (nothing to remove) or the file system has no flock (then the rename-aside re-check and
-/// put-back below are the only protection).
-fn lock_dir(path: &Path) -> Result<Option<OwnedFd>> {
-    let dir = parent_of(path);
-    let fd = match sys::open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
-        Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
-        Err(e) => return Err(Error::io_at(path, "open the directory", &e)),
-    };
-    let t0 = Instant::now();
-    let mut pause = Duration::from_micros(50);
-    loop {
-        match sys::try_flock_exclusive(fd.as_fd()) {
-            Ok(true) => return Ok(Some(fd)),
-            Ok(false) if t0.elapsed() < LOCK_WAIT => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(5));
-            }
-            Ok(false) => {
-                return Err(Error::at(
-                    ErrorKind::TimedOut,
-                    path,
-                    format_args!("the directory lock of {} was held for {LOCK_WAIT:?}", dir.display()),
-                ))
-            }
-            Err(e) => {
-                log::debug!("{}: no flock on the directory ({e}); removing without it", path.display());
-                return Ok(None);
-            }
-        }
-    }
+    let bytes = crate::pidfile::read_bounded(f, meta.len(), MAX_BYTES as u64 + 1).ok()?;
+    (bytes == expected).then(|| (meta.dev(), meta.ino()))
 }
 
 pub(crate) fn remove_bytes(path: &Path, expected: &[u8]) -> Result<bool> {
+    // The directory is opened once, readable so that it can be locked: the lock, the compare,
+    // the rename aside, the re-check and the unlink all go through it.
+    let dir_path = parent_of(path);
+    let Some(name) = path.file_name() else { return Ok(false) };
+    let dir = match DirFd::open_readable(&dir_path) {
+        Ok(d) => d,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
+        Err(e) => return Err(Error::io_at(path, "open the directory", &e)),
+    };
     // Under the lock, nothing can change which file `path` names between the compare and the
     // rename: only removers take a file away, and they all hold the lock; creators cannot
     // replace an existing name. Without it, a second remover that compared the same record
-    // could rename aside the record a first one had just created in its place.
-    let _lock = lock_dir(path)?;
-    let Some((bytes, dev, ino)) = snapshot(path) else { return Ok(false) };
-    if bytes != expected {
-        return Ok(false);
-    }
-    // Files are never written in place once they have a name, so the inode compared above keeps
-    // these bytes; what can change is which inode `path` names.
-    let aside = aside_name(path);
-    match fs::rename(path, &aside) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(Error::io_at(path, "rename aside", &e)),
-    }
-    let same = fs::symlink_metadata(&aside).map(|m| m.dev() == dev && m.ino() == ino).unwrap_or(false);
-    if same {
-        fs::remove_file(&aside).map_err(|e| Error::io_at(path, "unlink", &e))?;
-        return Ok(true);
-    }
-    // Someone replaced the record between the compare and the rename: give theirs back. link(2)
-    // never overwrites, so a creator that got in meanwhile keeps its file.
-    let back = sys::link_no_replace(&aside, path);
-    let _ = fs::remove_file(&aside);
-    if let Err(e) = back {
-        log::warn!("{}: could not put back a record caught by a concurrent remove: {e}", path.display());
-    }
-    Ok(false)
-}
-
-fn aside_name(path: &Path) -> PathBuf {
-    let mut rnd = [0u8; 12];
-    atomic::random_bytes(&mut rnd);
-    let hex: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.{hex}.pidguard-retired"))
+    // could rename aside the record a first one had just created in its place. Held until `dir`
+    // is closed, on return.
+    retire::lock_dir(&dir, path).map_err(|_| {
+        Error::at(
+            ErrorKind::TimedOut,
+            path,
+            format_args!("the directory lock of {} was held for {:?}", dir_path.display(), retire::LOCK_WAIT),
+        )
+    })?;
+    // Files are never written in place once they have a name, so the inode compared keeps these
+    // bytes; what can change is which inode `path` names.
+    retire::remove_by_content(&dir, name, path, |f| holds_bytes(f, expected)).map_err(|(step, e)| Error::io_at(path, step, &e))
 }
 
 /// Retire `old` by content, then [`create`] `new` in its place.

@@ -1,0 +1,68 @@
+"""Before/after in one run: the seed's loop, an older pidguard and the installed pidguard clean
+N stale records, alternating, each in a fresh child process (bench_cleanup.py's records, loop
+and worker).
+
+    python3 bench_cleanup_ab.py <n> <reps> <scenarios-binary> <base-dir> <per_dir> <old-pidguard-dir>
+
+<old-pidguard-dir> holds an older build of the binding, e.g. made with
+`git archive <commit> | tar -x -C /tmp/old && python -m pip install --target /tmp/old-py /tmp/old/py`;
+its children run with PYTHONPATH=<old-pidguard-dir>, so that build is the one imported. Run inside
+a private PID namespace (`unshare --pid --fork --mount-proc`), as bench_cleanup.py. Prints each
+rep on stderr and one JSON line: the walls per side, the ratios of the medians and per rep.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_cleanup as bc  # noqa: E402
+
+
+def one(side, scenarios, base, n, per_dir, old_path):
+    d = os.path.join(base, f"pidguard-bench-cleanup-ab-{os.getpid()}")
+    subprocess.run(["rm", "-rf", d], check=True)
+    os.makedirs(d)
+    subprocess.run([scenarios, "make-stale", os.path.join(d, "out"), str(n), str(per_dir)], check=True)
+    index = os.path.join(d, "index.jsonl")
+    open(index, "w").close()
+    env = dict(os.environ)
+    if side == "old":
+        env["PYTHONPATH"] = old_path
+    code = f"SEED_LOOP = {bc.SEED_LOOP!r}\n" + bc.WORKER
+    worker_side = "seed" if side == "seed" else "pidguard"
+    proc = subprocess.Popen([sys.executable, "-c", code, worker_side, os.path.join(d, "out"), index], stdout=subprocess.PIPE, env=env)
+    out = proc.stdout.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{side} failed")
+    with open(index) as f:
+        lines = sum(1 for _ in f)
+    subprocess.run(["rm", "-rf", d], check=True)
+    if lines != 2 * n:
+        raise SystemExit(f"{side}: {lines} index lines (want {2 * n})")
+    return json.loads(out.decode().strip().splitlines()[-1])["wall_s"], ru.ru_maxrss
+
+
+def main():
+    n, reps, scenarios, base, per_dir, old_path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
+    sides = ["seed", "old", "new"]
+    walls = {s: [] for s in sides}
+    for rep in range(reps):
+        for side in sides if rep % 2 == 0 else sides[::-1]:
+            wall, rss = one(side, scenarios, base, n, per_dir, old_path)
+            walls[side].append(wall)
+            print(f"  {side} per_dir={per_dir} rep={rep}: {wall:.3f} s, {rss / 1024:.1f} MiB", file=sys.stderr)
+    med = {s: statistics.median(v) for s, v in walls.items()}
+    print(json.dumps({
+        "bench": "cleanup_stale_ab", "n": n, "per_dir": per_dir, "fs": base,
+        **{f"{s}_wall_s": v for s, v in walls.items()},
+        "seed_over_old": med["seed"] / med["old"], "seed_over_new": med["seed"] / med["new"], "old_over_new": med["old"] / med["new"],
+        "per_rep_seed_over_new": [a / b for a, b in zip(walls["seed"], walls["new"])],
+        "per_rep_seed_over_old": [a / b for a, b in zip(walls["seed"], walls["old"])],
+    }))
+
+
+if __name__ == "__main__":
+    main()
