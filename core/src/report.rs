@@ -30,7 +30,7 @@ use crate::signal::Outcome;
 /// as pyo3 converts a `PathBuf`; JSON and JavaScript get a string in which bytes that are not
 /// UTF-8 are U+FFFD (a path given as a Node `Buffer` may hold any byte but NUL, and napi's own
 /// `PathBuf` conversion throws on those bytes, which would lose the whole report).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ReportPath(pub PathBuf);
 
 impl std::ops::Deref for ReportPath {
@@ -400,6 +400,40 @@ impl From<&crate::HookReport> for HookView {
             name: r.name.clone(),
             dir: r.dir.clone().into(),
             pid_file: r.pid_file.clone().into(),
+            error: r.error.clone(),
+            notes: r.notes.clone(),
+            cmd: r.cmd.clone(),
+            unverified_leftovers: r.unverified_leftovers.clone(),
+            ..HookView::scalars(r)
+        }
+    }
+}
+
+/// From an owned report the strings and lists are moved, not copied (a cleanup of thousands of
+/// hooks converts every report).
+impl From<crate::HookReport> for HookView {
+    fn from(r: crate::HookReport) -> Self {
+        let v = HookView::scalars(&r);
+        HookView {
+            name: r.name,
+            dir: r.dir.into(),
+            pid_file: r.pid_file.into(),
+            error: r.error,
+            notes: r.notes,
+            cmd: r.cmd,
+            unverified_leftovers: r.unverified_leftovers,
+            ..v
+        }
+    }
+}
+
+impl HookView {
+    /// Everything but the owned strings and lists, which the two conversions take differently.
+    fn scalars(r: &crate::HookReport) -> HookView {
+        HookView {
+            name: String::new(),
+            dir: ReportPath::default(),
+            pid_file: ReportPath::default(),
             pid: r.pid,
             verdict: r.verdict.map(|v| v.as_str().to_string()),
             verdict_reason: r.verdict_reason.map(|x| slug(&x)),
@@ -409,11 +443,11 @@ impl From<&crate::HookReport> for HookView {
             refusal: r.outcome.refusal().map(|x| x.as_str().to_string()),
             signals: r.signals.iter().map(|s| s.name()).collect(),
             exit_code: r.exit_code,
-            error: r.error.clone(),
-            notes: r.notes.clone(),
+            error: None,
+            notes: Vec::new(),
             output_files: r.output_files.to_vec(),
-            cmd: r.cmd.clone(),
-            unverified_leftovers: r.unverified_leftovers.clone(),
+            cmd: Vec::new(),
+            unverified_leftovers: Vec::new(),
             started_at: r.started_at.map(epoch_secs),
             ended_at: epoch_secs(r.ended_at),
             elapsed: r.elapsed.map(|d| d.as_secs_f64()),
@@ -439,8 +473,7 @@ from_owned!(
     crate::Judgement => JudgementView,
     crate::PidFileCheck => PidFileCheckView,
     crate::TerminateReport => TerminateView,
-    crate::StopReport => StopView,
-    crate::HookReport => HookView
+    crate::StopReport => StopView
 );
 
 /// Every report's name (as the bindings show it) and its field names in declaration order.

@@ -203,9 +203,13 @@ fn token_arg(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<
 // Result classes: core's `pidguard::report` structs are the Python classes (its `python`
 // feature); only the finalize exception of a hook is added here, as an instance attribute.
 
-fn hook_report(py: Python<'_>, r: &pidguard::HookReport, finalize_exception: Option<Py<PyAny>>) -> PyResult<Py<HookView>> {
-    let obj = Py::new(py, HookView::from(r))?;
-    obj.bind(py).setattr("finalize_exception", finalize_exception)?;
+/// A HookReport object; `finalize_exception` is set on it only when the callback raised (the
+/// class attribute, set at import, is None).
+fn hook_report(py: Python<'_>, v: HookView, finalize_exception: Option<Py<PyAny>>) -> PyResult<Py<HookView>> {
+    let obj = Py::new(py, v)?;
+    if let Some(e) = finalize_exception {
+        obj.bind(py).setattr("finalize_exception", e)?;
+    }
     Ok(obj)
 }
 
@@ -516,7 +520,7 @@ fn cleanup_background_hooks(
         let mut call = |r: &pidguard::HookReport| -> Result<(), String> {
             // The callback runs with the GIL held; the waits around it do not.
             Python::attach(|py| {
-                let res = hook_report(py, r, None).and_then(|obj| cb.call1(py, (obj,)));
+                let res = hook_report(py, r.into(), None).and_then(|obj| cb.call1(py, (obj,)));
                 match res {
                     Ok(_) => Ok(()),
                     Err(e) => {
@@ -535,10 +539,10 @@ fn cleanup_background_hooks(
         return Err(raised.swap_remove(i).1);
     }
     reports
-        .iter()
+        .into_iter()
         .map(|r| {
             let exc = raised.iter().find(|(p, _)| *p == r.pid_file).map(|(_, e)| e.value(py).clone().into_any().unbind());
-            hook_report(py, r, exc)
+            hook_report(py, r.into(), exc)
         })
         .collect()
 }
@@ -555,6 +559,7 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PidFileCheckView>()?;
     m.add_class::<TerminateView>()?;
     m.add_class::<HookView>()?;
+    m.getattr("HookReport")?.setattr("finalize_exception", m.py().None())?;
     m.add_class::<JudgementView>()?;
     m.add_class::<StopView>()?;
     m.add_class::<process::ProcessRef>()?;
