@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::{ProcessRef, Reason, Verdict};
-use crate::pidfile::cmd::{read_cmd_file, Recorded};
-use crate::pidfile::mtime::{check_pinned_with, CheckReason, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::cmd::{read_cmd_opened, Recorded};
+use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
 use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions};
 use crate::sys::procfs;
@@ -65,6 +65,11 @@ pub enum HookOutcome {
     /// The live identity could not be read (`EMFILE`, `EACCES`, a `/proc` mounted `hidepid`,
     /// an unreadable command line or `.sh`): nothing was signalled, and the pidfile and the logs
     /// are kept, with no index records — a failed read is not a fact about the hook.
+    ///
+    /// Also a hook whose directory is no longer the one its pidfile was judged in (renamed or
+    /// exchanged meanwhile: `(dev, inode)` differ), could not be opened again, or was listed as
+    /// another directory: nothing is read, removed or written there, and its `output_files` are
+    /// empty. Such a hook may have been signalled before (see `signals`); `error` says why.
     Unverified,
 }
 
@@ -178,6 +183,11 @@ struct Pending {
     handle_index: Option<usize>,
     /// The directory's shared list, set after the batch's termination.
     output_files: Option<Arc<[String]>>,
+    /// `(dev, inode)` of the directory the pidfile was judged in (opened once for the pidfile
+    /// and its `.sh`); `None` when it could not be opened.
+    dir_id: Option<(u64, u64)>,
+    /// `(dev, inode)` of the directory whose listing gave `output_files`.
+    listed_id: Option<(u64, u64)>,
 }
 
 /// Remove a pidfile only if it still is the file that was judged: same content (the pid),
@@ -323,13 +333,13 @@ pub fn cleanup_background_hooks(
                 let judged = judge_hook(&pid_file, opts);
                 (pid_file, attempts, judged)
             });
-            for (pid_file, attempts, (report, check, pin)) in judged {
+            for (pid_file, attempts, (report, check, pin, dir_id)) in judged {
                 let out_of_fds = matches!(check.judgement.and_then(|j| j.reason.errno()), Some(libc::EMFILE) | Some(libc::ENFILE));
                 if out_of_fds && attempts < 3 && (!handles.is_empty() || !pending.is_empty()) {
                     retry.push((pid_file, attempts + 1));
                     continue;
                 }
-                let mut p = Pending { report, check, handle_index: None, output_files: None };
+                let mut p = Pending { report, check, handle_index: None, output_files: None, dir_id, listed_id: None };
                 p.decide(pin, &mut handles);
                 pending.push(p);
             }
@@ -345,6 +355,7 @@ pub fn cleanup_background_hooks(
         listings.prepare(pending.iter().map(|p| p.report.dir.as_path()), |l, dirs| par_map(pool.as_ref(), dirs, |d| l.compute(&d)));
         for p in &mut pending {
             p.output_files = Some(listings.output_files(&p.report.dir));
+            p.listed_id = listings.dir_id(&p.report.dir);
         }
         if leftover_groups.is_none() && pending.iter().any(|p| p.report.outcome == HookOutcome::Stale && p.report.pid.is_some_and(|pid| pid > 1)) {
             // One pass over /proc for all stale records, not one per record: at 10,000 stale
@@ -434,13 +445,28 @@ fn hooks_per_batch(threads: usize) -> usize {
 }
 
 /// Check one hook's pidfile (with its `.sh`, read once: for the check and for the report's
-/// `cmd`) and start its report.
-fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>) {
+/// `cmd`) and start its report. Both are opened from one descriptor of the hook's directory,
+/// whose `(dev, inode)` is returned: what is read later (logs, listing) must come from that very
+/// directory.
+#[allow(clippy::type_complexity)]
+fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<(u64, u64)>) {
     let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
     let stem = pid_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let cmd_file = dir.join(format!("{stem}.sh"));
-    let cmd_read = read_cmd_file(&cmd_file).map(|r| r.map(|(text, argv)| Recorded { text, argv }));
-    let (check, pin) = check_pinned_with(pid_file, CmdRule::Loaded(&cmd_read), opts.tolerance);
+    let cmd_name = std::ffi::OsString::from(format!("{stem}.sh"));
+    let cmd_file = dir.join(&cmd_name);
+    let dir_fd = crate::sys::DirFd::open(&dir);
+    let dir_id = dir_fd.as_ref().ok().and_then(|d| d.id().ok());
+    let open_in = |name: &std::ffi::OsStr| match &dir_fd {
+        Ok(d) => crate::pidfile::retire::open_strict_in(d, name),
+        Err(e) => Err(e.raw_os_error().map_or_else(|| std::io::Error::new(e.kind(), e.to_string()), std::io::Error::from_raw_os_error)),
+    };
+    let cmd_read = read_cmd_opened(open_in(&cmd_name), &cmd_file).map(|r| r.map(|(text, argv)| Recorded { text, argv }));
+    let opened = match pid_file.file_name() {
+        Some(name) => open_in(name),
+        None => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+    };
+    drop(dir_fd);
+    let (check, pin) = check_pinned_opened(opened, CmdRule::Loaded(&cmd_read), opts.tolerance);
     let cmd = cmd_read.ok().flatten().map(|r| r.argv).unwrap_or_default();
     let report = HookReport {
         name: stem,
@@ -463,7 +489,31 @@ fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileChe
         elapsed: None,
         notes: Vec::new(),
     };
-    (report, check, pin)
+    (report, check, pin, dir_id)
+}
+
+/// Keep everything of a hook that cannot be finalized from the directory it was judged in:
+/// `Unverified`, no `output_files`, `why` in its error (after any error already there).
+fn keep_all(report: &mut HookReport, why: &str) {
+    report.outcome = HookOutcome::Unverified;
+    report.output_files = Arc::from(Vec::new());
+    let why = format!("{why}: pidfile and logs kept, nothing read there, no index records");
+    report.error = Some(match report.error.take() {
+        Some(prev) => format!("{prev}; {why}"),
+        None => why,
+    });
+}
+
+/// The hook's directory opened again by its name, if it is still the directory the pidfile was
+/// judged in (`judged`, its `(dev, inode)` then); else why not.
+fn reopen_judged(dir: &Path, judged: Option<(u64, u64)>) -> std::result::Result<crate::sys::DirFd, String> {
+    let judged = judged.ok_or_else(|| "the hook's directory could not be opened when its pidfile was judged".to_string())?;
+    let d = crate::sys::DirFd::open(dir).map_err(|e| format!("the hook's directory cannot be opened again: {e}"))?;
+    match d.id() {
+        Ok(id) if id == judged => Ok(d),
+        Ok(_) => Err("the hook's directory was replaced (renamed or exchanged) since its pidfile was judged".to_string()),
+        Err(e) => Err(format!("the hook's directory cannot be examined again: {e}")),
+    }
 }
 
 fn unverified(report: &mut HookReport, j: Option<crate::identity::Judgement>) {
@@ -529,7 +579,8 @@ impl Pending {
         index: Option<&super::Index>,
         default_finalize: bool,
     ) -> HookReport {
-        let Pending { mut report, check, handle_index, output_files } = self;
+        let Pending { mut report, check, handle_index, output_files, dir_id, listed_id } = self;
+        crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
         if let Some(i) = handle_index {
             let r = &results[i];
             report.signals = r.signals.clone();
@@ -553,11 +604,35 @@ impl Pending {
                 report.error = Some("Process unkillable".to_string());
             }
         }
+        let judged = !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified);
+        // A record that vanished with its directory before it was judged: nothing to remove or
+        // read (a directory that cannot be opened otherwise made the pidfile unreadable).
+        if judged && dir_id.is_none() && check.reason == CheckReason::Missing {
+            report.notes.push("the hook's directory is gone: nothing removed or finalized".to_string());
+            report.ended_at = SystemTime::now();
+            return report;
+        }
+        // The listing that gives `output_files` must be of the directory the pidfile was judged in.
+        if judged && (listed_id.is_none() || listed_id != dir_id) {
+            keep_all(&mut report, "the hook's directory was replaced between its listing and the judgement of its pidfile");
+            report.ended_at = SystemTime::now();
+            return report;
+        }
         // The hook's directory, opened once for everything below (the record's removal, the
-        // logs' reads and unlinks): each of those then resolves one name from it.
-        let finalizes = default_finalize && !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified);
+        // logs' reads and unlinks): each of those then resolves one name from it. It must be the
+        // very directory the pidfile was judged in: a user who may write its parent can rename
+        // or exchange it with another (RENAME_EXCHANGE needs no right on the directory itself).
+        let finalizes = default_finalize && judged;
         let removes = matches!(report.outcome, HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_));
-        let dir = (removes || finalizes).then(|| crate::sys::DirFd::open(&report.dir));
+        let dir = match (removes || finalizes).then(|| reopen_judged(&report.dir, dir_id)) {
+            Some(Err(why)) => {
+                keep_all(&mut report, &why);
+                report.ended_at = SystemTime::now();
+                return report;
+            }
+            Some(Ok(d)) => Some(Ok(d)),
+            None => None,
+        };
         match &report.outcome {
             HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
                 report.pid_file_removed = match (&dir, report.pid_file.file_name()) {

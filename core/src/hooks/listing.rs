@@ -25,6 +25,8 @@ use std::sync::Arc;
 struct Entries {
     files: Vec<OsString>,
     dirs: Vec<OsString>,
+    /// `(dev, inode)` of the directory listed (`fstat` of the descriptor it was read through).
+    id: Option<(u64, u64)>,
 }
 
 /// The listings of one cleanup.
@@ -65,13 +67,16 @@ pub(crate) fn glob_match(pat: &[u8], name: &[u8]) -> bool {
     pat[p..].iter().all(|&c| c == b'*')
 }
 
-/// Read one directory (not following symlinks: a symlinked directory is an entry like a file).
+/// Read one directory (not following symlinks: a symlinked directory is an entry like a file),
+/// and say which directory it was (its `(dev, inode)`). The cleanup's root is opened through the
+/// scope's descriptor (`sys::beneath`), never by its name again.
 fn read_entries(dir: &Path) -> std::io::Result<Entries> {
     use std::os::fd::AsFd;
     let mut out = Entries::default();
     // Opened as the sys layer opens (beneath the cleanup's root, no symlink on the way), then
     // listed through that very descriptor.
     let fd = crate::sys::open_raw(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    out.id = crate::sys::fd_id(fd.as_fd()).ok();
     for (name, is_dir) in crate::sys::read_dir_fd(fd.as_fd())? {
         if is_dir {
             out.dirs.push(name);
@@ -176,6 +181,12 @@ impl Listings {
         }
         // A memoised list of this directory, or of one above it, may be out of date.
         self.memo.retain(|d, _| !dir.starts_with(d) && !d.starts_with(dir));
+    }
+
+    /// `(dev, inode)` of `dir` when it was last listed (by the walk, or again by [`Self::relist`]):
+    /// its `output_files` describe that directory, and no other that holds its name later.
+    pub(crate) fn dir_id(&self, dir: &Path) -> Option<(u64, u64)> {
+        self.entries.get(dir).and_then(|e| e.id)
     }
 
     /// Files under `dir`, relative to it, sorted, without any hook's own four files or

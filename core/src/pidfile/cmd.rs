@@ -61,7 +61,13 @@ pub fn write_cmd_file<S: AsRef<str>>(path: &Path, argv: &[S]) -> Result<()> {
 /// Errors: `Malformed` when the text is not UTF-8 (the original raises there, and answers
 /// False); `Untrusted` when the file is not a regular file or too large; `Io` otherwise.
 pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
-    let f = match super::retire::open_strict(path) {
+    read_cmd_opened(super::retire::open_strict(path), path)
+}
+
+/// [`read_cmd_file`] of a file already opened with the strict opener (`pidfile::retire`), e.g.
+/// from its directory's descriptor; `path` is its path, for messages.
+pub(crate) fn read_cmd_opened(opened: std::io::Result<std::fs::File>, path: &Path) -> Result<Option<(String, Vec<String>)>> {
+    let f = match opened {
         Ok(f) => f,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
         Err(e) => return Err(Error::io_at(path, "open", &e)),

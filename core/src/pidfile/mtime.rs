@@ -255,7 +255,14 @@ pub(crate) enum CmdRule<'a> {
 /// [`check_pinned_recorded`] with the command rule given as a record to load or as the caller's
 /// own load of it.
 pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
-    let f = match super::retire::open_strict(pid_file) {
+    check_pinned_opened(super::retire::open_strict(pid_file), cmd, tolerance)
+}
+
+/// [`check_pinned_with`] of a pidfile already opened with the strict opener
+/// (`pidfile::retire::open_strict_in` from its directory's descriptor, so that the caller knows
+/// which directory the record was judged in); `opened` is that open's result.
+pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
+    let f = match opened {
         Ok(f) => f,
         Err(e) => {
             return (

@@ -115,6 +115,9 @@ pub enum Point {
     /// A record (an abx-dl pidfile judged stale or whose process stopped, or a guard record being
     /// removed) was compared unchanged; it is about to be renamed aside and taken away.
     BeforePidfileRemove,
+    /// Cleanup judged a hook (and listed its directory); it is about to retire its record and
+    /// finalize it.
+    BeforeHookFinish,
 }
 
 #[cfg(feature = "fault-injection")]

@@ -443,6 +443,12 @@ impl DirFd {
         Ok((st.dev, st.ino))
     }
 
+    /// `(dev, inode)` of the directory itself (`fstat` of this descriptor): which directory it
+    /// is, to compare with one opened at another time.
+    pub(crate) fn id(&self) -> io::Result<(u64, u64)> {
+        fd_id(self.fd.as_fd())
+    }
+
     /// What `fstatat(name, AT_SYMLINK_NOFOLLOW)` says of `name` itself (a symlink is not
     /// followed).
     pub(crate) fn lstat(&self, name: &std::ffi::OsStr) -> io::Result<Lstat> {
@@ -450,6 +456,12 @@ impl DirFd {
         let st = nix::sys::stat::fstatat(self.fd.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
         Ok(Lstat { dev: st.st_dev as u64, ino: st.st_ino as u64, mode: st.st_mode as u32, size: st.st_size as u64 })
     }
+}
+
+/// `(dev, inode)` of the open file `fd` (`fstat(2)`).
+pub(crate) fn fd_id(fd: BorrowedFd<'_>) -> io::Result<(u64, u64)> {
+    let st = nix::sys::stat::fstat(fd)?;
+    Ok((st.st_dev as u64, st.st_ino as u64))
 }
 
 /// The fields of a `stat` that [`DirFd::lstat`] hands out.
@@ -603,8 +615,9 @@ pub(crate) mod beneath {
         Ok(Scope { id })
     }
 
-    /// The root whose scope covers `path` (the longest) and `path` relative to it; `None` when
-    /// no scope covers it, or `path` is the root itself.
+    /// The root whose scope covers `path` (the longest) and `path` relative to it (`.` for the
+    /// root itself: the root is the directory opened when the scope was entered, even if its
+    /// name was swapped since); `None` when no scope covers it.
     pub(crate) fn find(path: &Path) -> Option<(Arc<OwnedFd>, PathBuf)> {
         let roots = ROOTS.lock().unwrap_or_else(|p| p.into_inner());
         if roots.is_empty() {
@@ -612,9 +625,9 @@ pub(crate) mod beneath {
         }
         roots
             .iter()
-            .filter_map(|r| path.strip_prefix(&r.path).ok().filter(|rel| !rel.as_os_str().is_empty()).map(|rel| (r, rel)))
+            .filter_map(|r| path.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
             .max_by_key(|(r, _)| r.path.as_os_str().len())
-            .map(|(r, rel)| (r.fd.clone(), rel.to_path_buf()))
+            .map(|(r, rel)| (r.fd.clone(), if rel.as_os_str().is_empty() { PathBuf::from(".") } else { rel.to_path_buf() }))
     }
 
     /// `struct open_how` of `<linux/openat2.h>`.

@@ -1,0 +1,86 @@
+//! `cleanup_background_hooks` against a user who shares the tree with root (the attack pass of
+//! 2026-11-30). The races are played at `sys::fault` points, so each test is
+//! deterministic.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use common::TempDir;
+use pidguard::sys::fault::{self, Point};
+use pidguard::*;
+
+/// A token-less record of `pid` with a mtime far in the past.
+fn write_stale(path: &Path, pid: i32) {
+    fs::write(path, pid.to_string()).unwrap();
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    fs::File::options().write(true).open(path).unwrap().set_modified(t).unwrap();
+}
+
+fn dead_pid() -> i32 {
+    let max: i32 = fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+    (2..=max).rev().find(|p| !Path::new(&format!("/proc/{p}")).exists()).unwrap()
+}
+
+fn opts(index: &Path) -> CleanupOptions {
+    CleanupOptions { index_path: Some(index.to_path_buf()), is_tty: true, schedule: "TERM/0.5/KILL/2".parse().unwrap(), ..Default::default() }
+}
+
+/// `renameat2(a, b, RENAME_EXCHANGE)`.
+fn exchange(a: &Path, b: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let a = std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap();
+    let b = std::ffi::CString::new(b.as_os_str().as_bytes()).unwrap();
+    // SAFETY: two NUL-terminated paths.
+    let r = unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
+}
+
+/// F1: the hook's directory is exchanged with a private sibling after its pidfile was judged.
+/// Nothing of the sibling (its logs, its file names) may reach the index, and the record is not
+/// finalized: the directory at that name is not the one the record was judged in.
+#[test]
+fn f1_a_hook_directory_exchanged_after_the_judgement_is_not_read() {
+    let d = TempDir::new("f1");
+    let snap = d.path().join("snap");
+    let (u, r) = (snap.join("u"), snap.join("r"));
+    fs::create_dir_all(&u).unwrap();
+    fs::create_dir_all(&r).unwrap();
+    let name = "on_S__1.bg";
+    write_stale(&u.join(format!("{name}.pid")), dead_pid());
+    fs::write(u.join(format!("{name}.stdout.log")), "USER-OUT\n").unwrap();
+    fs::write(r.join(format!("{name}.stdout.log")), "SECRET-OUT\n").unwrap();
+    fs::write(r.join(format!("{name}.stderr.log")), "SECRET-ERR\n").unwrap();
+    fs::write(r.join("secret-name.txt"), "x").unwrap();
+    let index = d.path().join("index.jsonl");
+
+    let (u2, r2) = (u.clone(), r.clone());
+    let fired = std::rc::Rc::new(std::cell::Cell::new(0));
+    let fired2 = fired.clone();
+    fault::set_point_hook(move |at| {
+        if at == Point::BeforeHookFinish {
+            fired2.set(fired2.get() + 1);
+            exchange(&u2, &r2);
+        }
+    });
+    let reports = cleanup_background_hooks(&snap, &opts(&index), None);
+    fault::clear_point_hook();
+    let reports = reports.unwrap();
+    assert_eq!(fired.get(), 1);
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let rep = &reports[0];
+    let text = fs::read_to_string(&index).unwrap_or_default();
+    assert!(!text.contains("SECRET"), "the other directory's logs reached the index: {text}");
+    assert!(!text.contains("secret-name"), "the other directory's names reached the index: {text}");
+    assert!(!rep.output_files.iter().any(|f| f.contains("secret")), "{rep:?}");
+    assert!(text.is_empty(), "index records for a hook whose directory was replaced: {text}");
+    assert_eq!(rep.outcome, HookOutcome::Unverified, "{rep:?}");
+    assert!(!rep.pid_file_removed, "{rep:?}");
+    assert!(rep.error.as_deref().is_some_and(|e| e.contains("directory")), "{rep:?}");
+    assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Undecided);
+    // Both directories are as they were (exchanged by the attacker, nothing taken away).
+    assert!(u.join(format!("{name}.stdout.log")).exists() && r.join(format!("{name}.pid")).exists());
+    assert!(u.join("secret-name.txt").exists());
+}
