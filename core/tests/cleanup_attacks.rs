@@ -84,3 +84,65 @@ fn f1_a_hook_directory_exchanged_after_the_judgement_is_not_read() {
     assert!(u.join(format!("{name}.stdout.log")).exists() && r.join(format!("{name}.pid")).exists());
     assert!(u.join("secret-name.txt").exists());
 }
+
+/// F6: a log that cannot be opened (here `EMFILE`) is not an empty log: no index records, the
+/// logs and the record are kept, the cleanup is undecided — and the next cleanup finalizes the
+/// hook once, with its logs.
+#[test]
+fn f6_a_log_that_cannot_be_read_is_not_an_empty_log() {
+    let d = TempDir::new("f6");
+    let snap = d.path().join("snap");
+    let p = snap.join("p");
+    fs::create_dir_all(&p).unwrap();
+    let name = "on_S__1.bg";
+    let pid_file = p.join(format!("{name}.pid"));
+    write_stale(&pid_file, dead_pid());
+    fs::write(p.join(format!("{name}.stdout.log")), "OUT-1\n").unwrap();
+    fs::write(p.join(format!("{name}.stderr.log")), "ERR-1\n").unwrap();
+    let index = d.path().join("index.jsonl");
+
+    fault::inject(fault::Call::LogOpen, libc::EMFILE);
+    let reports = cleanup_background_hooks(&snap, &opts(&index), None);
+    fault::clear();
+    let reports = reports.unwrap();
+    let rep = &reports[0];
+    let text = fs::read_to_string(&index).unwrap_or_default();
+    assert!(text.is_empty(), "records written from logs that were not read: {text}");
+    assert!(pid_file.exists() && !rep.pid_file_removed, "{rep:?}");
+    assert!(p.join(format!("{name}.stdout.log")).exists() && p.join(format!("{name}.stderr.log")).exists());
+    assert_eq!(rep.outcome, HookOutcome::Unverified, "{rep:?}");
+    assert!(rep.error.as_deref().is_some_and(|e| e.contains("log")), "{rep:?}");
+    assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Undecided);
+
+    // Descriptors back: one finalize, with the logs.
+    let reports = cleanup_background_hooks(&snap, &opts(&index), None).unwrap();
+    assert_eq!(reports[0].outcome, HookOutcome::Stale, "{reports:?}");
+    let text = fs::read_to_string(&index).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains("OUT-1") && text.contains("ERR-1"), "{text}");
+    assert!(!pid_file.exists());
+}
+
+/// F6, the other side: a symlink planted where a log belongs is the hook's user's doing, not a
+/// failed read of a real log: noted, not followed, and the hook is finalized (else any user
+/// could keep a record from ever being retired).
+#[test]
+fn f6_a_planted_symlink_log_is_noted_and_the_hook_finalized() {
+    let d = TempDir::new("f6b");
+    let snap = d.path().join("snap");
+    let p = snap.join("p");
+    fs::create_dir_all(&p).unwrap();
+    let name = "on_S__1.bg";
+    write_stale(&p.join(format!("{name}.pid")), dead_pid());
+    fs::write(d.path().join("secret"), "SECRET").unwrap();
+    std::os::unix::fs::symlink(d.path().join("secret"), p.join(format!("{name}.stdout.log"))).unwrap();
+    let index = d.path().join("index.jsonl");
+    let reports = cleanup_background_hooks(&snap, &opts(&index), None).unwrap();
+    let rep = &reports[0];
+    assert_eq!(rep.outcome, HookOutcome::Stale, "{rep:?}");
+    assert!(rep.notes.iter().any(|n| n.contains("symbolic link")), "{rep:?}");
+    let text = fs::read_to_string(&index).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    assert!(!text.contains("SECRET"));
+    assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Done);
+}

@@ -252,7 +252,13 @@ fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
 ///    by abx-dl's finalize (the `Process` and `ArchiveResult` lines; unless `opts.no_finalize`).
 ///
 /// The logs are read without following symlinks or blocking on FIFOs, at most
-/// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each (see [`HookReport::notes`]).
+/// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each (see [`HookReport::notes`]), before the record
+/// is retired, from the directory the pidfile was judged in. A log that could not be read
+/// (`EMFILE`, `ENFILE`, `EACCES`, `EIO`), or a hook directory that is no longer the one judged
+/// (renamed or exchanged meanwhile), leaves the hook [`HookOutcome::Unverified`]: record and
+/// logs kept, no index records, the reason in its `error`. A symlink, FIFO or socket where a log
+/// belongs is the hook's user's doing, not a failed read: noted, not read, and the hook is
+/// finalized.
 ///
 /// Cost and order: each directory is listed once (the walk's listing also gives the hooks'
 /// `output_files`; a directory whose hook was signalled is listed once more, after the
@@ -492,12 +498,13 @@ fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileChe
     (report, check, pin, dir_id)
 }
 
-/// Keep everything of a hook that cannot be finalized from the directory it was judged in:
-/// `Unverified`, no `output_files`, `why` in its error (after any error already there).
+/// Keep everything of a hook that cannot be finalized from what was read in the directory it
+/// was judged in (the directory was replaced, a log could not be read): `Unverified`, no
+/// `output_files`, `why` in its error (after any error already there).
 fn keep_all(report: &mut HookReport, why: &str) {
     report.outcome = HookOutcome::Unverified;
     report.output_files = Arc::from(Vec::new());
-    let why = format!("{why}: pidfile and logs kept, nothing read there, no index records");
+    let why = format!("{why}: pidfile and logs kept, no index records");
     report.error = Some(match report.error.take() {
         Some(prev) => format!("{prev}; {why}"),
         None => why,
@@ -630,13 +637,26 @@ impl Pending {
                 report.ended_at = SystemTime::now();
                 return report;
             }
-            Some(Ok(d)) => Some(Ok(d)),
+            Some(Ok(d)) => Some(d),
             None => None,
+        };
+        // The logs are read before the record is retired: a log that could not be read (out of
+        // descriptors, EACCES, EIO) is not an empty log, and then the record stays with them.
+        let logs = match (&dir, finalizes) {
+            (Some(d), true) => match super::finalize::read_logs(&report, d) {
+                Ok(l) => Some(l),
+                Err(why) => {
+                    keep_all(&mut report, &why);
+                    report.ended_at = SystemTime::now();
+                    return report;
+                }
+            },
+            _ => None,
         };
         match &report.outcome {
             HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
                 report.pid_file_removed = match (&dir, report.pid_file.file_name()) {
-                    (Some(Ok(d)), Some(name)) => remove_if_unchanged_in(d, name, &report.pid_file, &check),
+                    (Some(d), Some(name)) => remove_if_unchanged_in(d, name, &report.pid_file, &check),
                     _ => false,
                 };
             }
@@ -654,8 +674,8 @@ impl Pending {
             report.output_files = list;
         }
         report.ended_at = SystemTime::now();
-        let Some(dir) = dir.filter(|_| finalizes) else { return report };
-        match super::finalize::default_finalize(&report, &dir, index, opts.is_tty) {
+        let (Some(dir), Some(logs)) = (dir, logs) else { return report };
+        match super::finalize::default_finalize(&report, logs, &dir, index, opts.is_tty) {
             Ok(notes) => report.notes.extend(notes),
             Err(e) => add_finalize_error(&mut report, e.to_string()),
         }

@@ -65,26 +65,26 @@ struct ArchiveResultRecord<'a> {
 /// The most of one log that finalize reads into the index, bytes (16 MiB).
 pub const MAX_LOG_BYTES: u64 = 16 << 20;
 
-/// The same errno (or kind, for an error without one) again: the error of opening a hook's
-/// directory is the error of everything in it.
-fn same_error(e: &std::io::Error) -> std::io::Error {
-    match e.raw_os_error() {
-        Some(n) => std::io::Error::from_raw_os_error(n),
-        None => std::io::Error::new(e.kind(), e.to_string()),
-    }
-}
+/// A log's text (empty when there is none) and the note of what was not read in it; `Err`
+/// (why) when it could not be read.
+type LogRead = std::result::Result<(String, Option<String>), String>;
 
-/// What a log that could not be looked at or opened gives: nothing and no note when it is
-/// missing, else a note saying why.
-fn log_open_error(e: std::io::Error, which: &str) -> (String, Option<String>) {
+/// What a log that could not be looked at or opened gives. Missing (`ENOENT`, or a name too
+/// long to exist: `ENAMETOOLONG`): nothing, no note. Put there by the hook's user instead of a
+/// log (a symlink: `ELOOP`; a socket: `ENXIO`): nothing, with a note — the user's own doing, not
+/// a failed read, and it must not keep the record from ever being retired. Anything else
+/// (`EMFILE`, `ENFILE`, `EACCES`, `EIO`, …) is a failed read: `Err`, never an empty log.
+fn log_open_error(e: std::io::Error, which: &str, step: &str) -> LogRead {
     match e.raw_os_error() {
-        Some(libc::ENOENT) => (String::new(), None),
-        Some(libc::ELOOP) => (String::new(), Some(format!("{which} log is a symbolic link: not read"))),
-        _ => (String::new(), Some(format!("{which} log cannot be opened: {e}"))),
+        Some(libc::ENOENT) | Some(libc::ENAMETOOLONG) => Ok((String::new(), None)),
+        Some(libc::ELOOP) => Ok((String::new(), Some(format!("{which} log is a symbolic link: not read")))),
+        Some(libc::ENXIO) => Ok((String::new(), Some(format!("{which} log is not a regular file: not read")))),
+        _ => Err(format!("{which} log cannot be {step}: {e}")),
     }
 }
 
 /// Read a hook's log `name` in its directory `dir` (opened once for the hook) for its `Process` record: lossily decoded, empty when missing.
+/// A log that could not be read is `Err` (see [`log_open_error`]), not an empty log.
 ///
 /// The log sits in a directory the hook's user may write, so it is opened without following a
 /// symlink (`O_NOFOLLOW`: a link to a root-only file must not copy that file into the index)
@@ -94,40 +94,52 @@ fn log_open_error(e: std::io::Error, which: &str) -> (String, Option<String>) {
 /// costs that one call (what its open, `fstat` and close would have said: nothing to read). A
 /// longer log is cut at [`MAX_LOG_BYTES`] and ends with a marker line. Anything not read in full
 /// is said in the returned note.
-fn read_log(dir: &std::io::Result<DirFd>, name: &OsStr, which: &str) -> (String, Option<String>) {
-    let dir = match dir {
-        Ok(d) => d,
-        Err(e) => return log_open_error(same_error(e), which),
-    };
+fn read_log(dir: &DirFd, name: &OsStr, which: &str) -> LogRead {
     match dir.lstat(name) {
-        Err(e) => return log_open_error(e, which),
-        Ok(st) if st.is_symlink() => return (String::new(), Some(format!("{which} log is a symbolic link: not read"))),
-        Ok(st) if !st.is_file() => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),
-        Ok(st) if st.size == 0 => return (String::new(), None),
+        Err(e) => return log_open_error(e, which, "looked at"),
+        Ok(st) if st.is_symlink() => return Ok((String::new(), Some(format!("{which} log is a symbolic link: not read")))),
+        Ok(st) if !st.is_file() => return Ok((String::new(), Some(format!("{which} log is not a regular file: not read")))),
+        Ok(st) if st.size == 0 => return Ok((String::new(), None)),
         Ok(_) => {}
     }
     // Not empty: opened without following a link or blocking, and examined again through the
     // descriptor (the name may have been swapped since the look above).
-    let f = match crate::pidfile::retire::open_strict_in(dir, name) {
+    let f = match crate::sys::fault::check(crate::sys::fault::Call::LogOpen).and_then(|()| crate::pidfile::retire::open_strict_in(dir, name)) {
         Ok(f) => f,
-        Err(e) => return log_open_error(e, which),
+        Err(e) => return log_open_error(e, which, "opened"),
     };
     let size = match f.metadata() {
         Ok(m) if m.is_file() => m.len(),
-        Ok(_) => return (String::new(), Some(format!("{which} log is not a regular file: not read"))),
-        Err(e) => return (String::new(), Some(format!("{which} log cannot be examined: {e}"))),
+        Ok(_) => return Ok((String::new(), Some(format!("{which} log is not a regular file: not read")))),
+        Err(e) => return Err(format!("{which} log cannot be examined: {e}")),
     };
     // One read for a log of the size fstat gave.
     let buf = match crate::pidfile::read_bounded(&f, size, MAX_LOG_BYTES) {
         Ok(b) => b,
-        Err(e) => return (String::new(), Some(format!("{which} log could not be read: {e}"))),
+        Err(e) => return Err(format!("{which} log could not be read: {e}")),
     };
     let mut text = String::from_utf8_lossy(&buf).into_owned();
     if size > MAX_LOG_BYTES {
         text.push_str(&format!("\n[pidguard: log truncated: {size} bytes, the first {MAX_LOG_BYTES} kept]\n"));
-        return (text, Some(format!("{which} log truncated at {MAX_LOG_BYTES} of {size} bytes")));
+        return Ok((text, Some(format!("{which} log truncated at {MAX_LOG_BYTES} of {size} bytes"))));
     }
-    (text, None)
+    Ok((text, None))
+}
+
+/// A hook's two logs, read by [`read_logs`] for [`default_finalize`].
+pub(crate) struct Logs {
+    stdout: String,
+    stderr: String,
+    notes: Vec<String>,
+}
+
+/// Read the two logs of `report`'s hook from its directory `dir` (see [`read_log`]), before its
+/// record is retired. `Err` (why) when either could not be read: the caller then keeps the
+/// record and the logs and writes nothing (a failed read is not an empty log).
+pub(crate) fn read_logs(report: &HookReport, dir: &DirFd) -> std::result::Result<Logs, String> {
+    let (stdout, n1) = read_log(dir, &OsString::from(format!("{}.stdout.log", report.name)), "stdout")?;
+    let (stderr, n2) = read_log(dir, &OsString::from(format!("{}.stderr.log", report.name)), "stderr")?;
+    Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect() })
 }
 
 /// The index that finalize appends to, opened once per cleanup.
@@ -162,7 +174,7 @@ impl Index {
     }
 }
 
-/// abx-dl's finalize for one hook: read both logs (see [`read_log`]); let
+/// abx-dl's finalize for one hook, with its logs read by [`read_logs`]: let
 /// `"type": "ArchiveResult"` lines on stdout override `status`/`output_str` (the last wins);
 /// append one `Process` and one `ArchiveResult` JSON line to `index` when given (and print them
 /// to stdout when `is_tty` is false); on success, when this cleanup removed the pidfile it judged, delete the two logs (`unlink` removes a
@@ -170,12 +182,10 @@ impl Index {
 /// logs not read in full.
 ///
 /// Errors: `Io`/`PermissionDenied` when the index cannot be appended to.
-pub(crate) fn default_finalize(report: &HookReport, dir: &std::io::Result<DirFd>, index: Option<&Index>, is_tty: bool) -> Result<Vec<String>> {
+pub(crate) fn default_finalize(report: &HookReport, logs: Logs, dir: &DirFd, index: Option<&Index>, is_tty: bool) -> Result<Vec<String>> {
     let stdout_name = OsString::from(format!("{}.stdout.log", report.name));
     let stderr_name = OsString::from(format!("{}.stderr.log", report.name));
-    let (stdout, n1) = read_log(dir, &stdout_name, "stdout");
-    let (stderr, n2) = read_log(dir, &stderr_name, "stderr");
-    let notes: Vec<String> = n1.into_iter().chain(n2).collect();
+    let Logs { stdout, stderr, notes } = logs;
     let success = report.succeeded();
     let mut status = if success { "succeeded" } else { "failed" }.to_string();
     let mut output_str = None;
@@ -239,10 +249,8 @@ pub(crate) fn default_finalize(report: &HookReport, dir: &std::io::Result<DirFd>
     // The logs go with the record: only when this cleanup retired the very pidfile it judged.
     // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
     if success && report.pid_file_removed {
-        if let Ok(d) = dir {
-            let _ = d.unlink(&stdout_name);
-            let _ = d.unlink(&stderr_name);
-        }
+        let _ = dir.unlink(&stdout_name);
+        let _ = dir.unlink(&stderr_name);
     }
     Ok(notes)
 }

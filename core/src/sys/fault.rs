@@ -35,6 +35,8 @@ pub enum Call {
     PidfdStat,
     /// `poll(2)` of pidfds.
     Poll,
+    /// The `openat(2)` of a hook's log by cleanup's default finalize.
+    LogOpen,
 }
 
 #[cfg(feature = "fault-injection")]
