@@ -6,7 +6,7 @@
 //! |---:|---|---|
 //! | 0 | `Done` | what was asked was done (stopped, written, valid) |
 //! | 1 | `NothingToDo` | nothing to do: the record was stale, missing or already gone; `status`: not valid |
-//! | 2 | `Unkillable` | still alive after the whole schedule, or signalling failed |
+//! | 2 | `Unkillable` | still alive after the whole schedule, or signalling (or a cleanup's finalize) failed |
 //! | 3 | `Refused` | a safety rule or policy refused (protected pid, untrusted or foreign record, a live holder) |
 //! | 4 | `BadInput` | malformed input: a pidfile that is not one pid, a bad schedule, a missing directory |
 //! | 5 | `Undecided` | something was left undecided: a record whose identity could not be read was kept |
@@ -88,7 +88,7 @@ impl ExitCode {
         match self {
             ExitCode::Done => "done (stopped, started, written; status: valid)",
             ExitCode::NothingToDo => "nothing to do (stale, missing or already gone; status: not valid)",
-            ExitCode::Unkillable => "still alive after the whole schedule, or signalling failed",
+            ExitCode::Unkillable => "still alive after the whole schedule, or signalling (or a cleanup's finalize) failed",
             ExitCode::Refused => "refused by a safety rule or policy (protected pid, untrusted or foreign record, live holder)",
             ExitCode::BadInput => "bad input (pidfile content, schedule, tolerance, directory)",
             ExitCode::Undecided => "left undecided: a record whose identity could not be read was kept, nothing sent",
@@ -158,9 +158,10 @@ impl ExitCode {
     }
 
     /// The code of a whole cleanup: no pidfiles found → 1; otherwise the most urgent of its
-    /// hooks, in the order unkillable or error (2), refused (3), undecided (5: an unverified
-    /// hook or an unreadable pidfile kept), and done (0) when every hook was stopped, already
-    /// gone, stale or foreign.
+    /// hooks, in the order unkillable or error (2: signalling failed, or a hook's finalize
+    /// failed — its index records not written, e.g. `ENOSPC`), refused (3), undecided (5: an
+    /// unverified hook or an unreadable pidfile kept), and done (0) when every hook was stopped,
+    /// already gone, stale or foreign, and finalized.
     pub fn for_cleanup(reports: &[HookReport]) -> ExitCode {
         if reports.is_empty() {
             return ExitCode::NothingToDo;
@@ -171,7 +172,11 @@ impl ExitCode {
             ExitCode::Undecided => 1,
             _ => 0,
         };
-        reports.iter().map(|r| ExitCode::for_hook(&r.outcome)).max_by_key(|c| rank(*c)).unwrap_or(ExitCode::Done)
+        reports
+            .iter()
+            .map(|r| if crate::hooks::cleanup::finalize_failed(r) { ExitCode::Unkillable } else { ExitCode::for_hook(&r.outcome) })
+            .max_by_key(|c| rank(*c))
+            .unwrap_or(ExitCode::Done)
     }
 
     /// The contribution of one hook to [`for_cleanup`](Self::for_cleanup).

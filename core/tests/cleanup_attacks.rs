@@ -146,3 +146,42 @@ fn f6_a_planted_symlink_log_is_noted_and_the_hook_finalized() {
     assert!(!text.contains("SECRET"));
     assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Done);
 }
+
+/// F4: a hook whose finalize failed does not let the cleanup say "done".
+#[test]
+fn f4_a_failed_finalize_is_not_exit_0() {
+    let d = TempDir::new("f4");
+    let snap = d.path().join("snap");
+    let p = snap.join("p");
+    fs::create_dir_all(&p).unwrap();
+    write_stale(&p.join("on_S__1.bg.pid"), dead_pid());
+    let mut fail = |_: &HookReport| Err("No space left on device".to_string());
+    let reports = cleanup_background_hooks(&snap, &CleanupOptions { is_tty: true, ..Default::default() }, Some(&mut fail)).unwrap();
+    assert!(reports[0].error.as_deref().is_some_and(|e| e.contains("finalize failed")), "{reports:?}");
+    assert_ne!(ExitCode::for_cleanup(&reports), ExitCode::Done, "{reports:?}");
+}
+
+/// F4: one cleanup copies at most `MAX_INDEX_LOG_BYTES` of logs into the index, whatever the
+/// number of hooks; logs beyond it are cut with the marker and a note.
+#[test]
+fn f4_the_logs_one_cleanup_copies_are_bounded() {
+    let d = TempDir::new("f4b");
+    let snap = d.path().join("snap");
+    let chunk = vec![b'a'; 1 << 20];
+    let hooks = 5;
+    for i in 0..hooks {
+        let p = snap.join(format!("p{i}"));
+        fs::create_dir_all(&p).unwrap();
+        write_stale(&p.join(format!("on_S__{i}.bg.pid")), dead_pid());
+        let mut f = fs::File::create(p.join(format!("on_S__{i}.bg.stdout.log"))).unwrap();
+        for _ in 0..16 {
+            std::io::Write::write_all(&mut f, &chunk).unwrap();
+        }
+    }
+    let index = d.path().join("index.jsonl");
+    let reports = cleanup_background_hooks(&snap, &opts(&index), None).unwrap();
+    let size = fs::metadata(&index).unwrap().len();
+    assert!(size <= pidguard::hooks::MAX_INDEX_LOG_BYTES + (1 << 20), "index of {size} bytes");
+    assert!(reports.iter().any(|r| r.notes.iter().any(|n| n.contains("cleanup"))), "{reports:?}");
+    assert_eq!(fs::read_to_string(&index).unwrap().lines().count(), 2 * hooks);
+}

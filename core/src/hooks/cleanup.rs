@@ -162,8 +162,9 @@ pub struct HookReport {
     /// Whether the pidfile was removed.
     pub pid_file_removed: bool,
     /// What is worth knowing and is not an error: a log cut at
-    /// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES), a planted symlink or FIFO where a log belongs
-    /// (not read).
+    /// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) or at the cleanup's
+    /// [`MAX_INDEX_LOG_BYTES`](super::MAX_INDEX_LOG_BYTES), a planted symlink or FIFO where a
+    /// log belongs (not read).
     pub notes: Vec<String>,
     /// Time from the start of the cleanup to this hook's outcome, when it was signalled or
     /// waited for.
@@ -252,7 +253,9 @@ fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
 ///    by abx-dl's finalize (the `Process` and `ArchiveResult` lines; unless `opts.no_finalize`).
 ///
 /// The logs are read without following symlinks or blocking on FIFOs, at most
-/// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each (see [`HookReport::notes`]), before the record
+/// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) each and
+/// [`MAX_INDEX_LOG_BYTES`](super::MAX_INDEX_LOG_BYTES) for the whole cleanup (see
+/// [`HookReport::notes`]), before the record
 /// is retired, from the directory the pidfile was judged in. A log that could not be read
 /// (`EMFILE`, `ENFILE`, `EACCES`, `EIO`), or a hook directory that is no longer the one judged
 /// (renamed or exchanged meanwhile), leaves the hook [`HookOutcome::Unverified`]: record and
@@ -325,6 +328,8 @@ pub fn cleanup_background_hooks(
     let mut leftover_groups: Option<std::collections::HashMap<i32, Vec<i32>>> = None;
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
     let default_finalize = finalize.is_none() && !opts.no_finalize;
+    // The log bytes this cleanup may still copy into the index (all hooks together).
+    let log_budget = std::sync::atomic::AtomicU64::new(super::MAX_INDEX_LOG_BYTES);
     while !queue.is_empty() {
         let budget = hooks_per_batch(threads);
         let mut pending: Vec<Pending> = Vec::new();
@@ -369,7 +374,7 @@ pub fn cleanup_background_hooks(
             leftover_groups = Some(procfs::group_table().unwrap_or_default());
         }
         let groups = leftover_groups.as_ref();
-        let done = par_map(pool.as_ref(), pending, |p| p.finish(&results, groups, opts, index.as_ref(), default_finalize));
+        let done = par_map(pool.as_ref(), pending, |p| p.finish(&results, groups, opts, index.as_ref(), default_finalize, &log_budget));
         for mut report in done {
             if let Some(f) = finalize.as_mut() {
                 if !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified) {
@@ -429,11 +434,20 @@ fn par_map<T: Send, R: Send>(pool: Option<&rayon::ThreadPool>, items: Vec<T>, f:
     }
 }
 
+/// What a hook's `error` says of a failed finalize (the default's, or the caller's callback):
+/// `finalize failed: <why>`, after any error already there (see [`finalize_failed`]).
+pub(crate) const FINALIZE_FAILED: &str = "finalize failed: ";
+
 fn add_finalize_error(report: &mut HookReport, e: String) {
     report.error = Some(match report.error.take() {
-        Some(prev) => format!("{prev}; finalize failed: {e}"),
-        None => format!("finalize failed: {e}"),
+        Some(prev) => format!("{prev}; {FINALIZE_FAILED}{e}"),
+        None => format!("{FINALIZE_FAILED}{e}"),
     });
+}
+
+/// Whether the hook's finalize (the default's, or the caller's callback) failed.
+pub(crate) fn finalize_failed(report: &HookReport) -> bool {
+    report.error.as_deref().is_some_and(|e| e.starts_with(FINALIZE_FAILED) || e.contains(&format!("; {FINALIZE_FAILED}")))
 }
 
 /// How many hooks the next batch may pin: what the soft `RLIMIT_NOFILE` leaves after the
@@ -585,6 +599,7 @@ impl Pending {
         opts: &CleanupOptions,
         index: Option<&super::Index>,
         default_finalize: bool,
+        log_budget: &std::sync::atomic::AtomicU64,
     ) -> HookReport {
         let Pending { mut report, check, handle_index, output_files, dir_id, listed_id } = self;
         crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
@@ -643,7 +658,7 @@ impl Pending {
         // The logs are read before the record is retired: a log that could not be read (out of
         // descriptors, EACCES, EIO) is not an empty log, and then the record stays with them.
         let logs = match (&dir, finalizes) {
-            (Some(d), true) => match super::finalize::read_logs(&report, d) {
+            (Some(d), true) => match super::finalize::read_logs(&report, d, log_budget) {
                 Ok(l) => Some(l),
                 Err(why) => {
                     keep_all(&mut report, &why);

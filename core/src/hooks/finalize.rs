@@ -4,6 +4,7 @@ use std::fs;
 use std::io::Write;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use serde::Serialize;
@@ -65,6 +66,14 @@ struct ArchiveResultRecord<'a> {
 /// The most of one log that finalize reads into the index, bytes (16 MiB).
 pub const MAX_LOG_BYTES: u64 = 16 << 20;
 
+/// The most of all logs together that one cleanup copies into the index, bytes (64 MiB): once
+/// it is spent, each further log is cut (with the marker line of a log cut at [`MAX_LOG_BYTES`]
+/// and a note). Counted in log bytes read, whichever hooks read them first (on a pool, the order
+/// in which hooks finish); the index holds them JSON-escaped (a NUL or control byte takes six).
+/// A user's sparse 16 MiB logs cost root at most this much reading per cleanup, whatever their
+/// number.
+pub const MAX_INDEX_LOG_BYTES: u64 = 64 << 20;
+
 /// A log's text (empty when there is none) and the note of what was not read in it; `Err`
 /// (why) when it could not be read.
 type LogRead = std::result::Result<(String, Option<String>), String>;
@@ -92,9 +101,10 @@ fn log_open_error(e: std::io::Error, which: &str, step: &str) -> LogRead {
 /// only a regular file is read. It is first looked at without opening it (`fstatat`,
 /// `AT_SYMLINK_NOFOLLOW`): a symlink, FIFO or device is never opened, and an empty regular file
 /// costs that one call (what its open, `fstat` and close would have said: nothing to read). A
-/// longer log is cut at [`MAX_LOG_BYTES`] and ends with a marker line. Anything not read in full
-/// is said in the returned note.
-fn read_log(dir: &DirFd, name: &OsStr, which: &str) -> LogRead {
+/// longer log is cut at [`MAX_LOG_BYTES`], or at what is left of the cleanup's `budget` (see
+/// [`MAX_INDEX_LOG_BYTES`]; what is read is taken from it), and ends with a marker line. Anything
+/// not read in full is said in the returned note.
+fn read_log(dir: &DirFd, name: &OsStr, which: &str, budget: &AtomicU64) -> LogRead {
     match dir.lstat(name) {
         Err(e) => return log_open_error(e, which, "looked at"),
         Ok(st) if st.is_symlink() => return Ok((String::new(), Some(format!("{which} log is a symbolic link: not read")))),
@@ -113,15 +123,20 @@ fn read_log(dir: &DirFd, name: &OsStr, which: &str) -> LogRead {
         Ok(_) => return Ok((String::new(), Some(format!("{which} log is not a regular file: not read")))),
         Err(e) => return Err(format!("{which} log cannot be examined: {e}")),
     };
+    // What this log may take of the cleanup's budget: taken before the read.
+    let want = size.min(MAX_LOG_BYTES);
+    let left = budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| Some(left.saturating_sub(want))).unwrap_or(0);
+    let max = want.min(left);
     // One read for a log of the size fstat gave.
-    let buf = match crate::pidfile::read_bounded(&f, size, MAX_LOG_BYTES) {
+    let buf = match crate::pidfile::read_bounded(&f, size, max) {
         Ok(b) => b,
         Err(e) => return Err(format!("{which} log could not be read: {e}")),
     };
     let mut text = String::from_utf8_lossy(&buf).into_owned();
-    if size > MAX_LOG_BYTES {
-        text.push_str(&format!("\n[pidguard: log truncated: {size} bytes, the first {MAX_LOG_BYTES} kept]\n"));
-        return Ok((text, Some(format!("{which} log truncated at {MAX_LOG_BYTES} of {size} bytes"))));
+    if size > max {
+        text.push_str(&format!("\n[pidguard: log truncated: {size} bytes, the first {max} kept]\n"));
+        let why = if max < want { format!(": this cleanup's total of {MAX_INDEX_LOG_BYTES} log bytes was reached") } else { String::new() };
+        return Ok((text, Some(format!("{which} log truncated at {max} of {size} bytes{why}"))));
     }
     Ok((text, None))
 }
@@ -136,9 +151,10 @@ pub(crate) struct Logs {
 /// Read the two logs of `report`'s hook from its directory `dir` (see [`read_log`]), before its
 /// record is retired. `Err` (why) when either could not be read: the caller then keeps the
 /// record and the logs and writes nothing (a failed read is not an empty log).
-pub(crate) fn read_logs(report: &HookReport, dir: &DirFd) -> std::result::Result<Logs, String> {
-    let (stdout, n1) = read_log(dir, &OsString::from(format!("{}.stdout.log", report.name)), "stdout")?;
-    let (stderr, n2) = read_log(dir, &OsString::from(format!("{}.stderr.log", report.name)), "stderr")?;
+/// `budget` is what is left of the cleanup's [`MAX_INDEX_LOG_BYTES`].
+pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) -> std::result::Result<Logs, String> {
+    let (stdout, n1) = read_log(dir, &OsString::from(format!("{}.stdout.log", report.name)), "stdout", budget)?;
+    let (stderr, n2) = read_log(dir, &OsString::from(format!("{}.stderr.log", report.name)), "stderr", budget)?;
     Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect() })
 }
 

@@ -6,5 +6,5 @@ mod finalize;
 mod listing;
 
 pub use cleanup::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
-pub use finalize::{new_id, MAX_LOG_BYTES};
+pub use finalize::{new_id, MAX_INDEX_LOG_BYTES, MAX_LOG_BYTES};
 pub(crate) use finalize::Index;
