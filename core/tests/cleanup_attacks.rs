@@ -185,3 +185,24 @@ fn f4_the_logs_one_cleanup_copies_are_bounded() {
     assert!(reports.iter().any(|r| r.notes.iter().any(|n| n.contains("cleanup"))), "{reports:?}");
     assert_eq!(fs::read_to_string(&index).unwrap().lines().count(), 2 * hooks);
 }
+
+/// F9: the name a record is renamed to before its unlink fits NAME_MAX whatever the record's
+/// name: a 250-byte pidfile name is retired like any other.
+#[test]
+fn f9_a_record_with_a_250_byte_name_is_retired() {
+    let d = TempDir::new("f9");
+    let snap = d.path().join("snap");
+    let p = snap.join("p");
+    fs::create_dir_all(&p).unwrap();
+    let name = format!("on_{}.bg.pid", "x".repeat(250 - "on_.bg.pid".len()));
+    assert_eq!(name.len(), 250);
+    let pid_file = p.join(&name);
+    write_stale(&pid_file, dead_pid());
+    let index = d.path().join("index.jsonl");
+    let reports = cleanup_background_hooks(&snap, &opts(&index), None).unwrap();
+    let rep = &reports[0];
+    assert_eq!(rep.outcome, HookOutcome::Stale, "{rep:?}");
+    assert!(rep.pid_file_removed, "{rep:?}");
+    assert!(!pid_file.exists());
+    assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Done);
+}

@@ -34,18 +34,15 @@ pub(crate) fn open_strict_in(dir: &DirFd, name: &OsStr) -> io::Result<fs::File> 
     dir.open_file(name, STRICT).map(fs::File::from)
 }
 
-/// `.<name>.<24 hex digits>.pidguard-retired`: the private name a record is renamed to before
-/// it is unlinked (cleanup leaves such names out of a hook's `output_files`).
-fn aside_name(name: &OsStr) -> OsString {
+/// `.pg-<24 hex digits>.pidguard-retired`: the private name a record is renamed to before it is
+/// unlinked (cleanup leaves such names out of a hook's `output_files`). 45 bytes whatever the
+/// record's name — a name derived from it would exceed `NAME_MAX` (255) for a record name longer
+/// than 210 bytes, and such a record could never be removed (`ENAMETOOLONG`). 96 random bits:
+/// no collision with another remover's name in the same directory.
+fn aside_name() -> OsString {
     let mut rnd = [0u8; 12];
     super::atomic::random_bytes(&mut rnd);
-    let mut out = OsString::with_capacity(name.len() + 44);
-    out.push(".");
-    out.push(name);
-    out.push(".");
-    out.push(super::atomic::hex(&rnd));
-    out.push(".pidguard-retired");
-    out
+    OsString::from(format!(".pg-{}.pidguard-retired", super::atomic::hex(&rnd)))
 }
 
 /// Which step of [`remove_by_content`] failed (for the caller's message), and how.
@@ -70,7 +67,7 @@ pub(crate) fn remove_by_content(
     let Ok(f) = open_strict_in(dir, name) else { return Ok(false) };
     let Some(id) = holds(&f) else { return Ok(false) };
     crate::sys::fault::point(crate::sys::fault::Point::BeforePidfileRemove);
-    let aside = aside_name(name);
+    let aside = aside_name();
     match dir.rename(name, &aside) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
