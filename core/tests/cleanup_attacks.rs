@@ -5,6 +5,7 @@
 mod common;
 
 use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -205,4 +206,46 @@ fn f9_a_record_with_a_250_byte_name_is_retired() {
     assert!(rep.pid_file_removed, "{rep:?}");
     assert!(!pid_file.exists());
     assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Done);
+}
+
+/// F8: in a sticky world-writable directory, a `.sh` planted by another user (uid 65534) next to
+/// root's token-less record of a live hook is no evidence against the record: the hook is not
+/// called stale (and left running untracked); it is judged as if no `.sh` were there.
+#[test]
+fn f8_a_cmd_file_of_another_user_is_no_evidence() {
+    use std::os::unix::fs::PermissionsExt;
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root (chown to uid 65534)");
+        return;
+    }
+    let d = TempDir::new("f8");
+    let snap = d.path().join("snap");
+    let p = snap.join("p");
+    fs::create_dir_all(&p).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o1777)).unwrap();
+    let child = std::process::Command::new("sleep").arg("300").process_group(0).spawn().unwrap();
+    let hook = common::Proc(child);
+    let pid = hook.pid();
+    let name = "on_S__root.bg";
+    let pid_file = p.join(format!("{name}.pid"));
+    fs::write(&pid_file, pid.to_string()).unwrap();
+    let ct = pidguard::lookup(pid).unwrap().create_time;
+    let t = std::time::UNIX_EPOCH + Duration::from_secs_f64(ct);
+    fs::File::options().write(true).open(&pid_file).unwrap().set_modified(t).unwrap();
+    let sh = p.join(format!("{name}.sh"));
+    write_cmd_file(&sh, &["python3", "-c", "other"]).unwrap();
+    std::os::unix::fs::chown(&sh, Some(65534), Some(65534)).unwrap();
+    let index = d.path().join("index.jsonl");
+    let reports = cleanup_background_hooks(&snap, &opts(&index), None).unwrap();
+    let rep = &reports[0];
+    assert_ne!(rep.reason, CheckReason::CmdMismatch, "{rep:?}");
+    assert_ne!(rep.outcome, HookOutcome::Stale, "the planted .sh made root's live record stale: {rep:?}");
+    // Judged without the planted file: the live hook, proven by its mtime, was stopped.
+    assert!(matches!(rep.outcome, HookOutcome::Exited(_)), "{rep:?}");
+    assert!(rep.cmd.is_empty(), "the planted command was reported as the hook's: {rep:?}");
+    assert!(!alive_not_zombie(pid));
+}
+
+fn alive_not_zombie(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.rsplit(')').next().is_some_and(|r| !r.trim_start().starts_with('Z')))
 }

@@ -480,14 +480,27 @@ fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileChe
         Ok(d) => crate::pidfile::retire::open_strict_in(d, name),
         Err(e) => Err(e.raw_os_error().map_or_else(|| std::io::Error::new(e.kind(), e.to_string()), std::io::Error::from_raw_os_error)),
     };
-    let cmd_read = read_cmd_opened(open_in(&cmd_name), &cmd_file).map(|r| r.map(|(text, argv)| Recorded { text, argv }));
+    let (cmd_read, sh_owner) = read_cmd_opened(open_in(&cmd_name), &cmd_file);
+    let cmd_read = cmd_read.map(|r| r.map(|(text, argv)| Recorded { text, argv }));
     let opened = match pid_file.file_name() {
         Some(name) => open_in(name),
         None => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
     };
     drop(dir_fd);
-    let (check, pin) = check_pinned_opened(opened, CmdRule::Loaded(&cmd_read), opts.tolerance);
-    let cmd = cmd_read.ok().flatten().map(|r| r.argv).unwrap_or_default();
+    let (check, pin) = check_pinned_opened(opened, CmdRule::Loaded(&cmd_read, sh_owner), opts.tolerance);
+    // A `.sh` of another user than the record's (and not root) is not the hook's command: not
+    // compared (see `cmd_file_is_foreign`), not reported.
+    let foreign_sh = crate::pidfile::mtime::cmd_file_is_foreign(sh_owner, check.owner.map(|o| o.0));
+    let mut notes = Vec::new();
+    if foreign_sh {
+        notes.push(format!(
+            "{} is owned by uid {}, not by the pidfile's owner (uid {}) or root: ignored",
+            cmd_file.display(),
+            sh_owner.unwrap_or_default(),
+            check.owner.map_or(0, |o| o.0)
+        ));
+    }
+    let cmd = if foreign_sh { Vec::new() } else { cmd_read.ok().flatten().map(|r| r.argv).unwrap_or_default() };
     let report = HookReport {
         name: stem,
         dir,
@@ -507,7 +520,7 @@ fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileChe
         ended_at: SystemTime::now(),
         pid_file_removed: false,
         elapsed: None,
-        notes: Vec::new(),
+        notes,
     };
     (report, check, pin, dir_id)
 }

@@ -61,22 +61,32 @@ pub fn write_cmd_file<S: AsRef<str>>(path: &Path, argv: &[S]) -> Result<()> {
 /// Errors: `Malformed` when the text is not UTF-8 (the original raises there, and answers
 /// False); `Untrusted` when the file is not a regular file or too large; `Io` otherwise.
 pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
-    read_cmd_opened(super::retire::open_strict(path), path)
+    read_cmd_opened(super::retire::open_strict(path), path).0
 }
 
 /// [`read_cmd_file`] of a file already opened with the strict opener (`pidfile::retire`), e.g.
-/// from its directory's descriptor; `path` is its path, for messages.
-pub(crate) fn read_cmd_opened(opened: std::io::Result<std::fs::File>, path: &Path) -> Result<Option<(String, Vec<String>)>> {
+/// from its directory's descriptor; `path` is its path, for messages. Also gives the uid owning
+/// what was opened, when it was opened and examined (whatever it is: a planted FIFO too), so
+/// that the caller can tell a file of the record's owner from one put there by another user.
+pub(crate) fn read_cmd_opened(opened: std::io::Result<std::fs::File>, path: &Path) -> (Result<Option<(String, Vec<String>)>>, Option<u32>) {
+    use std::os::unix::fs::MetadataExt;
     let f = match opened {
         Ok(f) => f,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
-        Err(e) => return Err(Error::io_at(path, "open", &e)),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return (Ok(None), None),
+        Err(e) => return (Err(Error::io_at(path, "open", &e)), None),
     };
-    let m = f.metadata().map_err(|e| Error::io_at(path, "fstat", &e))?;
+    let m = match f.metadata() {
+        Ok(m) => m,
+        Err(e) => return (Err(Error::io_at(path, "fstat", &e)), None),
+    };
+    (read_examined(&f, &m, path), Some(m.uid()))
+}
+
+fn read_examined(f: &std::fs::File, m: &std::fs::Metadata, path: &Path) -> Result<Option<(String, Vec<String>)>> {
     if !m.is_file() || m.len() > MAX_CMD_FILE {
         return Err(Error::at(crate::ErrorKind::Untrusted, path, "not a regular file of at most 1 MiB"));
     }
-    let buf = super::read_bounded(&f, m.len(), MAX_CMD_FILE).map_err(|e| Error::io_at(path, "read", &e))?;
+    let buf = super::read_bounded(f, m.len(), MAX_CMD_FILE).map_err(|e| Error::io_at(path, "read", &e))?;
     let text = String::from_utf8(buf).map_err(|_| Error::at(crate::ErrorKind::Malformed, path, "not UTF-8"))?;
     let argv = recorded_argv(&text);
     Ok(Some((text, argv)))

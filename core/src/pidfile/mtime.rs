@@ -248,8 +248,19 @@ pub(crate) enum CmdRule<'a> {
     /// Load this record, only if the rule is reached (after the mtime rule passed).
     Command(RecordedCommand<'a>),
     /// Already loaded by the caller (cleanup reads every hook's `.sh` once for its report; the
-    /// check uses the same read instead of opening the file a second time).
-    Loaded(&'a Result<Option<Recorded>>),
+    /// check uses the same read instead of opening the file a second time), with the uid owning
+    /// the file when it was opened. A file owned by neither the pidfile's owner nor root is no
+    /// evidence either way (see [`cmd_file_is_foreign`]): the rule is then skipped, as with no file.
+    Loaded(&'a Result<Option<Recorded>>, Option<u32>),
+}
+
+/// Whether a command file owned by `sh_owner` is someone else's than the record's (owned by
+/// `pid_owner`): neither that owner nor root. In a shared (sticky, world-writable) directory any
+/// user can create the `.sh` beside another user's record; a different command there must not
+/// make that user's live record stale (and its hook run on untracked), nor an unreadable one
+/// keep it from being judged.
+pub(crate) fn cmd_file_is_foreign(sh_owner: Option<u32>, pid_owner: Option<u32>) -> bool {
+    matches!((sh_owner, pid_owner), (Some(sh), Some(pid)) if sh != 0 && sh != pid)
 }
 
 /// [`check_pinned_recorded`] with the command rule given as a record to load or as the caller's
@@ -369,7 +380,7 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
             loaded_here = c.load();
             Some(&loaded_here)
         }
-        CmdRule::Loaded(r) => Some(r),
+        CmdRule::Loaded(r, sh_owner) => (!cmd_file_is_foreign(sh_owner, out.owner.map(|o| o.0))).then_some(r),
     };
     if let Some(loaded) = loaded {
         match loaded {
