@@ -68,7 +68,7 @@ pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
 /// from its directory's descriptor; `path` is its path, for messages. Also gives the uid owning
 /// what was opened, when it was opened and examined (whatever it is: a planted FIFO too), so
 /// that the caller can tell a file of the record's owner from one put there by another user.
-pub(crate) fn read_cmd_opened(opened: std::io::Result<std::fs::File>, path: &Path) -> (Result<Option<(String, Vec<String>)>>, Option<u32>) {
+pub(crate) fn read_cmd_opened(opened: std::io::Result<std::fs::File>, path: &Path) -> (CmdFileRead, Option<u32>) {
     use std::os::unix::fs::MetadataExt;
     let f = match opened {
         Ok(f) => f,
@@ -82,7 +82,10 @@ pub(crate) fn read_cmd_opened(opened: std::io::Result<std::fs::File>, path: &Pat
     (read_examined(&f, &m, path), Some(m.uid()))
 }
 
-fn read_examined(f: &std::fs::File, m: &std::fs::Metadata, path: &Path) -> Result<Option<(String, Vec<String>)>> {
+/// What [`read_cmd_file`] gives: the text and argv, `None` when the file is missing.
+pub(crate) type CmdFileRead = Result<Option<(String, Vec<String>)>>;
+
+fn read_examined(f: &std::fs::File, m: &std::fs::Metadata, path: &Path) -> CmdFileRead {
     if !m.is_file() || m.len() > MAX_CMD_FILE {
         return Err(Error::at(crate::ErrorKind::Untrusted, path, "not a regular file of at most 1 MiB"));
     }
