@@ -64,5 +64,18 @@ grep -q '"signals":\["' "$T/stale.json" && bad "a stale record was signalled" ||
 alive "$b" && ok "A1: the bystander at a stale pid survived" || bad "A1: the bystander was killed"
 grep -q "\"unverified_leftovers\":\[$b\]" "$T/stale.json" && ok "the bystander is listed as an unverified leftover" || bad "leftover not listed"
 
+# F6 (attack pass 2026-11-30): out of descriptors (hard and soft RLIMIT_NOFILE 6), a log that
+# could not be opened is not an empty log: no index records, records and logs kept, exit 5;
+# the next cleanup with descriptors finalizes each hook once, with its logs.
+F6=$T/f6
+for i in 1 2 3 4 5; do d=$F6/snap/p$i; mkdir -p "$d"; printf 3000%03d "$i" > "$d/on_S__$i.bg.pid"; echo "OUT-$i" > "$d/on_S__$i.bg.stdout.log"; echo "ERR-$i" > "$d/on_S__$i.bg.stderr.log"; done
+(ulimit -n 6; "$PG" cleanup "$F6/snap" --index "$F6/index.jsonl" --json > "$F6/o.json" 2>&1); st=$?
+[ "$st" = 5 ] && [ ! -s "$F6/index.jsonl" ] && [ "$(ls "$F6"/snap/*/*.pid "$F6"/snap/*/*.log | wc -l)" = 15 ] \
+  && ok "F6: out of descriptors: exit 5, no index records, records and logs kept" \
+  || bad "F6: exit $st, index: $(cat "$F6/index.jsonl" 2>&1 | head -c 300), left: $(ls "$F6"/snap/*/ | tr '\n' ' ')"
+"$PG" cleanup "$F6/snap" --index "$F6/index.jsonl" > /dev/null 2>&1; st=$?
+[ "$st" = 0 ] && [ "$(wc -l < "$F6/index.jsonl")" = 10 ] && [ "$(grep -c '"stdout":"OUT-' "$F6/index.jsonl")" = 5 ] \
+  && ok "F6: the next cleanup finalizes each hook once, with its logs" || bad "F6 second run: exit $st, $(head -c 400 "$F6/index.jsonl")"
+
 echo "cli attack: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -143,5 +143,61 @@ else
   echo "skip - the directory-swap race needs /usr/bin/python3"
 fi
 
+# F1 (attack pass 2026-11-30): the user's own live hook, when root's cleanup sends it TERM,
+# exchanges its directory with a private root directory beside it (RENAME_EXCHANGE needs write
+# access to the parent only). The logs and the file list must come from the directory the
+# pidfile was judged in: nothing of root's directory reaches the index; the hook is undecided.
+if [ -x /usr/bin/python3 ]; then
+  X=$T/xchg; rm -rf "$X"; mkdir -p "$X/snap/userplug" "$X/snap/rootplug"
+  chown -R 65534:65534 "$X/snap"; chown root:root "$X/snap/rootplug"; chmod 700 "$X/snap/rootplug"
+  printf 'ROOT-SECRET-OUT' > "$X/snap/rootplug/on_S__1.bg.stdout.log"
+  printf 'ROOT-SECRET-ERR' > "$X/snap/rootplug/on_S__1.bg.stderr.log"
+  touch "$X/snap/rootplug/root-private-name.txt"; chmod 600 "$X/snap/rootplug"/*
+  cat > "$T/xchg.py" <<'PYEOF'
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+sys.exit(libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0)  # RENAME_EXCHANGE
+PYEOF
+  chmod 644 "$T/xchg.py"
+  cat > "$T/xhook.sh" <<'SHEOF'
+# The user's hook: at TERM, exchange its directory ($1) with root's ($2), from a child in its
+# own session that ignores TERM (so that no signal of the cleanup cuts the exchange short).
+cd "$1" || exit 1
+trap 'trap "" TERM; setsid /usr/bin/python3 "$3" "$1" "$2"; exit 0' TERM
+echo user-out > on_S__1.bg.stdout.log
+sleep 300 & wait
+SHEOF
+  chmod 644 "$T/xhook.sh"
+  setpriv --reuid=65534 --regid=65534 --clear-groups setsid bash "$T/xhook.sh" "$X/snap/userplug" "$X/snap/rootplug" "$T/xchg.py" </dev/null >/dev/null 2>&1 & h=$!; started+=("$h")
+  sleep 0.3
+  user_pidfile "$X/snap/userplug/on_S__1.bg.pid" "$h"
+  "$PG" cleanup "$X/snap" --index "$X/index.jsonl" --json > "$T/x1.json" 2>&1; st=$?
+  ! grep -q 'ROOT-SECRET\|root-private-name' "$X/index.jsonl" "$T/x1.json" 2>/dev/null \
+    && ok "F1: a hook directory exchanged at TERM: nothing of root's directory in the index or the report" \
+    || bad "F1: root's files leaked: $(cat "$X/index.jsonl" 2>&1) $(cat "$T/x1.json")"
+  [ "$st" = 5 ] && grep -q '"outcome":"unverified"' "$T/x1.json" && grep -q 'replaced' "$T/x1.json" \
+    && ok "F1: the hook is undecided (exit 5) and the report says its directory was replaced" || bad "F1: exit $st $(cat "$T/x1.json")"
+  [ -f "$X/snap/userplug/on_S__1.bg.stdout.log" ] && [ -f "$X/snap/rootplug/on_S__1.bg.pid" ] \
+    && ok "F1: both directories keep their files" || bad "F1: files removed: $(ls -la "$X/snap"/*)"
+  kill -KILL "$h" 2>/dev/null
+else
+  echo "skip - the directory-exchange test needs /usr/bin/python3"
+fi
+
+# F8: in a sticky 1777 directory, a .sh the user planted beside root's token-less record of a
+# live root hook is no evidence against it: the record is not called stale (cmd-mismatch) and
+# removed while its hook runs on; it is judged as without the file (and the hook stopped).
+S=$T/sticky; rm -rf "$S"; mkdir -p "$S/snap/plug"; chmod 1777 "$S/snap/plug"
+setsid sleep 300 </dev/null >/dev/null 2>&1 & rh=$!; started+=("$rh")
+sleep 0.2
+/usr/bin/python3 -c 'import os, sys; open(sys.argv[1], "w").write(sys.argv[2]); t = float(sys.argv[3]); os.utime(sys.argv[1], (t, t))' \
+  "$S/snap/plug/on_S__root.bg.pid" "$rh" "$(create_time "$rh")"
+as_user sh -c "printf 'python3 -c other\n' > '$S/snap/plug/on_S__root.bg.sh'"
+"$PG" cleanup "$S/snap" --json > "$T/f8.json" 2>&1; st=$?
+! grep -q 'cmd-mismatch' "$T/f8.json" && grep -q '"outcome":"exited"' "$T/f8.json" && ! alive "$rh" \
+  && ok "F8: a planted .sh does not make root's live record stale (exit $st)" || bad "F8: exit $st, alive: $(alive "$rh" && echo yes), $(cat "$T/f8.json")"
+grep -q 'owned by uid 65534' "$T/f8.json" && ok "F8: the report says the planted .sh was ignored" || bad "F8 report: $(cat "$T/f8.json")"
+kill -KILL "$rh" 2>/dev/null
+
 echo "cli deputy: $pass passed, $fail failed"
 [ "$fail" = 0 ]
