@@ -37,7 +37,7 @@ use nix::sys::stat::Mode;
 /// At most this many symlinks are followed in one resolution (Linux's own limit is 40).
 pub(crate) const MAX_HOPS: u32 = 32;
 
-/// The owner and identity of one object met on the walk.
+/// The owner of one object (directory or symlink) met on the walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Owner {
     /// `st_uid`.
