@@ -92,7 +92,7 @@ pub fn read_stat(pid: i32) -> io::Result<Stat> {
 /// `pidfd_open`.
 pub fn open_proc_dir(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
     super::fault::check(super::Call::ProcRead)?;
-    super::open_raw(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)
+    super::open_direct(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)
 }
 
 /// Read and parse `stat` under an open `/proc/<pid>` directory. `ESRCH`/`ENOENT`: that process
