@@ -146,7 +146,7 @@ pub(crate) fn pidfile_authority(owner_uid: u32, mode: u32) -> Result<Authority, 
 /// Whether the caller is privileged: effective uid 0 or `CAP_KILL` in its effective set. The
 /// one test behind every "when the caller is privileged" rule.
 pub(crate) fn privileged() -> bool {
-    sys::geteuid() == 0 || procfs::has_cap_kill()
+    sys::geteuid() == 0 || sys::has_cap_kill()
 }
 
 /// Whether paths outside a cleanup's tree are walked with the no-unsafe-transition rule

@@ -751,6 +751,32 @@ pub(crate) fn getpgrp() -> i32 {
 pub(crate) fn geteuid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
+
+/// Whether this process holds `CAP_KILL` in its effective set (capabilities(7)): it may then
+/// signal any process, like root. One `capget(2)` (no file is opened: it is asked before every
+/// path a privileged caller opens). An error answers "no".
+pub(crate) fn has_cap_kill() -> bool {
+    /// `CAP_KILL` and `_LINUX_CAPABILITY_VERSION_3` from `<linux/capability.h>`.
+    const CAP_KILL: u32 = 5;
+    const VERSION_3: u32 = 0x2008_0522;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let mut header = Header { version: VERSION_3, pid: 0 };
+    let mut data = [Data::default(); 2];
+    // SAFETY: capget(2) with a version-3 header writes two `Data` records, which `data` holds.
+    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
+    r == 0 && data[0].effective & (1 << CAP_KILL) != 0
+}
 /// `sysconf(_SC_CLK_TCK)`: clock ticks per second of `/proc/<pid>/stat` times (100 on Linux).
 pub(crate) fn clk_tck() -> u64 {
     match nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK) {
@@ -873,6 +899,14 @@ mod tests {
         kill(pid, libc::SIGKILL).expect("kill");
         assert_eq!(reap(&fd), Some(ChildExit::Signal(libc::SIGKILL)));
         assert_eq!(kill_probe(pid).unwrap_err().raw_os_error(), Some(libc::ESRCH));
+    }
+
+    #[test]
+    fn capget_agrees_with_the_status_file() {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let eff = status.lines().find_map(|l| l.strip_prefix("CapEff:")).unwrap().trim();
+        let eff = u64::from_str_radix(eff, 16).unwrap();
+        assert_eq!(has_cap_kill(), eff & (1 << 5) != 0, "CapEff {eff:#x}");
     }
 
     #[test]

@@ -153,22 +153,6 @@ pub(crate) fn parse_uids_opt(status: &[u8]) -> Option<(u32, u32)> {
     Some((real, saved))
 }
 
-/// `CAP_KILL` from `<linux/capability.h>`.
-const CAP_KILL: u32 = 5;
-
-/// Whether this process holds `CAP_KILL` (bit 5 of `CapEff` in `/proc/self/status`,
-/// capabilities(7)): it may then signal any process, like root.
-pub fn has_cap_kill() -> bool {
-    let mut buf = Vec::with_capacity(1024);
-    if read_chunked("/proc/self/status", &mut buf, 2048).is_err() {
-        return false;
-    }
-    let Ok(text) = std::str::from_utf8(&buf) else { return false };
-    text.lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .is_some_and(|caps| caps & (1 << CAP_KILL) != 0)
-}
 
 /// The target of `/proc/<pid>/exe`, when readable.
 pub fn read_exe(pid: i32) -> Option<PathBuf> {
