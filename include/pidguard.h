@@ -240,7 +240,10 @@ typedef int32_t pidguard_reason;
 #endif // __cplusplus
 
 /**
- * What pidguard_terminate() did with its target.
+ * What a terminate call did with its target. pidguard_terminate() answers a target that is gone
+ * or refused before anything was sent with PIDGUARD_ENO_SUCH_PROCESS / PIDGUARD_EREFUSED instead
+ * of writing a result; ALREADY_GONE and REFUSED come from pidguard_process_terminate() on a kept
+ * handle and from the `terminate` member of a stop result.
  */
 enum pidguard_outcome
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L

@@ -32,7 +32,7 @@ export interface ErrorKindInfo {
   errno?: number
 }
 
-/** What [`cleanup_background_hooks`](crate::cleanup_background_hooks) did with one hook. */
+/** What `cleanup_background_hooks` did with one hook. */
 export interface HookReport {
   /** The hook's basename (`on_Snapshot__20_x.bg`). */
   name: string
@@ -92,7 +92,7 @@ export interface HookReport {
   succeeded: boolean
 }
 
-/** A verdict with its reason: [`judge`](crate::judge)'s answer. */
+/** A verdict with its reason: `judge`'s answer. */
 export interface Judgement {
   /** `match`, `mismatch`, `unverifiable` or `gone`. */
   verdict: string
@@ -104,7 +104,7 @@ export interface Judgement {
 }
 
 /**
- * Whether an abx-dl pidfile is valid, and why: [`check_pid_file`](crate::check_pid_file)'s
+ * Whether an abx-dl pidfile is valid, and why: `check_pid_file`'s
  * answer.
  */
 export interface PidFileCheck {
@@ -152,7 +152,7 @@ export interface PidFileOptions {
   tolerance?: number
 }
 
-/** What procfs says about one live (or zombie) process: [`lookup`](crate::lookup)'s answer. */
+/** What procfs says about one live (or zombie) process: `lookup`'s answer. */
 export interface ProcessInfo {
   /** The pid. */
   pid: number
@@ -330,7 +330,7 @@ export interface StopOptions {
   group?: boolean
 }
 
-/** What [`stop_pid_file`](crate::stop_pid_file) did. */
+/** What `stop_pid_file` did. */
 export interface StopReport {
   /** The pidfile. */
   pidFile: string
@@ -355,7 +355,7 @@ export interface StopReport {
   /** Every signal sent, in order, by name (empty when nothing was sent). */
   signals: Array<string>
   /**
-   * The exit status `pidguard stop` gives for this outcome ([`ExitCode`](crate::ExitCode)):
+   * The exit status `pidguard stop` gives for this outcome (`ExitCode`):
    * 0 stopped, 1 nothing to do, 2 unkillable or error, 3 refused or foreign, 5 undecided.
    */
   status: number
@@ -396,11 +396,15 @@ export interface TerminateOptions {
   reap?: boolean
 }
 
-/** What [`terminate`](crate::terminate) did to one process. */
+/** What `terminate` did to one process. */
 export interface TerminateReport {
   /** The target's pid. */
   pid: number
-  /** `already-gone`, `exited`, `unkillable`, `refused` or `error`. */
+  /**
+   * `exited`, `unkillable` or `error`; `already-gone` when a kept handle's process had
+   * already exited; `refused` when a safety rule refused a target of a batch (`terminate`
+   * of one pid raises `NoSuchProcess` or `Refused` instead, before anything is sent).
+   */
   outcome: string
   /** Whether the target is gone now (outcome `already-gone` or `exited`). */
   stopped: boolean
@@ -414,7 +418,7 @@ export interface TerminateReport {
   signals: Array<string>
   /**
    * Shell-style exit code (the code, or 128 + signal) when the target is the caller's own
-   * child; `None` when unknown.
+   * child; absent when unknown.
    */
   exitCode?: number
   /** The signal number that ended the caller's own child, when known. */

@@ -41,8 +41,8 @@ pub fn error_text(e: &pidguard::Error) -> String {
 /// ([`pidguard::ExitCode::for_check`], [`pidguard::ExitCode::for_io`]). Neither follows a
 /// symlink nor blocks on a FIFO.
 pub fn open_error(path: &Path) -> Option<std::io::Error> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path).err()
+    // Core opens it as its check did (for root: no unsafe transition on the path either).
+    pidguard::pidfile::open_error(path)
 }
 
 /// `match`, or `mismatch (start-ticks-differ)`: the reason only where it adds something.

@@ -45,29 +45,9 @@ fn beside(pidfile: &Path, suffix: &str) -> PathBuf {
 }
 
 fn open_log(path: &Path) -> Result<File, ProcessExit> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // The log may sit in a directory another user can write: never follow a symlink planted at
-    // its name (O_NOFOLLOW: root must not truncate the file it names) nor block on a FIFO
-    // (O_NONBLOCK), and write only to a regular file.
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .and_then(|f| {
-            if f.metadata()?.is_file() {
-                Ok(f)
-            } else {
-                Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"))
-            }
-        });
-    f.map_err(|e| {
-        let e = if e.raw_os_error() == Some(libc::ELOOP) { std::io::Error::new(e.kind(), "is a symbolic link: refusing to write through it") } else { e };
-        eprintln!("pidguard: {}: {e}", path.display());
-        ExitCode::for_io(&e).into()
-    })
+    // Core decides how a log beside a pidfile is opened (no symlink, no FIFO, regular files
+    // only, and no unsafe transition on a privileged caller's path).
+    launch::open_log(path).map_err(|e| fail(&e))
 }
 
 /// Start `argv` (at least one word) in a new session, stdin from `/dev/null`, stdout and stderr
@@ -98,12 +78,8 @@ pub fn run(args: &RunArgs) -> ProcessExit {
     if args.guard {
         // A guard record's directory is created as guard::create creates it (0700), before the
         // logs that go beside the record are opened.
-        if let Some(dir) = args.pidfile.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
-            use std::os::unix::fs::DirBuilderExt;
-            if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(pidguard::guard::DIR_MODE).create(dir) {
-                eprintln!("pidguard: {}: {e}", dir.display());
-                return ExitCode::for_io(&e).into();
-            }
+        if let Err(e) = launch::make_record_dir(&args.pidfile) {
+            return fail(&e);
         }
     }
     let out_path = args.stdout.clone().unwrap_or_else(|| beside(&args.pidfile, "stdout.log"));

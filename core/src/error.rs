@@ -266,6 +266,9 @@ impl Error {
 
 /// Map an `io::Error` to the kind that names it.
 pub(crate) fn kind_of_io(err: &io::Error) -> ErrorKind {
+    if crate::sys::chase::is_unsafe_transition(err) {
+        return ErrorKind::Untrusted;
+    }
     match err.raw_os_error() {
         Some(libc::ENOENT) => ErrorKind::NotFound,
         Some(libc::EEXIST) => ErrorKind::AlreadyExists,

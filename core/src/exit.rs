@@ -119,8 +119,13 @@ impl ExitCode {
     }
 
     /// The code for an operating-system error met outside a core call (a spawn, an open):
-    /// `EACCES`/`EPERM` are 77, anything else is bad input (4).
+    /// `EACCES`/`EPERM` are 77, a path refused for an unsafe transition (see
+    /// [`crate::pidfile::open_error`]) is refused (3), anything else is bad input (4).
     pub fn for_io(e: &std::io::Error) -> ExitCode {
+        if crate::sys::chase::is_unsafe_transition(e) {
+            // A path refused before anything was opened (an unsafe transition): a refusal.
+            return ExitCode::Refused;
+        }
         match e.raw_os_error() {
             Some(libc::EACCES) | Some(libc::EPERM) => ExitCode::NoPermission,
             _ => ExitCode::BadInput,

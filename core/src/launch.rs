@@ -78,11 +78,7 @@ pub fn ensure_vacant(pid_file: &Path, format: RecordFormat) -> Result<()> {
                 CheckReason::NotRegular => Err(Error::at(ErrorKind::NotRegularFile, pid_file, "not a regular file")),
                 CheckReason::Unreadable => {
                     // Ask the system why, so that the caller sees its text (EACCES, EIO, …).
-                    use std::os::unix::fs::OpenOptionsExt;
-                    let opened = std::fs::OpenOptions::new()
-                        .read(true)
-                        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-                        .open(pid_file);
+                    let opened = crate::sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0);
                     match opened {
                         Err(e) => Err(Error::io_at(pid_file, "open", &e)),
                         Ok(_) => Err(Error::at(ErrorKind::Io, pid_file, "cannot be read")),
@@ -101,6 +97,45 @@ pub fn ensure_vacant(pid_file: &Path, format: RecordFormat) -> Result<()> {
             }
         }
     }
+}
+
+/// Create the missing directories above a guard record at `pid_file`, each with mode exactly
+/// `0700` ([`crate::guard::DIR_MODE`]), as [`crate::guard::create`] does; existing ones are left
+/// as they are. For spawners that open the logs beside the record before writing it.
+///
+/// Errors: `Untrusted` when a privileged caller's path crosses an unsafe transition (see
+/// [`open_log`]); `PermissionDenied`, `NotFound`, `Io` from `mkdir`.
+pub fn make_record_dir(pid_file: &Path) -> Result<()> {
+    match pid_file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => crate::pidfile::guard::file::make_parent(pid_file, d),
+        _ => Ok(()),
+    }
+}
+
+/// Open (creating it with mode `0644` minus the umask, truncating it) the log file at `path`
+/// that a spawned command's stdout or stderr goes to.
+///
+/// The log may sit in a directory another user can write, so: a symlink at its name is never
+/// followed (`O_NOFOLLOW`: root must not truncate the file it names), a FIFO never blocks the
+/// open (`O_NONBLOCK`), and only a regular file is accepted. For a privileged caller (euid 0 or
+/// `CAP_KILL`) the directories on the path are walked one by one and a step from a directory
+/// (or symlink) owned by a non-root uid to a directory owned by another uid is refused (the
+/// `chase(CHASE_SAFE)` rule of systemd, CVE-2018-16888).
+///
+/// Errors: `Untrusted` for a symlink at the name, an unsafe transition on the path, or not a
+/// regular file; `PermissionDenied`, `NotFound`, `Io` from `open(2)`.
+pub fn open_log(path: &Path) -> Result<std::fs::File> {
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let fd = crate::sys::open_raw(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => Error::at(ErrorKind::Symlink, path, "is a symbolic link: refusing to write through it"),
+        _ => Error::io_at(path, "open log", &e),
+    })?;
+    let f = std::fs::File::from(fd);
+    let m = f.metadata().map_err(|e| Error::io_at(path, "fstat", &e))?;
+    if !m.is_file() {
+        return Err(Error::at(ErrorKind::NotRegularFile, path, "not a regular file"));
+    }
+    Ok(f)
 }
 
 /// Seconds since the epoch now, as `time.time()` gives it: the `start_time` to pass to

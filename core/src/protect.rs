@@ -133,7 +133,6 @@ pub(crate) enum Authority {
 ///   stops another user's file from aiming the caller's own rights at the caller's processes;
 /// - the caller's own file: whatever the identity rules accept.
 pub(crate) fn pidfile_authority(owner_uid: u32, mode: u32) -> Result<Authority, (Refusal, String)> {
-    let privileged = || sys::geteuid() == 0 || procfs::has_cap_kill();
     if mode & 0o002 != 0 || (mode & 0o020 != 0 && privileged()) {
         let who = if mode & 0o002 != 0 { "world" } else { "group" };
         return Err((Refusal::UntrustedPidfile, format!("the pidfile is {who}-writable (mode {:04o})", mode & 0o7777)));
@@ -142,4 +141,19 @@ pub(crate) fn pidfile_authority(owner_uid: u32, mode: u32) -> Result<Authority, 
         return Ok(Authority::Any);
     }
     Ok(Authority::OwnerOnly(owner_uid))
+}
+
+/// Whether the caller is privileged: effective uid 0 or `CAP_KILL` in its effective set. The
+/// one test behind every "when the caller is privileged" rule.
+pub(crate) fn privileged() -> bool {
+    sys::geteuid() == 0 || sys::has_cap_kill()
+}
+
+/// Whether paths outside a cleanup's tree are walked with the no-unsafe-transition rule
+/// (`sys::chase`): for a privileged caller, which acts on files other users can reach (the
+/// rule systemd applies where it acts for others, after CVE-2018-16888). An unprivileged
+/// caller gets nothing through a path that it could not get by itself, and is left the
+/// kernel's walk: shared trees of several users keep working for it.
+pub(crate) fn resolve_paths_safely() -> bool {
+    privileged()
 }

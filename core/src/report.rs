@@ -82,9 +82,9 @@ fn slug(s: &impl ToString) -> String {
     s.to_string()
 }
 
-/// What procfs says about one live (or zombie) process: [`lookup`](crate::lookup)'s answer.
+/// What procfs says about one live (or zombie) process: `lookup`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, get_all, name = "ProcessInfo", module = "pidguard._pidguard"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, get_all, name = "ProcessInfo", module = "pidguard._pidguard"))]
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "ProcessInfo", object_from_js = false))]
 pub struct ProcessInfoView {
     /// The pid.
@@ -139,9 +139,9 @@ impl From<&crate::ProcessInfo> for ProcessInfoView {
     }
 }
 
-/// A verdict with its reason: [`judge`](crate::judge)'s answer.
+/// A verdict with its reason: `judge`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, get_all, name = "Judgement", module = "pidguard._pidguard"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, get_all, name = "Judgement", module = "pidguard._pidguard"))]
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "Judgement", object_from_js = false))]
 pub struct JudgementView {
     /// `match`, `mismatch`, `unverifiable` or `gone`.
@@ -157,10 +157,10 @@ impl From<&crate::Judgement> for JudgementView {
     }
 }
 
-/// Whether an abx-dl pidfile is valid, and why: [`check_pid_file`](crate::check_pid_file)'s
+/// Whether an abx-dl pidfile is valid, and why: `check_pid_file`'s
 /// answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, get_all, name = "PidFileCheck", module = "pidguard._pidguard"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, get_all, name = "PidFileCheck", module = "pidguard._pidguard"))]
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "PidFileCheck", object_from_js = false))]
 pub struct PidFileCheckView {
     /// What `validate_pid_file` returns.
@@ -209,14 +209,16 @@ impl From<&crate::PidFileCheck> for PidFileCheckView {
     }
 }
 
-/// What [`terminate`](crate::terminate) did to one process.
+/// What `terminate` did to one process.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, get_all, name = "TerminateReport", module = "pidguard._pidguard"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, get_all, name = "TerminateReport", module = "pidguard._pidguard"))]
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "TerminateReport", object_from_js = false))]
 pub struct TerminateView {
     /// The target's pid.
     pub pid: i32,
-    /// `already-gone`, `exited`, `unkillable`, `refused` or `error`.
+    /// `exited`, `unkillable` or `error`; `already-gone` when a kept handle's process had
+    /// already exited; `refused` when a safety rule refused a target of a batch (`terminate`
+    /// of one pid raises `NoSuchProcess` or `Refused` instead, before anything is sent).
     pub outcome: String,
     /// Whether the target is gone now (outcome `already-gone` or `exited`).
     pub stopped: bool,
@@ -229,7 +231,7 @@ pub struct TerminateView {
     /// Every signal sent, in order, by name (`TERM`, `CONT`, `KILL`).
     pub signals: Vec<String>,
     /// Shell-style exit code (the code, or 128 + signal) when the target is the caller's own
-    /// child; `None` when unknown.
+    /// child; absent when unknown.
     pub exit_code: Option<i32>,
     /// The signal number that ended the caller's own child, when known.
     pub exit_signal: Option<i32>,
@@ -277,9 +279,9 @@ fn group_mode_slug(m: GroupMode) -> &'static str {
     }
 }
 
-/// What [`stop_pid_file`](crate::stop_pid_file) did.
+/// What `stop_pid_file` did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, get_all, name = "StopReport", module = "pidguard._pidguard"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, get_all, name = "StopReport", module = "pidguard._pidguard"))]
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "StopReport", object_from_js = false))]
 pub struct StopView {
     /// The pidfile.
@@ -303,7 +305,7 @@ pub struct StopView {
     pub error: Option<String>,
     /// Every signal sent, in order, by name (empty when nothing was sent).
     pub signals: Vec<String>,
-    /// The exit status `pidguard stop` gives for this outcome ([`ExitCode`](crate::ExitCode)):
+    /// The exit status `pidguard stop` gives for this outcome (`ExitCode`):
     /// 0 stopped, 1 nothing to do, 2 unkillable or error, 3 refused or foreign, 5 undecided.
     pub status: i32,
     /// Whether the pidfile was removed.
@@ -337,9 +339,9 @@ impl From<&crate::StopReport> for StopView {
     }
 }
 
-/// What [`cleanup_background_hooks`](crate::cleanup_background_hooks) did with one hook.
+/// What `cleanup_background_hooks` did with one hook.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, get_all, dict, name = "HookReport", module = "pidguard._pidguard"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, get_all, dict, name = "HookReport", module = "pidguard._pidguard"))]
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "HookReport", object_from_js = false))]
 pub struct HookView {
     /// The hook's basename (`on_Snapshot__20_x.bg`).

@@ -143,6 +143,61 @@ else
   echo "skip - the directory-swap race needs /usr/bin/python3"
 fi
 
+# F2: a directory on the path that the user owns is a symlink to root's directory (the
+# CVE-2018-16888 pattern): root's stop, run and write refuse the path (an unsafe transition:
+# from a directory or link owned by uid 65534 to a directory owned by uid 0) instead of
+# stopping root's daemon, truncating root's log or writing into root's private directory.
+F=$T/f2; mkdir -p "$F/rootrun" "$F/home/run" "$F/rootdir" "$F/home/real"; chmod 700 "$F/rootrun" "$F/rootdir"; chown -R 65534:65534 "$F/home"
+"$PG" run "$F/rootrun/app.pid" -- sleep 300 > "$T/f2run.txt" 2>&1; rootd=$(cat "$F/rootrun/app.pid" 2>/dev/null); started+=("$rootd")
+as_user sh -c "mv '$F/home/run' '$F/home/run.real' && ln -s '$F/rootrun' '$F/home/run'"
+"$PG" status "$F/home/run/app.pid" > "$T/f2status.txt" 2>&1; st=$?
+[ "$st" != 0 ] && grep -q 'uid 65534' "$T/f2status.txt" && ok "F2 status: the same path is refused (exit $st)" || bad "F2 status: exit $st $(cat "$T/f2status.txt")"
+"$PG" stop "$F/home/run/app.pid" --retry TERM/1 > "$T/f2stop.txt" 2>&1; st=$?
+alive "$rootd" && [ -f "$F/rootrun/app.pid" ] && [ "$st" != 0 ] && grep -q 'owned by uid 65534 and leads to .*rootrun owned by uid 0' "$T/f2stop.txt" \
+  && ok "F2 stop: through a user's symlink to root's directory: refused (exit $st), root's daemon and pidfile intact" \
+  || bad "F2 stop: exit $st, alive $(alive "$rootd" && echo yes || echo no): $(cat "$T/f2stop.txt")"
+as_user sh -c "ln -s ../rootrun '$F/home/relrun'"
+"$PG" stop "$F/home/relrun/app.pid" --retry TERM/1 > "$T/f2stop2.txt" 2>&1; st=$?
+alive "$rootd" && [ "$st" != 0 ] && ok "F2 stop: a relative link (..) out of the user's directory: refused (exit $st)" || bad "F2 stop relative: exit $st $(cat "$T/f2stop2.txt")"
+printf 'IMPORTANT ROOT LOG\n' > "$F/rootdir/app.stdout.log"; chmod 600 "$F/rootdir/app.stdout.log"
+as_user ln -s "$F/rootdir" "$F/home/run2"
+timeout 20 "$PG" run "$F/home/run2/app.pid" -- true > "$T/f2run2.txt" 2>&1; st=$?
+[ "$st" != 0 ] && [ "$st" != 124 ] && [ "$(cat "$F/rootdir/app.stdout.log")" = "IMPORTANT ROOT LOG" ] && [ ! -e "$F/rootdir/app.pid" ] && [ ! -e "$F/rootdir/app.sh" ] \
+  && ok "F2 run: through a user's symlink: refused (exit $st), root's 0600 log intact, nothing created in root's directory" \
+  || bad "F2 run: exit $st, log '$(cat "$F/rootdir/app.stdout.log")', dir: $(ls "$F/rootdir" | tr '\n' ' ') $(cat "$T/f2run2.txt")"
+timeout 20 "$PG" run --guard "$F/home/run2/g.json" -- true > "$T/f2run3.txt" 2>&1; st=$?
+[ "$st" != 0 ] && [ ! -e "$F/rootdir/g.json" ] && [ ! -e "$F/rootdir/g.stdout.log" ] && ok "F2 run --guard: refused (exit $st), nothing created" || bad "F2 run --guard: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
+setsid sleep 300 </dev/null >/dev/null 2>&1 & w=$!; started+=("$w"); sleep 0.2
+"$PG" write "$F/home/run2/w.pid" "$w" > "$T/f2write.txt" 2>&1; st=$?
+[ "$st" != 0 ] && [ ! -e "$F/rootdir/w.pid" ] && [ ! -e "$F/rootdir/w.sh" ] && ok "F2 write: refused (exit $st), nothing created" || bad "F2 write: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
+# Safe layouts still work: root's own link (a /var/run -> /run layout) …
+ln -s "$F/rootrun" "$F/varrun"
+"$PG" run "$F/rootrun/app2.pid" -- sleep 300 > /dev/null 2>&1; rootd2=$(cat "$F/rootrun/app2.pid" 2>/dev/null); started+=("$rootd2")
+"$PG" stop "$F/varrun/app2.pid" --retry TERM/5 > "$T/f2var.txt" 2>&1; st=$?
+[ -n "$rootd2" ] && ! alive "$rootd2" && [ "$st" = 0 ] && ok "F2: root's own symlink (/var/run-style) is followed: root's daemon stopped" || bad "F2 root link: exit $st $(cat "$T/f2var.txt")"
+# … and a user's link into the user's own tree.
+setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u2=$!; started+=("$u2"); sleep 0.2
+as_user ln -s "$F/home/real" "$F/home/mine"
+user_pidfile "$F/home/real/u.pid" "$u2"
+"$PG" stop "$F/home/mine/u.pid" --retry TERM/5 > "$T/f2mine.txt" 2>&1; st=$?
+! alive "$u2" && [ "$st" = 0 ] && ok "F2: a user's link into the user's own tree is followed: the user's process stopped" || bad "F2 own link: exit $st $(cat "$T/f2mine.txt")"
+kill -KILL "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null
+
+# F3: the index spelled differently from DIR (./snap vs snap/sub/i.jsonl, absolute DIR with a
+# relative INDEX) still goes through the beneath-DIR protection; an index outside DIR behind a
+# user's symlink is refused by the unsafe-transition rule.
+G=$T/f3; mkdir -p "$G/snap/plug" "$G/rootdir" "$G/home"; chmod 700 "$G/rootdir"
+printf 3000002 > "$G/snap/plug/on_S__1_x.bg.pid"; chown -R 65534:65534 "$G/snap" "$G/home"
+as_user ln -s "$G/rootdir" "$G/snap/sub"; as_user ln -s "$G/rootdir" "$G/home/sub"
+for spelled in "./snap snap/sub/i1.jsonl" "$G/snap snap/sub/i2.jsonl" "snap $G/snap/sub/i3.jsonl" "snap $G/home/sub/i4.jsonl"; do
+  set -- $spelled
+  as_user sh -c "printf 3000002 > '$G/snap/plug/on_S__1_x.bg.pid'"
+  (cd "$G" && "$PG" cleanup "$1" --index "$2" > "$T/f3.txt" 2>&1); st=$?
+  [ "$st" != 0 ] && [ -z "$(ls "$G/rootdir")" ] && [ -f "$G/snap/plug/on_S__1_x.bg.pid" ] \
+    && ok "F3: cleanup $1 --index $2: refused (exit $st), nothing in root's directory" \
+    || bad "F3: cleanup $1 --index $2: exit $st, root dir: $(ls "$G/rootdir" | tr '\n' ' ') $(cat "$T/f3.txt")"
+done
+
 # F1 (attack pass 2026-11-30): the user's own live hook, when root's cleanup sends it TERM,
 # exchanges its directory with a private root directory beside it (RENAME_EXCHANGE needs write
 # access to the parent only). The logs and the file list must come from the directory the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A failed read is never a fact about a process, through the `pidguard` command: /proc mounted
-# hidepid=2 (I1), out of descriptors (I2), a time namespace (I3). Run as root by
+# hidepid=2 (I1), out of descriptors (I2), a time namespace (I3), a kernel EPERM under the owner rule (I6). Run as root by
 # scripts/test-cli.sh inside a private PID namespace. Every process started here is ended by pid.
 set -u
 PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
@@ -92,6 +92,25 @@ if unshare --time --boottime 86400 --fork true 2>/dev/null && command -v nsenter
   kill -KILL "$tp" 2>/dev/null
 else
   skip "I3: time namespaces (unshare --time) or nsenter are not available"
+fi
+
+# I6: the kernel refuses the signal (EPERM) on a process another user's pidfile names: an error
+# (exit 77), never "unkillable" after the whole schedule. Caller uid 65534; pidfile and process
+# of uid 1000 (the owner rule restricts signals to uid 1000's processes, member by member).
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+  mkdir -m 755 "$T/eperm"; chown 1000:1000 "$T/eperm"
+  setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & ep=$!; started+=("$ep")
+  sleep 0.2
+  setpriv --reuid=1000 --regid=1000 --clear-groups "$PG" write "$T/eperm/on_x.bg.pid" "$ep" >/dev/null 2>&1 \
+    || record "$T/eperm/on_x.bg.pid" "$ep"
+  chown 1000:1000 "$T/eperm/on_x.bg.pid" 2>/dev/null
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$PG" stop "$T/eperm/on_x.bg.pid" --retry TERM/1 --json > "$T/eperm/stop.json" 2>"$T/eperm/stop.err"; st=$?
+  alive "$ep" && [ "$st" = 77 ] && grep -q '"outcome":"error"' "$T/eperm/stop.json" && [ -f "$T/eperm/on_x.bg.pid" ] \
+    && ok "I6: EPERM through the owner rule is an error (exit 77), the record kept" \
+    || bad "I6: exit $st $(cat "$T/eperm/stop.json" "$T/eperm/stop.err")"
+  kill -KILL "$ep" 2>/dev/null
+else
+  skip "I6: needs root and setpriv"
 fi
 
 echo "cli identity: $pass passed, $fail failed"

@@ -76,3 +76,8 @@ def test_mode_is_the_permission_bits_in_both_formats(tmp_path):
     pidguard.write_pid_file_with_mtime(abx, os.getpid(), time.time())
     c = pidguard.check_pid_file(abx)
     assert c.mode == os.stat(abx).st_mode & 0o7777 and c.owner_uid == os.getuid()
+
+
+def test_reports_compare_by_value(tmp_path):
+    p = tmp_path / "missing.pid"
+    assert pidguard.check_pid_file(p) == pidguard.check_pid_file(p)

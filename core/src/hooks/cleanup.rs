@@ -191,6 +191,39 @@ struct Pending {
     listed_id: Option<(u64, u64)>,
 }
 
+/// The path to open the index at: spelled under `output_dir` as the caller spelled it, when the
+/// index lies beneath it, so that it is opened through the cleanup's scope (no symlink below the
+/// output directory, no escape) however the two were spelled (`./snap` and `snap/sub/i.jsonl`,
+/// one absolute and one relative). Beneath means: lexically (both made absolute against the
+/// current directory, `.` dropped, no `..` after the directory's part) or, when both exist,
+/// their canonical forms (the index's directory canonicalised). Otherwise `index` as given:
+/// outside the tree it is opened as every path is (walked with the no-unsafe-transition rule
+/// for a privileged caller: see `sys::open_raw`).
+fn index_beneath(output_dir: &Path, index: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = |p: &Path| -> Option<PathBuf> {
+        let p = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().ok()?.join(p) };
+        Some(p.components().filter(|c| !matches!(c, Component::CurDir)).collect())
+    };
+    let beneath = |dir: &Path, file: &Path| -> Option<PathBuf> {
+        let rel = file.strip_prefix(dir).ok()?;
+        (!rel.as_os_str().is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)))).then(|| output_dir.join(rel))
+    };
+    if let (Some(d), Some(i)) = (absolute(output_dir), absolute(index)) {
+        if let Some(p) = beneath(&d, &i) {
+            return p;
+        }
+    }
+    let (Some(name), Some(parent)) = (index.file_name(), index.parent()) else { return index.to_path_buf() };
+    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+    if let (Ok(d), Ok(p)) = (std::fs::canonicalize(output_dir), std::fs::canonicalize(parent)) {
+        if let Some(p) = beneath(&d, &p.join(name)) {
+            return p;
+        }
+    }
+    index.to_path_buf()
+}
+
 /// Remove a pidfile only if it still is the file that was judged: same content (the pid),
 /// same mtime and same token xattr, so that a record rewritten meanwhile by a new spawn
 /// survives.
@@ -302,7 +335,7 @@ pub fn cleanup_background_hooks(
     // The index is opened (and refused if it is not a regular file) before any hook is
     // touched, so a planted link or FIFO there costs nothing but this error.
     let index = match (&opts.index_path, finalize.is_none() && !opts.no_finalize) {
-        (Some(p), true) => Some(super::Index::open(p)?),
+        (Some(p), true) => Some(super::Index::open(&index_beneath(output_dir, p))?),
         _ => None,
     };
     // The pool is made once the top directory is read, when it has many subdirectories (the

@@ -172,7 +172,7 @@ impl Index {
     pub(crate) fn open(path: &Path) -> Result<Index> {
         let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
         let fd = crate::sys::open_raw(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => Error::at(crate::ErrorKind::Untrusted, path, "the index is a symbolic link: nothing appended"),
+            Some(libc::ELOOP) => Error::at(crate::ErrorKind::Untrusted, path, "the index is a symbolic link, or a directory on its way beneath the output directory is one: nothing appended"),
             _ => Error::io_at(path, "open index", &e),
         })?;
         let file = fs::File::from(fd);

@@ -566,6 +566,7 @@ impl ProcessRef {
         let leader = self.pidfd.as_ref().expect("members mode needs a pinned leader");
         let mut done: Vec<i32> = Vec::new();
         let mut sent_any = false;
+        let mut denied: Option<std::io::Error> = None;
         for _round in 0..16 {
             let members = procfs::group_members(self.pid).map_err(|e| Error::io_pid(self.pid, "scan /proc", &e))?;
             let mut batch: Vec<OwnedFd> = Vec::new();
@@ -605,16 +606,22 @@ impl ProcessRef {
             if !self.group_still_ours() {
                 break;
             }
-            if leader_in_batch && sys::pidfd_send_signal(leader.as_fd(), sig.number(), 0).is_ok() {
-                sent_any = true;
-            }
-            for fd in &batch {
-                if sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0).is_ok() {
-                    sent_any = true;
+            let targets = leader_in_batch.then_some(leader).into_iter().chain(batch.iter());
+            for fd in targets {
+                match sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0) {
+                    Ok(()) => sent_any = true,
+                    // The kernel refused: remembered, so that a group nobody could signal is
+                    // reported as refused, never as gone.
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) => denied = Some(e),
+                    Err(_) => {}
                 }
             }
         }
-        Ok(if sent_any { Delivery::Sent(Some(GroupMode::PidfdMembers)) } else { Delivery::AlreadyGone })
+        match (sent_any, denied) {
+            (true, _) => Ok(Delivery::Sent(Some(GroupMode::PidfdMembers))),
+            (false, Some(e)) => Err(Error::io_pid(self.pid, &format!("send {sig} to the group"), &e)),
+            (false, None) => Ok(Delivery::AlreadyGone),
+        }
     }
 
     /// Whether the process has exited (it may still be an unreaped zombie).

@@ -128,7 +128,7 @@ pub(crate) fn write_via_temp(
         publish(&tmp, target).map_err(|e| Error::io_at(target, "publish", &e))
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = sys::unlink_path(&tmp);
     }
     result
 }
@@ -141,5 +141,5 @@ pub(crate) fn replace_file(
     before_sync: impl FnOnce(&OwnedFd) -> Result<()>,
 ) -> Result<()> {
     refuse_non_regular_target(target)?;
-    write_via_temp(target, content, mode, before_sync, |tmp, t| fs::rename(tmp, t))
+    write_via_temp(target, content, mode, before_sync, sys::rename_path)
 }

@@ -211,7 +211,14 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
         CheckReason::Malformed => return Err(Error::at(ErrorKind::Malformed, pid_file, "content is not one pid in 1..=pid_max")),
         CheckReason::BadToken => return Err(Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token")),
         CheckReason::NotRegular => return Err(Error::at(ErrorKind::Untrusted, pid_file, "not a regular file")),
-        CheckReason::Unreadable => return Err(Error::at(ErrorKind::PermissionDenied, pid_file, "cannot be read")),
+        CheckReason::Unreadable => {
+            // A path refused by the unsafe-transition rule says which step; any other failure
+            // keeps the kind's own text (the CLI asks the system for its errno).
+            return Err(match crate::pidfile::open_error(pid_file) {
+                Some(e) if crate::sys::chase::is_unsafe_transition(&e) => Error::io_at(pid_file, "cannot be read", &e),
+                _ => Error::at(ErrorKind::PermissionDenied, pid_file, "cannot be read"),
+            });
+        }
         CheckReason::Missing => return Ok(report),
         CheckReason::Foreign => {
             report.outcome = StopOutcome::Foreign;

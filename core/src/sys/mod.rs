@@ -12,6 +12,7 @@
 //! numbers, errors `std::io::Error` with the errno.
 #![allow(unsafe_code)]
 
+pub mod chase;
 pub mod fault;
 // Public (hidden with `sys`) only so the property tests and fuzz targets reach `parse_stat`.
 pub mod procfs;
@@ -609,7 +610,9 @@ pub(crate) mod beneath {
     pub(crate) fn enter(root: &Path) -> io::Result<Scope> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let fd = nix::fcntl::open(root, nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
+        // Opened as a path outside any scope is: chased for a privileged caller (see `open_raw`).
+        let flags = libc::O_PATH | libc::O_DIRECTORY;
+        let fd = if crate::protect::resolve_paths_safely() { super::open_chased(root, flags, 0)? } else { super::open_direct(root, flags, 0)? };
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         ROOTS.lock().unwrap_or_else(|p| p.into_inner()).push(Root { id, path: root.to_path_buf(), fd: Arc::new(fd) });
         Ok(Scope { id })
@@ -694,7 +697,34 @@ pub(crate) fn open_tmpfile(dir: &Path, mode: u32) -> io::Result<OwnedFd> {
 pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path) -> io::Result<()> {
     let from = format!("/proc/self/fd/{}", fd.as_raw_fd());
     no_nul(to.as_os_str().as_bytes(), "path")?;
-    Ok(nix::unistd::linkat(AT_FDCWD, from.as_str(), AT_FDCWD, to, AtFlags::AT_SYMLINK_FOLLOW)?)
+    // `to`'s directory is opened as `open_raw` opens (chased for a privileged caller), the
+    // link made by name in it.
+    let (dir, name) = parent_of(to)?;
+    Ok(nix::unistd::linkat(AT_FDCWD, from.as_str(), dir.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_FOLLOW)?)
+}
+
+/// `renameat(2)` of the path `from` to the path `to`, each name in its directory opened as
+/// [`open_raw`] opens (so a privileged caller's rename crosses no unsafe transition).
+pub(crate) fn rename_path(from: &Path, to: &Path) -> io::Result<()> {
+    let (fdir, fname) = parent_of(from)?;
+    let (tdir, tname) = parent_of(to)?;
+    Ok(nix::fcntl::renameat(fdir.as_fd(), fname.as_os_str(), tdir.as_fd(), tname.as_os_str())?)
+}
+
+/// `unlinkat(2)` of the file at `path`, its directory opened as [`open_raw`] opens.
+pub(crate) fn unlink_path(path: &Path) -> io::Result<()> {
+    let (dir, name) = parent_of(path)?;
+    Ok(nix::unistd::unlinkat(dir.as_fd(), name.as_os_str(), nix::unistd::UnlinkatFlags::NoRemoveDir)?)
+}
+
+/// `mkdirat(2)` of the directory `path` with `mode`, then `fchmodat` to exactly `mode` (the
+/// umask does not apply); its parent opened as [`open_raw`] opens. `EEXIST` when something is
+/// at the path (nothing is chmod-ed then).
+pub(crate) fn mkdir_path(path: &Path, mode: u32) -> io::Result<()> {
+    let (dir, name) = parent_of(path)?;
+    let m = Mode::from_bits_retain(mode as libc::mode_t);
+    nix::sys::stat::mkdirat(dir.as_fd(), name.as_os_str(), m)?;
+    Ok(nix::sys::stat::fchmodat(dir.as_fd(), name.as_os_str(), m, nix::sys::stat::FchmodatFlags::FollowSymlink)?)
 }
 
 /// `flock(fd, LOCK_EX | LOCK_NB)`: `Ok(true)` when the exclusive lock was taken, `Ok(false)`
@@ -734,6 +764,32 @@ pub(crate) fn getpgrp() -> i32 {
 pub(crate) fn geteuid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
+
+/// Whether this process holds `CAP_KILL` in its effective set (capabilities(7)): it may then
+/// signal any process, like root. One `capget(2)` (no file is opened: it is asked before every
+/// path a privileged caller opens). An error answers "no".
+pub(crate) fn has_cap_kill() -> bool {
+    /// `CAP_KILL` and `_LINUX_CAPABILITY_VERSION_3` from `<linux/capability.h>`.
+    const CAP_KILL: u32 = 5;
+    const VERSION_3: u32 = 0x2008_0522;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let mut header = Header { version: VERSION_3, pid: 0 };
+    let mut data = [Data::default(); 2];
+    // SAFETY: capget(2) with a version-3 header writes two `Data` records, which `data` holds.
+    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
+    r == 0 && data[0].effective & (1 << CAP_KILL) != 0
+}
 /// `sysconf(_SC_CLK_TCK)`: clock ticks per second of `/proc/<pid>/stat` times (100 on Linux).
 pub(crate) fn clk_tck() -> u64 {
     match nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK) {
@@ -743,14 +799,51 @@ pub(crate) fn clk_tck() -> u64 {
 }
 
 /// Open a path with raw flags (used for `O_NOFOLLOW|O_NONBLOCK` openers).
+///
+/// Beneath a [`beneath::Scope`]'s root, resolved beneath it. Elsewhere, when the caller is
+/// privileged (`crate::protect::resolve_paths_safely`: euid 0 or `CAP_KILL`), the path is
+/// walked by [`chase::resolve`], which refuses an unsafe transition (a user's directory or
+/// symlink leading to another uid's directory) with an [`chase::UnsafeTransition`] error; the
+/// last component is then opened from its directory with the caller's flags plus
+/// `O_NOFOLLOW` (a symlink there is followed by the walk only when the caller's flags lack
+/// `O_NOFOLLOW`). Otherwise a plain `open(2)`.
 pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     no_nul(path.as_os_str().as_bytes(), "path")?;
     if let Some((root, rel)) = beneath::find(path) {
         return beneath::openat2(root.as_fd(), &rel, flags, mode);
     }
+    if crate::protect::resolve_paths_safely() {
+        return open_chased(path, flags, mode);
+    }
+    open_direct(path, flags, mode)
+}
+
+/// `open(2)` of `path` as the kernel walks it (for `/proc/<pid>` and the non-privileged case).
+pub(crate) fn open_direct(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    no_nul(path.as_os_str().as_bytes(), "path")?;
     // `from_bits_retain`: the caller's flags reach open(2) bit for bit, as with libc.
     let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
     Ok(nix::fcntl::open(path, flags, Mode::from_bits_retain(mode as libc::mode_t))?)
+}
+
+/// Open `path` with `flags` after walking it with [`chase::resolve`] (see [`open_raw`]).
+pub(crate) fn open_chased(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let ends_in_name = path.file_name().is_some() && !path.as_os_str().as_bytes().ends_with(b"/.");
+    let follow_last = flags & libc::O_NOFOLLOW == 0 || !ends_in_name;
+    let m = Mode::from_bits_retain(mode as libc::mode_t);
+    match chase::resolve(path, follow_last)? {
+        chase::Resolved::Dir(fd) => {
+            if flags & !(libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) == 0 && flags & libc::O_PATH != 0 {
+                return Ok(fd);
+            }
+            let f = OFlag::from_bits_retain(flags & !libc::O_NOFOLLOW) | OFlag::O_CLOEXEC;
+            Ok(nix::fcntl::openat(fd.as_fd(), ".", f, m)?)
+        }
+        chase::Resolved::Entry(dir, name) => {
+            let f = OFlag::from_bits_retain(flags) | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+            Ok(nix::fcntl::openat(dir.as_fd(), name.as_os_str(), f, m)?)
+        }
+    }
 }
 
 /// Read a small file relative to an open directory (`openat(2)`, `O_NOFOLLOW`), e.g. `stat`
@@ -819,6 +912,14 @@ mod tests {
         kill(pid, libc::SIGKILL).expect("kill");
         assert_eq!(reap(&fd), Some(ChildExit::Signal(libc::SIGKILL)));
         assert_eq!(kill_probe(pid).unwrap_err().raw_os_error(), Some(libc::ESRCH));
+    }
+
+    #[test]
+    fn capget_agrees_with_the_status_file() {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let eff = status.lines().find_map(|l| l.strip_prefix("CapEff:")).unwrap().trim();
+        let eff = u64::from_str_radix(eff, 16).unwrap();
+        assert_eq!(has_cap_kill(), eff & (1 << 5) != 0, "CapEff {eff:#x}");
     }
 
     #[test]

@@ -92,7 +92,7 @@ pub fn read_stat(pid: i32) -> io::Result<Stat> {
 /// `pidfd_open`.
 pub fn open_proc_dir(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
     super::fault::check(super::Call::ProcRead)?;
-    super::open_raw(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)
+    super::open_direct(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)
 }
 
 /// Read and parse `stat` under an open `/proc/<pid>` directory. `ESRCH`/`ENOENT`: that process
@@ -153,22 +153,6 @@ pub(crate) fn parse_uids_opt(status: &[u8]) -> Option<(u32, u32)> {
     Some((real, saved))
 }
 
-/// `CAP_KILL` from `<linux/capability.h>`.
-const CAP_KILL: u32 = 5;
-
-/// Whether this process holds `CAP_KILL` (bit 5 of `CapEff` in `/proc/self/status`,
-/// capabilities(7)): it may then signal any process, like root.
-pub fn has_cap_kill() -> bool {
-    let mut buf = Vec::with_capacity(1024);
-    if read_chunked("/proc/self/status", &mut buf, 2048).is_err() {
-        return false;
-    }
-    let Ok(text) = std::str::from_utf8(&buf) else { return false };
-    text.lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .is_some_and(|caps| caps & (1 << CAP_KILL) != 0)
-}
 
 /// The target of `/proc/<pid>/exe`, when readable.
 pub fn read_exe(pid: i32) -> Option<PathBuf> {

@@ -3,7 +3,7 @@
 use std::fs;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::entry::{decode, encode, Entry, MAX_BYTES};
@@ -55,7 +55,7 @@ pub(crate) fn create_bytes(path: &Path, content: &[u8]) -> Result<()> {
         Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)) => {
             atomic::write_via_temp(path, content, FILE_MODE, |_| Ok(()), |tmp, target| {
                 let r = sys::link_no_replace(tmp, target);
-                let _ = fs::remove_file(tmp);
+                let _ = sys::unlink_path(tmp);
                 r
             })
         }
@@ -80,7 +80,7 @@ fn parent_of(path: &Path) -> PathBuf {
 
 /// Create the missing directories above `path`, each with mode exactly 0700. A directory that
 /// a racing creator made first is fine (and is that creator's to chmod).
-fn make_parent(path: &Path, dir: &Path) -> Result<()> {
+pub(crate) fn make_parent(path: &Path, dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
@@ -94,9 +94,9 @@ fn make_parent(path: &Path, dir: &Path) -> Result<()> {
         }
     }
     for d in missing.iter().rev() {
-        match fs::DirBuilder::new().mode(DIR_MODE).create(d) {
-            Ok(()) => fs::set_permissions(d, fs::Permissions::from_mode(DIR_MODE))
-                .map_err(|e| Error::io_at(path, &format!("chmod {}", d.display()), &e))?,
+        // Made from its parent's descriptor (walked as every open is: see `sys::open_raw`).
+        match sys::mkdir_path(d, DIR_MODE) {
+            Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(Error::io_at(path, &format!("mkdir {}", d.display()), &e)),
         }

@@ -1,0 +1,447 @@
+//! Resolving a path one component at a time, refusing *unsafe transitions*: the
+//! `chase(…, CHASE_SAFE)` rule systemd adopted after CVE-2018-16888, restated here.
+//!
+//! The kernel's own walk follows every symlink on the way to the last component, so a user who
+//! owns a directory on a privileged caller's path (`/srv/u/run`) can make that path lead to
+//! another user's files (`/srv/u/run -> /root/run`), and root then stops root's own daemon or
+//! truncates root's own log. `O_NOFOLLOW` guards only the last component.
+//!
+//! [`resolve`] walks from `/` (absolute paths) or the current directory (relative ones) with
+//! `openat(O_PATH|O_NOFOLLOW|O_CLOEXEC)`, reads each symlink itself (`readlinkat` of the link's
+//! own descriptor, at most [`MAX_HOPS`] of them, `ELOOP` beyond), handles `..` as a step to the
+//! parent, and refuses a step from a directory owned by a uid `A ≠ 0` to one owned by another
+//! uid `B` ([`unsafe_transition`]):
+//! - a plain step (`/srv/u` owned by `u` → `/srv/u/x` owned by root: `u` can rename `x`
+//!   away and put anything in its place);
+//! - `..` (`/srv/u` → `/srv` owned by root);
+//! - a symlink: the link is its owner's claim, so the step is from the link's owner (and, as
+//!   systemd checks, from the directory holding it to the link) to the directory the link
+//!   leads to once its target is resolved (`/srv/u/run -> /root/run`: uid `u` → uid 0).
+//!
+//! A root-owned link (`/var/run -> /run`) is safe wherever it leads, and so is a user's link
+//! into the user's own tree: only a change of owner away from a non-root owner is refused.
+//! The refusal is an [`io::Error`] carrying an [`UnsafeTransition`] (`kind_of_io` maps it to
+//! `ErrorKind::Untrusted`), whose text names both ends.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+
+/// At most this many symlinks are followed in one resolution (Linux's own limit is 40).
+pub(crate) const MAX_HOPS: u32 = 32;
+
+/// The owner of one object (directory or symlink) met on the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Owner {
+    /// `st_uid`.
+    pub(crate) uid: u32,
+}
+
+/// systemd's rule: a step from `a` to `b` is unsafe when `a` is owned by a uid other than root
+/// and `b` by a different uid. (From root's directories anything may be reached: root chose
+/// them; from a user's directory only that user's.)
+pub(crate) fn unsafe_transition(a: Owner, b: Owner) -> bool {
+    a.uid != 0 && a.uid != b.uid
+}
+
+/// The refusal of an unsafe transition, carried inside an [`io::Error`] (kind
+/// `PermissionDenied`, no errno).
+#[derive(Debug)]
+pub struct UnsafeTransition {
+    /// Where the step started (a directory or a symlink), as reached on the walk.
+    pub from: PathBuf,
+    /// Its owner.
+    pub from_uid: u32,
+    /// Where it led.
+    pub to: PathBuf,
+    /// Its owner.
+    pub to_uid: u32,
+}
+
+impl fmt::Display for UnsafeTransition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unsafe path: {} is owned by uid {} and leads to {} owned by uid {} (refusing to follow it)",
+            shown(&self.from),
+            self.from_uid,
+            shown(&self.to),
+            self.to_uid
+        )
+    }
+}
+
+impl std::error::Error for UnsafeTransition {}
+
+fn shown(p: &Path) -> String {
+    if p.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        p.display().to_string()
+    }
+}
+
+/// Whether `err` is the refusal of an unsafe transition.
+pub(crate) fn is_unsafe_transition(err: &io::Error) -> bool {
+    err.get_ref().is_some_and(|e| e.is::<UnsafeTransition>())
+}
+
+fn refuse(from: &Path, from_uid: u32, to: &Path, to_uid: u32) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        UnsafeTransition { from: from.to_path_buf(), from_uid, to: to.to_path_buf(), to_uid },
+    )
+}
+
+/// Where a resolution ended.
+#[derive(Debug)]
+pub(crate) enum Resolved {
+    /// The path names a directory (only when the last component is followed): its `O_PATH`
+    /// descriptor.
+    Dir(OwnedFd),
+    /// The path names `name` in the directory `dir` (`O_PATH`): `name` is not a directory, does
+    /// not exist, or was not looked at (last component not followed). Open it with
+    /// `openat(dir, name, …|O_NOFOLLOW)`.
+    Entry(OwnedFd, OsString),
+}
+
+/// One item of the walk's queue: a name to step to, or the check owed to a symlink once its
+/// target has been walked.
+enum Item {
+    Name(Vec<u8>),
+    LinkEnd { link: PathBuf, uid: u32 },
+}
+
+fn open_path(dir: BorrowedFd<'_>, name: &[u8]) -> io::Result<OwnedFd> {
+    Ok(nix::fcntl::openat(dir, OsStr::from_bytes(name), OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC, Mode::empty())?)
+}
+
+fn stat(fd: BorrowedFd<'_>) -> io::Result<(Owner, u32)> {
+    let st = nix::sys::stat::fstat(fd)?;
+    Ok((Owner { uid: st.st_uid }, st.st_mode & libc::S_IFMT))
+}
+
+/// `readlinkat(fd, "")`: the target of the symlink open as `fd` (`O_PATH|O_NOFOLLOW`), the very
+/// link that was looked at (no second lookup by name).
+fn readlink_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // Raw libc: nix's `readlinkat` wants a path and adds `AT_EMPTY_PATH` semantics nowhere.
+    // SAFETY: `buf` is valid for its length; the empty path is a NUL-terminated C string.
+    let n = unsafe { libc::readlinkat(fd.as_raw_fd(), c"".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+fn components(bytes: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
+    bytes.split(|&b| b == b'/').filter(|c| !c.is_empty() && *c != b".").map(|c| c.to_vec())
+}
+
+/// Resolve `path` from `/` or the current directory, following symlinks itself and refusing
+/// unsafe transitions (see the module doc). `follow_last`: whether a symlink in the last
+/// component is followed too (and a directory there returned as [`Resolved::Dir`]); without
+/// it the last component is returned by name, unexamined.
+///
+/// Errors: [`UnsafeTransition`] (in an `io::Error` of kind `PermissionDenied`); `ELOOP` after
+/// [`MAX_HOPS`] symlinks; `ENOTDIR` when a non-directory is met before the end; `ENOENT`,
+/// `EACCES` from the walk; `EINVAL` for a path with a NUL byte or, without `follow_last`, one
+/// that ends in no name (`/`, `..`).
+pub(crate) fn resolve(path: &Path, follow_last: bool) -> io::Result<Resolved> {
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.contains(&0) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"));
+    }
+    if bytes.is_empty() {
+        return Err(io::Error::from_raw_os_error(libc::ENOENT));
+    }
+    let absolute = bytes[0] == b'/';
+    let mut fd = nix::fcntl::open(if absolute { "/" } else { "." }, OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
+    let (mut owner, _) = stat(fd.as_fd())?;
+    let mut here = if absolute { PathBuf::from("/") } else { PathBuf::new() };
+    let mut queue: VecDeque<Item> = components(bytes).map(Item::Name).collect();
+    let mut hops = 0u32;
+    loop {
+        let Some(item) = queue.pop_front() else {
+            // Everything walked and the last step was a directory.
+            return if follow_last { Ok(Resolved::Dir(fd)) } else { Err(io::Error::from_raw_os_error(libc::EINVAL)) };
+        };
+        let name = match item {
+            Item::LinkEnd { link, uid } => {
+                // The link's target has been walked: the link's owner must also own where it led.
+                if unsafe_transition(Owner { uid }, owner) {
+                    return Err(refuse(&link, uid, &here, owner.uid));
+                }
+                continue;
+            }
+            Item::Name(n) => n,
+        };
+        let last = !queue.iter().any(|i| matches!(i, Item::Name(_)));
+        if name == b".." {
+            let parent = open_path(fd.as_fd(), b"..")?;
+            let (powner, _) = stat(parent.as_fd())?;
+            let mut there = here.clone();
+            if !there.pop() && !absolute {
+                there.push("..");
+            }
+            if unsafe_transition(owner, powner) {
+                return Err(refuse(&here, owner.uid, &there, powner.uid));
+            }
+            fd = parent;
+            owner = powner;
+            here = there;
+            continue;
+        }
+        if last && !follow_last {
+            return finish(fd, name, &mut queue, owner, &here);
+        }
+        let child = match open_path(fd.as_fd(), &name) {
+            Ok(c) => c,
+            Err(e) if last && e.raw_os_error() == Some(libc::ENOENT) => return finish(fd, name, &mut queue, owner, &here),
+            Err(e) => return Err(e),
+        };
+        let (cowner, ctype) = stat(child.as_fd())?;
+        let child_path = here.join(OsStr::from_bytes(&name));
+        match ctype {
+            libc::S_IFLNK => {
+                hops += 1;
+                if hops > MAX_HOPS {
+                    return Err(io::Error::from_raw_os_error(libc::ELOOP));
+                }
+                // systemd's check: a link owned by someone else in a user's directory.
+                if unsafe_transition(owner, cowner) {
+                    return Err(refuse(&here, owner.uid, &child_path, cowner.uid));
+                }
+                let target = readlink_fd(child.as_fd())?;
+                if target.is_empty() {
+                    return Err(io::Error::from_raw_os_error(libc::ENOENT));
+                }
+                queue.push_front(Item::LinkEnd { link: child_path, uid: cowner.uid });
+                for c in components(&target).collect::<Vec<_>>().into_iter().rev() {
+                    queue.push_front(Item::Name(c));
+                }
+                if target[0] == b'/' {
+                    fd = nix::fcntl::open("/", OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
+                    owner = stat(fd.as_fd())?.0;
+                    here = PathBuf::from("/");
+                }
+            }
+            libc::S_IFDIR => {
+                if unsafe_transition(owner, cowner) {
+                    return Err(refuse(&here, owner.uid, &child_path, cowner.uid));
+                }
+                fd = child;
+                owner = cowner;
+                here = child_path;
+            }
+            _ if last => return finish(fd, name, &mut queue, owner, &here),
+            _ => return Err(io::Error::from_raw_os_error(libc::ENOTDIR)),
+        }
+    }
+}
+
+/// The end of a walk at `name` in the directory `fd`: the checks still owed to the links whose
+/// targets ended here are made against that directory.
+fn finish(fd: OwnedFd, name: Vec<u8>, queue: &mut VecDeque<Item>, owner: Owner, here: &Path) -> io::Result<Resolved> {
+    for item in queue.drain(..) {
+        if let Item::LinkEnd { link, uid } = item {
+            if unsafe_transition(Owner { uid }, owner) {
+                return Err(refuse(&link, uid, here, owner.uid));
+            }
+        }
+    }
+    Ok(Resolved::Entry(fd, OsString::from_vec(name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{symlink, MetadataExt};
+
+    fn base(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("pidguard-chase-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn chown(p: &Path, uid: u32) {
+        std::os::unix::fs::lchown(p, Some(uid), Some(uid)).unwrap();
+    }
+
+    fn dev_ino(fd: &OwnedFd) -> (u64, u64) {
+        let st = nix::sys::stat::fstat(fd.as_fd()).unwrap();
+        (st.st_dev as u64, st.st_ino as u64)
+    }
+
+    fn meta_id(p: &Path) -> (u64, u64) {
+        let m = std::fs::metadata(p).unwrap();
+        (m.dev(), m.ino())
+    }
+
+    fn entry(r: Resolved) -> (OwnedFd, OsString) {
+        match r {
+            Resolved::Entry(d, n) => (d, n),
+            Resolved::Dir(_) => panic!("expected an entry"),
+        }
+    }
+
+    fn is_root() -> bool {
+        nix::unistd::geteuid().is_root()
+    }
+
+    #[test]
+    fn rule() {
+        let o = |uid| Owner { uid };
+        assert!(!unsafe_transition(o(0), o(1000)));
+        assert!(!unsafe_transition(o(1000), o(1000)));
+        assert!(unsafe_transition(o(1000), o(0)));
+        assert!(unsafe_transition(o(1000), o(1001)));
+    }
+
+    #[test]
+    fn plain_paths_resolve_to_their_parent_and_name() {
+        let b = base("plain");
+        std::fs::create_dir_all(b.join("a/b")).unwrap();
+        let (d, n) = entry(resolve(&b.join("a/./b//f.pid"), false).unwrap());
+        assert_eq!(n, "f.pid");
+        assert_eq!(dev_ino(&d), meta_id(&b.join("a/b")));
+        // `..` steps up.
+        let (d, n) = entry(resolve(&b.join("a/b/../f.pid"), false).unwrap());
+        assert_eq!((dev_ino(&d), n.as_os_str()), (meta_id(&b.join("a")), OsStr::new("f.pid")));
+        // The last component is a directory and followed: Dir.
+        match resolve(&b.join("a/b"), true).unwrap() {
+            Resolved::Dir(d) => assert_eq!(dev_ino(&d), meta_id(&b.join("a/b"))),
+            Resolved::Entry(..) => panic!("expected a directory"),
+        }
+        assert_eq!(resolve(Path::new("/"), false).unwrap_err().raw_os_error(), Some(libc::EINVAL));
+        std::fs::remove_dir_all(&b).unwrap();
+    }
+
+    #[test]
+    fn relative_paths_start_at_the_current_directory() {
+        // The test process's cwd is the crate directory: `src/lib.rs` exists there.
+        let (d, n) = entry(resolve(Path::new("src/lib.rs"), false).unwrap());
+        assert_eq!(n, "lib.rs");
+        assert_eq!(dev_ino(&d), meta_id(Path::new("src")));
+    }
+
+    #[test]
+    fn symlinks_absolute_and_relative_are_followed() {
+        let b = base("links");
+        std::fs::create_dir_all(b.join("real/sub")).unwrap();
+        symlink(b.join("real"), b.join("abs")).unwrap();
+        symlink("real/sub", b.join("rel")).unwrap();
+        symlink("../../real", b.join("real/sub/up")).unwrap();
+        for (p, want) in [("abs/f", "real"), ("rel/f", "real/sub"), ("rel/up/sub/f", "real/sub")] {
+            let (d, n) = entry(resolve(&b.join(p), false).unwrap());
+            assert_eq!((dev_ino(&d), n.as_os_str()), (meta_id(&b.join(want)), OsStr::new("f")), "{p}");
+        }
+        // The last component: not followed without follow_last (returned by name) …
+        let (d, n) = entry(resolve(&b.join("abs"), false).unwrap());
+        assert_eq!((dev_ino(&d), n.as_os_str()), (meta_id(&b), OsStr::new("abs")));
+        // … followed with it.
+        match resolve(&b.join("abs"), true).unwrap() {
+            Resolved::Dir(d) => assert_eq!(dev_ino(&d), meta_id(&b.join("real"))),
+            Resolved::Entry(..) => panic!("expected a directory"),
+        }
+        std::fs::remove_dir_all(&b).unwrap();
+    }
+
+    #[test]
+    fn symlink_loops_end_in_eloop() {
+        let b = base("loop");
+        symlink("b", b.join("a")).unwrap();
+        symlink("a", b.join("b")).unwrap();
+        symlink("self/x", b.join("self")).unwrap();
+        assert_eq!(resolve(&b.join("a/f"), false).unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        assert_eq!(resolve(&b.join("self/f"), false).unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        assert_eq!(resolve(&b.join("a"), true).unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        std::fs::remove_dir_all(&b).unwrap();
+    }
+
+    #[test]
+    fn a_file_on_the_way_is_enotdir_and_a_missing_last_name_is_an_entry() {
+        let b = base("notdir");
+        std::fs::write(b.join("file"), "").unwrap();
+        assert_eq!(resolve(&b.join("file/x"), false).unwrap_err().raw_os_error(), Some(libc::ENOTDIR));
+        assert_eq!(resolve(&b.join("missing/x"), false).unwrap_err().raw_os_error(), Some(libc::ENOENT));
+        let (_, n) = entry(resolve(&b.join("missing"), true).unwrap());
+        assert_eq!(n, "missing");
+        std::fs::remove_dir_all(&b).unwrap();
+    }
+
+    /// F2's layout: a user's directory holding a symlink to root's directory (absolute or
+    /// relative), and a user's directory holding root's directory.
+    #[test]
+    fn a_users_link_to_roots_directory_is_refused() {
+        if !is_root() {
+            eprintln!("skipped: needs root to chown");
+            return;
+        }
+        let b = base("unsafe");
+        std::fs::create_dir_all(b.join("rootrun")).unwrap();
+        std::fs::create_dir_all(b.join("home/own")).unwrap();
+        std::fs::create_dir_all(b.join("home/rootsub")).unwrap();
+        symlink(b.join("rootrun"), b.join("home/run")).unwrap();
+        symlink("../rootrun", b.join("home/relrun")).unwrap();
+        symlink(b.join("home/own"), b.join("home/mine")).unwrap();
+        for p in ["home", "home/own", "home/run", "home/relrun", "home/mine"] {
+            chown(&b.join(p), 65534);
+        }
+        // Absolute link: uid 65534's link leads to a root directory.
+        let e = resolve(&b.join("home/run/app.pid"), false).unwrap_err();
+        assert!(is_unsafe_transition(&e), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains("home/run is owned by uid 65534") && msg.contains("rootrun owned by uid 0"), "{msg}");
+        // Followed as the last component too.
+        assert!(is_unsafe_transition(&resolve(&b.join("home/run"), true).unwrap_err()));
+        // Relative link: its `..` leaves the user's directory for root's.
+        assert!(is_unsafe_transition(&resolve(&b.join("home/relrun/app.pid"), false).unwrap_err()));
+        // A root directory inside a user's directory: the user can swap it.
+        let e = resolve(&b.join("home/rootsub/app.pid"), false).unwrap_err();
+        assert!(is_unsafe_transition(&e) && e.to_string().contains("rootsub owned by uid 0"), "{e}");
+        // `..` out of a user's directory into root's.
+        assert!(is_unsafe_transition(&resolve(&b.join("home/own/../../rootrun/app.pid"), false).unwrap_err()));
+        // The user's own tree, through the user's own absolute link: fine.
+        let (d, _) = entry(resolve(&b.join("home/mine/app.pid"), false).unwrap());
+        assert_eq!(dev_ino(&d), meta_id(&b.join("home/own")));
+        // Root's link into root's tree (a /var/run -> /run layout): fine.
+        symlink(b.join("rootrun"), b.join("varrun")).unwrap();
+        let (d, _) = entry(resolve(&b.join("varrun/app.pid"), false).unwrap());
+        assert_eq!(dev_ino(&d), meta_id(&b.join("rootrun")));
+        // Root's link into a user's directory: root chose it, fine.
+        symlink(b.join("home/own"), b.join("touser")).unwrap();
+        assert!(resolve(&b.join("touser/app.pid"), false).is_ok());
+        // A user's link planted in root's world-writable sticky directory, to root's directory:
+        // the link is its owner's claim (what fs.protected_symlinks guards for the kernel's walk).
+        std::fs::create_dir_all(b.join("tmp")).unwrap();
+        std::fs::set_permissions(b.join("tmp"), std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+        symlink(b.join("rootrun"), b.join("tmp/x")).unwrap();
+        chown(&b.join("tmp/x"), 65534);
+        assert!(is_unsafe_transition(&resolve(&b.join("tmp/x/app.pid"), false).unwrap_err()));
+        // A root link in a user's directory (the user could have made it be anything).
+        symlink(b.join("rootrun"), b.join("home/rootlink")).unwrap();
+        assert!(is_unsafe_transition(&resolve(&b.join("home/rootlink/app.pid"), false).unwrap_err()));
+        std::fs::remove_dir_all(&b).unwrap();
+    }
+
+    #[test]
+    fn the_systems_own_links_resolve() {
+        // /proc/self is a root-owned link on every Linux; /var/run is one on most.
+        let (d, n) = entry(resolve(Path::new("/proc/self/stat"), false).unwrap());
+        assert_eq!(n, "stat");
+        drop(d);
+        if std::fs::symlink_metadata("/var/run").is_ok_and(|m| m.file_type().is_symlink()) {
+            assert!(resolve(Path::new("/var/run/x.pid"), false).is_ok());
+        }
+    }
+}
