@@ -6,11 +6,11 @@
 //! another user's files (`/srv/u/run -> /root/run`), and root then stops root's own daemon or
 //! truncates root's own log. `O_NOFOLLOW` guards only the last component.
 //!
-//! [`resolve`] walks from `/` (absolute paths) or the current directory (relative ones) with
+//! `resolve` walks from `/` (absolute paths) or the current directory (relative ones) with
 //! `openat(O_PATH|O_NOFOLLOW|O_CLOEXEC)`, reads each symlink itself (`readlinkat` of the link's
-//! own descriptor, at most [`MAX_HOPS`] of them, `ELOOP` beyond), handles `..` as a step to the
+//! own descriptor, at most `MAX_HOPS` of them, `ELOOP` beyond), handles `..` as a step to the
 //! parent, and refuses a step from a directory owned by a uid `A ≠ 0` to one owned by another
-//! uid `B` ([`unsafe_transition`]):
+//! uid `B` (`unsafe_transition`):
 //! - a plain step (`/srv/u` owned by `u` → `/srv/u/x` owned by root: `u` can rename `x`
 //!   away and put anything in its place);
 //! - `..` (`/srv/u` → `/srv` owned by root);
