@@ -944,7 +944,8 @@ typedef struct pidguard_stop_result {
     pidguard_stop_outcome outcome;
     /**
      * The exit status `pidguard stop` gives for this outcome: 0 stopped, 1 nothing to do
-     * (stale or already gone), 2 unkillable or a signalling error, 3 refused or foreign. (A
+     * (stale or already gone), 2 unkillable or a signalling error, 3 refused or foreign, 5
+     * undecided (the identity could not be read), 77 the kernel refused the signal (EPERM). (A
      * negative status from pidguard_stop_pid_file() is the command's 4, bad input.) (`status`
      * in the other bindings.)
      */

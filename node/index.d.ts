@@ -356,7 +356,8 @@ export interface StopReport {
   signals: Array<string>
   /**
    * The exit status `pidguard stop` gives for this outcome (`ExitCode`):
-   * 0 stopped, 1 nothing to do, 2 unkillable or error, 3 refused or foreign, 5 undecided.
+   * 0 stopped, 1 nothing to do, 2 unkillable or error, 3 refused or foreign, 5 undecided (the
+   * identity could not be read), 77 the kernel refused the signal (EPERM).
    */
   status: number
   /** Whether the pidfile was removed. */

@@ -306,7 +306,8 @@ pub struct StopView {
     /// Every signal sent, in order, by name (empty when nothing was sent).
     pub signals: Vec<String>,
     /// The exit status `pidguard stop` gives for this outcome (`ExitCode`):
-    /// 0 stopped, 1 nothing to do, 2 unkillable or error, 3 refused or foreign, 5 undecided.
+    /// 0 stopped, 1 nothing to do, 2 unkillable or error, 3 refused or foreign, 5 undecided (the
+    /// identity could not be read), 77 the kernel refused the signal (EPERM).
     pub status: i32,
     /// Whether the pidfile was removed.
     pub pid_file_removed: bool,

@@ -47,14 +47,7 @@ fn a1_pidfile_rewritten_between_check_and_removal_survives() {
     write_stale(&path, dead_pid());
 
     let (p2, f2) = (path.clone(), fresh.clone());
-    let fired = std::rc::Rc::new(std::cell::Cell::new(0));
-    let fired2 = fired.clone();
-    fault::set_point_hook(move |at| {
-        if at == Point::BeforePidfileRemove {
-            fired2.set(fired2.get() + 1);
-            std::fs::rename(&f2, &p2).unwrap();
-        }
-    });
+    let fired = common::race_at(Point::BeforePidfileRemove, move || std::fs::rename(&f2, &p2).unwrap());
     let r = stop_pid_file(&path, &StopOptions::default());
     fault::clear_point_hook();
     let r = r.unwrap();
@@ -143,14 +136,7 @@ fn guard_record_replaced_between_compare_and_removal_survives() {
     let fresh = dir.path().join("fresh.pid");
     create(&fresh, &new).unwrap();
     let (p2, f2) = (path.clone(), fresh.clone());
-    let fired = std::rc::Rc::new(std::cell::Cell::new(0));
-    let fired2 = fired.clone();
-    fault::set_point_hook(move |at| {
-        if at == Point::BeforePidfileRemove {
-            fired2.set(fired2.get() + 1);
-            std::fs::rename(&f2, &p2).unwrap();
-        }
-    });
+    let fired = common::race_at(Point::BeforePidfileRemove, move || std::fs::rename(&f2, &p2).unwrap());
     let r = remove(&path, &old);
     fault::clear_point_hook();
     assert_eq!(fired.get(), 1, "the race point was not reached: {r:?}");

@@ -58,14 +58,7 @@ fn f1_a_hook_directory_exchanged_after_the_judgement_is_not_read() {
     let index = d.path().join("index.jsonl");
 
     let (u2, r2) = (u.clone(), r.clone());
-    let fired = std::rc::Rc::new(std::cell::Cell::new(0));
-    let fired2 = fired.clone();
-    fault::set_point_hook(move |at| {
-        if at == Point::BeforeHookFinish {
-            fired2.set(fired2.get() + 1);
-            exchange(&u2, &r2);
-        }
-    });
+    let fired = common::race_at(Point::BeforeHookFinish, move || exchange(&u2, &r2));
     let reports = cleanup_background_hooks(&snap, &opts(&index), None);
     fault::clear_point_hook();
     let reports = reports.unwrap();

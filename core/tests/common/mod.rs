@@ -137,3 +137,18 @@ pub fn reexec(name: &str, prefix: &[&str], setup: impl FnOnce(&mut Command)) -> 
     println!("--- child {name} stderr ---\n{}", String::from_utf8_lossy(&out.stderr));
     out
 }
+
+/// Run `race` each time this thread reaches the fault point `at`, until
+/// `pidguard::sys::fault::clear_point_hook`; returns how many times it ran (a race test asserts
+/// it ran, so a point that is never reached fails the test instead of passing it silently).
+pub fn race_at(at: pidguard::sys::fault::Point, mut race: impl FnMut() + 'static) -> std::rc::Rc<std::cell::Cell<u32>> {
+    let fired = std::rc::Rc::new(std::cell::Cell::new(0));
+    let count = fired.clone();
+    pidguard::sys::fault::set_point_hook(move |point| {
+        if point == at {
+            count.set(count.get() + 1);
+            race();
+        }
+    });
+    fired
+}
