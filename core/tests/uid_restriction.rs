@@ -98,3 +98,90 @@ fn a_member_that_becomes_root_after_the_group_was_checked_gets_no_signal() {
     drop(member);
     drop(leader);
 }
+
+/// `pin_pid_file`, abx-dl's stop in two halves: a valid record gives the pinned process; a
+/// record proven stale is retired (nothing pinned); a missing one is stale with nothing removed.
+#[test]
+fn pin_pid_file_pins_a_valid_record_and_retires_a_stale_one() {
+    let dir = common::TempDir::new("pin-pid-file");
+    let p = common::spawn_group("sleep 120");
+    let pf = dir.path().join("on_x.pid");
+    pidguard::write_pid_file_with_mtime(&pf, p.pid(), common::now()).unwrap();
+    match pidguard::pin_pid_file(&pf, Some(pidguard::RecordedCommand::Argv(&[])), 5.0).unwrap() {
+        pidguard::PidFilePin::Pinned(h) => {
+            assert_eq!(h.pid(), p.pid());
+            assert!(h.pidfd_raw().is_some(), "a pidfd to await");
+            assert_eq!(h.uid_restriction(), None, "the caller's own record");
+        }
+        pidguard::PidFilePin::Left(r) => panic!("not pinned: {}", r.outcome),
+    }
+    assert!(pf.exists(), "a valid record is the caller's to remove");
+    // A reaped child's pid, recorded in 2001: stale, retired.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id() as i32;
+    gone.wait().unwrap();
+    pidguard::write_pid_file_with_mtime(&pf, gone_pid, 1e9).unwrap();
+    match pidguard::pin_pid_file(&pf, None, 5.0).unwrap() {
+        pidguard::PidFilePin::Left(r) => {
+            assert_eq!(r.outcome.as_str(), "stale", "{}", r.outcome);
+            assert!(r.pid_file_removed && !pf.exists());
+        }
+        pidguard::PidFilePin::Pinned(h) => panic!("pinned pid {}", h.pid()),
+    }
+    match pidguard::pin_pid_file(&pf, None, 5.0).unwrap() {
+        pidguard::PidFilePin::Left(r) => assert!(r.outcome.as_str() == "stale" && !r.pid_file_removed),
+        pidguard::PidFilePin::Pinned(h) => panic!("pinned pid {}", h.pid()),
+    }
+    assert!(pidguard::pin_pid_file(&pf, None, f64::NAN).is_err());
+}
+
+/// Root and another user's record: it aims only at that user's processes (refused against
+/// root's, record kept byte for byte); against that user's own process the handle comes
+/// restricted to that uid.
+#[test]
+fn pin_pid_file_of_another_users_record_aims_only_at_that_users_processes() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let dir = common::TempDir::new("pin-owner");
+    let roots = common::spawn_group("sleep 120");
+    let theirs = Proc(Command::new("sleep").arg("120").uid(NOBODY).gid(NOBODY).process_group(0).spawn().unwrap());
+    let (rf, uf) = (dir.path().join("r.pid"), dir.path().join("u.pid"));
+    for (pf, pid) in [(&rf, roots.pid()), (&uf, theirs.pid())] {
+        let ct = pidguard::lookup(pid).unwrap().create_time;
+        pidguard::write_pid_file_with_mtime(pf, pid, ct).unwrap();
+        std::os::unix::fs::chown(pf, Some(NOBODY), Some(NOBODY)).unwrap();
+    }
+    let before = std::fs::read(&rf).unwrap();
+    match pidguard::pin_pid_file(&rf, None, 5.0).unwrap() {
+        pidguard::PidFilePin::Left(r) => {
+            assert_eq!(r.outcome.refusal(), Some(pidguard::Refusal::UntrustedPidfile), "{}", r.outcome);
+            assert!(!r.pid_file_removed);
+        }
+        pidguard::PidFilePin::Pinned(h) => panic!("root's process {} pinned through uid {NOBODY}'s record", h.pid()),
+    }
+    assert_eq!(std::fs::read(&rf).unwrap(), before);
+    match pidguard::pin_pid_file(&uf, None, 5.0).unwrap() {
+        pidguard::PidFilePin::Pinned(h) => assert_eq!(h.uid_restriction(), Some(NOBODY)),
+        pidguard::PidFilePin::Left(r) => panic!("not pinned: {}", r.outcome),
+    }
+    assert!(common::alive(roots.pid()));
+}
+
+/// `is_process_alive`: the identity rule's answer — a zombie is not alive, a pid that names
+/// no single process is not either.
+#[test]
+fn is_process_alive_follows_the_identity_rule() {
+    assert!(pidguard::is_process_alive(std::process::id() as i64));
+    for n in [0, -1, i64::MIN, i64::MAX, 1 << 40] {
+        assert!(!pidguard::is_process_alive(n), "{n}");
+    }
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id() as i32;
+    assert!(wait_for(Duration::from_secs(20), || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s[s.rfind(')').unwrap() + 2..].starts_with('Z'))));
+    assert!(!pidguard::is_process_alive(pid as i64), "a zombie is not alive");
+    c.wait().unwrap();
+    assert!(!pidguard::is_process_alive(pid as i64));
+}
