@@ -519,11 +519,12 @@ export declare function lookup(pid: number): ProcessInfo
  * another uid aims only at that uid's processes) and the protected targets apply.
  * 
  * Returns a `ProcessRef` when the process may be signalled (signal it, `terminate()` it, or
- * `await ref.wait(ms)` on its pidfd; a record another user owns comes restricted to that
+ * `await ref.wait(seconds)` on its pidfd; a record another user owns comes restricted to that
  * user's processes), else the `StopReport` saying why not (`outcome` `'stale'`, `'refused'`
  * or `'foreign'`, `refusal`, `pidFileRemoved`).
  * 
- * Throws `PIDGUARD_INVALID_ARGUMENT` for `argv` and `cmdFile` both given or a bad tolerance;
+ * Throws `ERR_INVALID_ARG_VALUE` for `argv` and `cmdFile` both given (before anything is read);
+ * `PIDGUARD_INVALID_ARGUMENT` for a tolerance that is not finite seconds >= 0;
  * `PIDGUARD_UNTRUSTED` for a symlink/FIFO; `PIDGUARD_MALFORMED` for a bad token xattr;
  * `PIDGUARD_PERMISSION_DENIED` when the record cannot be read.
  */

@@ -376,7 +376,8 @@ pub struct PinOptions {
 /// user's processes), else the `StopReport` saying why not (`outcome` `'stale'`, `'refused'`
 /// or `'foreign'`, `refusal`, `pidFileRemoved`).
 ///
-/// Throws `PIDGUARD_INVALID_ARGUMENT` for `argv` and `cmdFile` both given or a bad tolerance;
+/// Throws `ERR_INVALID_ARG_VALUE` for `argv` and `cmdFile` both given (before anything is read);
+/// `PIDGUARD_INVALID_ARGUMENT` for a tolerance that is not finite seconds >= 0;
 /// `PIDGUARD_UNTRUSTED` for a symlink/FIFO; `PIDGUARD_MALFORMED` for a bad token xattr;
 /// `PIDGUARD_PERMISSION_DENIED` when the record cannot be read.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: PinOptions | null")]
