@@ -172,7 +172,10 @@ impl StopReport {
 /// applies, and a stale or stopped record is removed by content; the steps below are the
 /// abx-dl format's.
 ///
-/// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file`).
+/// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file`), read from
+///    its directory's descriptor, opened once: the owner and mode that decide are the `fstat` of
+///    the descriptor read, and every removal below goes through that same directory descriptor
+///    (by content), never through a second lookup of the path.
 /// 2. A missing file, a gone process, proven reuse (`Mismatch`) → [`StopOutcome::Stale`]:
 ///    nothing is sent, the file is removed if unchanged (a reused pid, a record from an earlier boot). A foreign record is left
 ///    alone. A zombie leader with a matching identity has its group (pinned by the zombie)
