@@ -1811,6 +1811,55 @@ int pidguard_process_token(const struct pidguard_process *process,
                            size_t *token_len_out);
 
 /**
+ * Judge an abx-dl pidfile as abx-dl's graceful_kill_by_pid_file() does and pin what it names
+ * (core's `pin_pid_file`): the directory is opened once and the record read from it (owner and
+ * mode from that descriptor, never a second lookup of the path); a record proven stale (gone,
+ * zombie, mismatch, mtime-skew, cmd-mismatch, malformed) is retired by content through that
+ * directory's descriptor; the owner rule (a file owned by another uid aims only at that uid's
+ * processes; a world-writable one, or for a privileged caller a group-writable one, at none)
+ * and the protected targets apply. Never waits.
+ *
+ * - `pid_file`: the pidfile's path.
+ * - `cmd_file`: the hook's `.sh` file, or NULL.
+ * - `argv`, `argc`: the hook's argv (abx-dl's current release), `argc` NUL-terminated UTF-8
+ *   strings, or NULL and 0 for none; give `cmd_file` or `argv`, not both.
+ * - `tolerance`: seconds, for the mtime rule of token-less records (5.0 is abx-dl's).
+ * - `process_out`: receives a new handle when the process may be signalled (the caller owns it
+ *   and frees it with pidguard_process_free(); signal it, terminate it, or wait on
+ *   pidguard_process_pidfd() in its own event loop; a record another user owns comes restricted
+ *   to that user's processes, checked before every signal), else NULL.
+ * - `result_out`: when nothing may be signalled, receives the report saying why (STALE with
+ *   the reason, REFUSED with the refusal, FOREIGN; `pid_file_removed`); left as it is when a
+ *   handle is returned.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file`, `process_out` or `result_out`,
+ * both `cmd_file` and `argv`, a NULL string in `argv`, or a tolerance that is not finite
+ * seconds >= 0; PIDGUARD_EMALFORMED for a bad token attribute; PIDGUARD_EUNTRUSTED for a
+ * symlink, FIFO or other non-regular file; PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO when the
+ * file cannot be read. Nothing is signalled in any case.
+ */
+int pidguard_pin_pid_file(const char *pid_file,
+                          const char *cmd_file,
+                          const char *const *argv,
+                          size_t argc,
+                          double tolerance,
+                          struct pidguard_process **process_out,
+                          struct pidguard_stop_result *result_out);
+
+/**
+ * Whether a process with this pid exists and has not exited (core's `is_process_alive`,
+ * abx-dl's is_process_alive()): a zombie is not alive; a process whose identity cannot be read
+ * (EPERM, a `hidepid` /proc) is — a failed read is never proof of death; `pid` <= 0 (a group,
+ * or every process) and a pid above pid_max are not. Never signals.
+ *
+ * - `alive_out`: receives the answer.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `alive_out`.
+ */
+int pidguard_is_process_alive(int64_t pid,
+                              bool *alive_out);
+
+/**
  * Stop every background hook under a directory that is provably still itself, and drop stale
  * records (the seed's `cleanup_background_hooks`).
  *

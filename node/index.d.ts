@@ -152,6 +152,19 @@ export interface PidFileOptions {
   tolerance?: number
 }
 
+/** Options of `pinPidFile`; every default is core's. */
+export interface PinOptions {
+  /**
+   * The hook's argv (abx-dl's current release keeps it in memory); an empty list records
+   * nothing. Give this or `cmdFile`, not both.
+   */
+  argv?: Array<string>
+  /** The hook's `.sh` command file (older releases). */
+  cmdFile?: string | Buffer
+  /** Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0. */
+  tolerance?: number
+}
+
 /** What procfs says about one live (or zombie) process: `lookup`'s answer. */
 export interface ProcessInfo {
   /** The pid. */
@@ -472,6 +485,14 @@ export declare function cleanupBackgroundHooksSync(outputDir: string | Buffer, o
 export declare function errorKinds(): Array<ErrorKindInfo>
 
 /**
+ * Whether a process with this pid exists and has not exited (core's `is_process_alive`, abx-dl's
+ * `is_process_alive`): a zombie is not alive; a process whose identity cannot be read (EPERM,
+ * a `hidepid` /proc) is; a pid <= 0 (a group, every process) or above pid_max is not. Throws
+ * `TypeError` for a non-number.
+ */
+export declare function isProcessAlive(pid: number): boolean
+
+/**
  * Is the process at `pid` the one `token` names? One of four verdicts, never a guess. Without a
  * token a live process is `'unverifiable'`. `EPERM` is never read as dead.
  * 
@@ -488,6 +509,26 @@ export declare function judge(pid: number, token?: string | null): Judgement
  * there is no such process.
  */
 export declare function lookup(pid: number): ProcessInfo
+
+/**
+ * Judge an abx-dl pidfile as abx-dl's `graceful_kill_by_pid_file` does and pin what it names
+ * (core's `pin_pid_file`), synchronously (it reads procfs and the record, it never waits): the
+ * directory is opened once and the record read from it (owner and mode from that descriptor);
+ * a record proven stale (gone, zombie, mismatch, mtime-skew, cmd-mismatch, malformed) is
+ * retired by content through that directory's descriptor; core's owner rule (a file owned by
+ * another uid aims only at that uid's processes) and the protected targets apply.
+ * 
+ * Returns a `ProcessRef` when the process may be signalled (signal it, `terminate()` it, or
+ * `await ref.wait(seconds)` on its pidfd; a record another user owns comes restricted to that
+ * user's processes), else the `StopReport` saying why not (`outcome` `'stale'`, `'refused'`
+ * or `'foreign'`, `refusal`, `pidFileRemoved`).
+ * 
+ * Throws `ERR_INVALID_ARG_VALUE` for `argv` and `cmdFile` both given (before anything is read);
+ * `PIDGUARD_INVALID_ARGUMENT` for a tolerance that is not finite seconds >= 0;
+ * `PIDGUARD_UNTRUSTED` for a symlink/FIFO; `PIDGUARD_MALFORMED` for a bad token xattr;
+ * `PIDGUARD_PERMISSION_DENIED` when the record cannot be read.
+ */
+export declare function pinPidFile(pidFile: string | Buffer, options?: PinOptions | null): ProcessRef | StopReport
 
 /**
  * The start token of the live process `pid`:
@@ -574,6 +615,8 @@ export {
   cleanupBackgroundHooks as cleanup_background_hooks,
   cleanupBackgroundHooksSync as cleanup_background_hooks_sync,
   errorKinds as error_kinds,
+  isProcessAlive as is_process_alive,
+  pinPidFile as pin_pid_file,
   startToken as start_token,
   stopPidFile as stop_pid_file,
   validatePidFile as validate_pid_file,

@@ -67,14 +67,14 @@ pub use error::{Error, ErrorKind, Result};
 pub use exit::ExitCode;
 pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use identity::{
-    compare_tokens, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
+    compare_tokens, is_process_alive, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
     Reason, StartToken, Verdict,
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
 pub use pidfile::Format;
 pub use pidfile::mtime::{check_pid_file, check_pid_file_recorded, validate_pid_file, validate_pid_file_recorded, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
 pub use signal::{
-    stop_pid_file, terminate, terminate_pid, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,
+    pin_pid_file, stop_pid_file, terminate, terminate_pid, ExitStatus, Outcome, PidFilePin, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,
     TerminateOptions, TerminateReport,
 };
 

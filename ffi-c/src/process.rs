@@ -238,3 +238,92 @@ pub extern "C" fn pidguard_process_token(
         Ok(())
     })
 }
+
+/// Judge an abx-dl pidfile as abx-dl's graceful_kill_by_pid_file() does and pin what it names
+/// (core's `pin_pid_file`): the directory is opened once and the record read from it (owner and
+/// mode from that descriptor, never a second lookup of the path); a record proven stale (gone,
+/// zombie, mismatch, mtime-skew, cmd-mismatch, malformed) is retired by content through that
+/// directory's descriptor; the owner rule (a file owned by another uid aims only at that uid's
+/// processes; a world-writable one, or for a privileged caller a group-writable one, at none)
+/// and the protected targets apply. Never waits.
+///
+/// - `pid_file`: the pidfile's path.
+/// - `cmd_file`: the hook's `.sh` file, or NULL.
+/// - `argv`, `argc`: the hook's argv (abx-dl's current release), `argc` NUL-terminated UTF-8
+///   strings, or NULL and 0 for none; give `cmd_file` or `argv`, not both.
+/// - `tolerance`: seconds, for the mtime rule of token-less records (5.0 is abx-dl's).
+/// - `process_out`: receives a new handle when the process may be signalled (the caller owns it
+///   and frees it with pidguard_process_free(); signal it, terminate it, or wait on
+///   pidguard_process_pidfd() in its own event loop; a record another user owns comes restricted
+///   to that user's processes, checked before every signal), else NULL.
+/// - `result_out`: when nothing may be signalled, receives the report saying why (STALE with
+///   the reason, REFUSED with the refusal, FOREIGN; `pid_file_removed`); left as it is when a
+///   handle is returned.
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file`, `process_out` or `result_out`,
+/// both `cmd_file` and `argv`, a NULL string in `argv`, or a tolerance that is not finite
+/// seconds >= 0; PIDGUARD_EMALFORMED for a bad token attribute; PIDGUARD_EUNTRUSTED for a
+/// symlink, FIFO or other non-regular file; PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO when the
+/// file cannot be read. Nothing is signalled in any case.
+#[no_mangle]
+pub extern "C" fn pidguard_pin_pid_file(
+    pid_file: *const c_char,
+    cmd_file: *const c_char,
+    argv: *const *const c_char,
+    argc: usize,
+    tolerance: f64,
+    process_out: *mut *mut pidguard_process,
+    result_out: *mut crate::results::pidguard_stop_result,
+) -> c_int {
+    ffi!("pidguard_pin_pid_file", {
+        let pid_file = crate::boundary::path(pid_file, "pid_file")?;
+        let cmd_file = crate::boundary::opt_path(cmd_file, "cmd_file")?;
+        let process_out = out(process_out, "process_out")?;
+        let result_out = out(result_out, "result_out")?;
+        let args = if argv.is_null() {
+            None
+        } else {
+            let argv = crate::boundary::non_null(argv, "argv")?;
+            let mut args = Vec::with_capacity(argc);
+            for i in 0..argc {
+                // SAFETY: the caller gives `argc` readable pointers at `argv`.
+                let a = unsafe { *argv.as_ptr().add(i) };
+                args.push(crate::boundary::utf8(a, &format!("argv[{i}]"))?.to_string());
+            }
+            Some(args)
+        };
+        let recorded = match (cmd_file, &args) {
+            (Some(_), Some(_)) => return Err(pidguard_core::Error::invalid("give cmd_file or argv, not both")),
+            (Some(p), None) => Some(pidguard_core::RecordedCommand::File(p)),
+            (None, Some(a)) => Some(pidguard_core::RecordedCommand::Argv(a)),
+            (None, None) => None,
+        };
+        match pidguard_core::pin_pid_file(pid_file, recorded, tolerance)? {
+            pidguard_core::PidFilePin::Pinned(h) => {
+                process_out.write(boxed(pidguard_process { h }));
+                Ok(())
+            }
+            pidguard_core::PidFilePin::Left(r) => {
+                process_out.write(std::ptr::null_mut());
+                write_result(result_out, |kept| crate::results::pidguard_stop_result::of(&r, kept))
+            }
+        }
+    })
+}
+
+/// Whether a process with this pid exists and has not exited (core's `is_process_alive`,
+/// abx-dl's is_process_alive()): a zombie is not alive; a process whose identity cannot be read
+/// (EPERM, a `hidepid` /proc) is — a failed read is never proof of death; `pid` <= 0 (a group,
+/// or every process) and a pid above pid_max are not. Never signals.
+///
+/// - `alive_out`: receives the answer.
+///
+/// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `alive_out`.
+#[no_mangle]
+pub extern "C" fn pidguard_is_process_alive(pid: i64, alive_out: *mut bool) -> c_int {
+    ffi!("pidguard_is_process_alive", {
+        let alive_out = out(alive_out, "alive_out")?;
+        alive_out.write(pidguard_core::is_process_alive(pid));
+        Ok(())
+    })
+}

@@ -51,7 +51,7 @@ pub struct ProcessRef {
 }
 
 impl ProcessRef {
-    fn new(h: pidguard::ProcessRef) -> ProcessRef {
+    pub(crate) fn new(h: pidguard::ProcessRef) -> ProcessRef {
         ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), inner: Mutex::new(Some(Arc::new(h))) }
     }
 

@@ -350,3 +350,68 @@ pub fn stop_pid_file(env: Env, pid_file: PathArg, options: Option<StopOptions>) 
     let pid_file = path(&pid_file);
     Ok(task(move || pidguard::stop_pid_file(&pid_file, &opts).map(|r| (&r).into())))
 }
+
+/// Options of `pinPidFile`; every default is core's.
+#[napi(object)]
+pub struct PinOptions {
+    /// The hook's argv (abx-dl's current release keeps it in memory); an empty list records
+    /// nothing. Give this or `cmdFile`, not both.
+    pub argv: Option<Vec<String>>,
+    /// The hook's `.sh` command file (older releases).
+    #[napi(ts_type = "string | Buffer")]
+    pub cmd_file: Option<PathArg>,
+    /// Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0.
+    pub tolerance: Option<f64>,
+}
+
+/// Judge an abx-dl pidfile as abx-dl's `graceful_kill_by_pid_file` does and pin what it names
+/// (core's `pin_pid_file`), synchronously (it reads procfs and the record, it never waits): the
+/// directory is opened once and the record read from it (owner and mode from that descriptor);
+/// a record proven stale (gone, zombie, mismatch, mtime-skew, cmd-mismatch, malformed) is
+/// retired by content through that directory's descriptor; core's owner rule (a file owned by
+/// another uid aims only at that uid's processes) and the protected targets apply.
+///
+/// Returns a `ProcessRef` when the process may be signalled (signal it, `terminate()` it, or
+/// `await ref.wait(seconds)` on its pidfd; a record another user owns comes restricted to that
+/// user's processes), else the `StopReport` saying why not (`outcome` `'stale'`, `'refused'`
+/// or `'foreign'`, `refusal`, `pidFileRemoved`).
+///
+/// Throws `ERR_INVALID_ARG_VALUE` for `argv` and `cmdFile` both given (before anything is read);
+/// `PIDGUARD_INVALID_ARGUMENT` for a tolerance that is not finite seconds >= 0;
+/// `PIDGUARD_UNTRUSTED` for a symlink/FIFO; `PIDGUARD_MALFORMED` for a bad token xattr;
+/// `PIDGUARD_PERMISSION_DENIED` when the record cannot be read.
+#[napi(ts_args_type = "pidFile: string | Buffer, options?: PinOptions | null")]
+pub fn pin_pid_file(env: Env, pid_file: PathArg, options: Option<PinOptions>) -> Result<Either<handle::ProcessRef, StopReport>> {
+    let (argv, cmd_file, tolerance) = match options {
+        Some(o) => (o.argv, o.cmd_file.as_ref().map(path), o.tolerance),
+        None => (None, None, None),
+    };
+    if argv.is_some() && cmd_file.is_some() {
+        return Err(convert::invalid_value(&env, "give the recorded command as \"argv\" or \"cmdFile\", not both"));
+    }
+    let recorded = match (&argv, &cmd_file) {
+        (Some(a), _) => Some(pidguard::RecordedCommand::Argv(a)),
+        (None, Some(p)) => Some(pidguard::RecordedCommand::File(p)),
+        (None, None) => None,
+    };
+    let tolerance = tolerance.unwrap_or(pidguard::DEFAULT_TOLERANCE);
+    let pin = call(&env, || pidguard::pin_pid_file(&path(&pid_file), recorded, tolerance))?;
+    Ok(match pin {
+        pidguard::PidFilePin::Pinned(h) => Either::A(handle::ProcessRef::new(h)),
+        pidguard::PidFilePin::Left(r) => Either::B((&r).into()),
+    })
+}
+
+/// Whether a process with this pid exists and has not exited (core's `is_process_alive`, abx-dl's
+/// `is_process_alive`): a zombie is not alive; a process whose identity cannot be read (EPERM,
+/// a `hidepid` /proc) is; a pid <= 0 (a group, every process) or above pid_max is not. Throws
+/// `TypeError` for a non-number.
+#[napi(ts_args_type = "pid: number")]
+pub fn is_process_alive(env: Env, pid: Unknown) -> Result<bool> {
+    let n = convert::number(&env, &pid, "pid")?;
+    // A fraction or NaN names no process; core decides the rest (<= 0, above pid_max).
+    if n.fract() != 0.0 || n.is_nan() {
+        return Ok(false);
+    }
+    Ok(pidguard::is_process_alive(n.clamp(i64::MIN as f64, i64::MAX as f64) as i64))
+}

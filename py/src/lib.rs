@@ -460,6 +460,53 @@ fn stop_pid_file(
     core_call(py, move || pidguard::stop_pid_file(&path, &opts).map(|r| (&r).into()))
 }
 
+/// Judge an abx-dl pidfile as abx-dl's ``graceful_kill_by_pid_file`` does and pin what it
+/// names (core's ``pin_pid_file``): the directory is opened once and the record read from it
+/// (owner and mode from that descriptor); a record proven stale (gone, zombie, mismatch,
+/// mtime-skew, cmd-mismatch, malformed) is retired by content through that directory's
+/// descriptor; the owner rule and the protected targets apply. ``cmd_file``: the hook's argv
+/// (list of str) or its ``.sh`` path, or None. ``tolerance``: seconds.
+///
+/// Returns ``(pin, report)``: ``pin`` a PendingPin (take it with ``ProcessRef(pin.pid,
+/// pin=pin)``, or use ``pidguard.ProcessRef.for_pid_file``) and ``report`` None when the
+/// process may be signalled; else ``pin`` None and ``report`` a StopReport saying why not
+/// (``outcome`` 'stale', 'refused' or 'foreign', ``refusal``, ``pid_file_removed``).
+///
+/// Raises UntrustedError for a symlink/FIFO, MalformedError for a bad token xattr,
+/// PermissionDeniedError when the file cannot be read, TypeError/ValueError for bad arguments.
+#[pyfunction]
+#[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(pidguard::DEFAULT_TOLERANCE)))]
+fn pin_pid_file(
+    py: Python<'_>,
+    pid_file: &Bound<'_, PyAny>,
+    cmd_file: Option<&Bound<'_, PyAny>>,
+    tolerance: Tolerance,
+) -> PyResult<(Option<process::PendingPin>, Option<StopView>)> {
+    let (path, cmd) = check_args(pid_file, cmd_file)?;
+    let tol = tolerance.0;
+    let pin = core_call(py, move || pidguard::pin_pid_file(&path, cmd.as_ref().map(Recorded::as_core), tol))?;
+    Ok(match pin {
+        pidguard::PidFilePin::Pinned(h) => (Some(process::PendingPin::new(h)), None),
+        pidguard::PidFilePin::Left(r) => (None, Some((&r).into())),
+    })
+}
+
+/// Whether a process with this pid exists and has not exited (core's ``is_process_alive``): a
+/// zombie is not alive; a process whose identity cannot be read (EPERM, a ``hidepid`` /proc)
+/// is; pid <= 0 and a pid above pid_max are not. Raises TypeError when ``pid`` is not an int
+/// (bool included).
+#[pyfunction]
+#[pyo3(text_signature = "(pid)")]
+fn is_process_alive(py: Python<'_>, pid: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if pid.is_instance_of::<PyBool>() || !pid.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(PyTypeError::new_err(format!("pid must be an int, not {}", type_name(pid))));
+    }
+    // An int beyond i64 is beyond pid_max too: core says not alive.
+    let n: i64 = pid.extract().unwrap_or(if pid.lt(0)? { i64::MIN } else { i64::MAX });
+    core_call(py, move || Ok(pidguard::is_process_alive(n)))
+}
+
 /// Stop every background hook under `output_dir` that is provably still itself (with its
 /// process group, all hooks in parallel, by `schedule`), remove stale pidfiles without
 /// signalling anything, and finalize each hook: by default abx-dl's way (append one `Process`
@@ -572,6 +619,9 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(terminate, m)?)?;
     m.add_function(wrap_pyfunction!(judge, m)?)?;
     m.add_function(wrap_pyfunction!(stop_pid_file, m)?)?;
+    m.add_function(wrap_pyfunction!(pin_pid_file, m)?)?;
+    m.add_function(wrap_pyfunction!(is_process_alive, m)?)?;
+    m.add_class::<process::PendingPin>()?;
     m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;
     guard::register(m)?;
     Ok(())

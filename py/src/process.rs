@@ -73,19 +73,54 @@ fn delivered(d: Delivery) -> bool {
     matches!(d, Delivery::Sent(_))
 }
 
+/// A process that core's `pin_pid_file` pinned, not yet taken by a `ProcessRef`: pass it as
+/// ``ProcessRef(pin.pid, pin=pin)`` (what ``ProcessRef.for_pid_file`` does) to get the handle,
+/// with the uid restriction core put on it. It can be taken once.
+#[pyclass(frozen, module = "pidguard._pidguard")]
+pub struct PendingPin {
+    inner: Mutex<Option<pidguard::ProcessRef>>,
+    pid: i32,
+}
+
+impl PendingPin {
+    pub(crate) fn new(h: pidguard::ProcessRef) -> PendingPin {
+        PendingPin { pid: h.pid(), inner: Mutex::new(Some(h)) }
+    }
+}
+
+#[pymethods]
+impl PendingPin {
+    /// The pinned pid (int).
+    #[getter]
+    fn pid(&self) -> i32 {
+        self.pid
+    }
+}
+
 #[pymethods]
 impl ProcessRef {
     #[new]
-    #[pyo3(signature = (pid, expected_token=None, *, policy=None, child=None))]
-    #[pyo3(text_signature = "(pid, expected_token=None, *, policy='strict', child=False)")]
+    #[pyo3(signature = (pid, expected_token=None, *, policy=None, child=None, pin=None))]
+    #[pyo3(text_signature = "(pid, expected_token=None, *, policy='strict', child=False, pin=None)")]
     fn py_new(
         py: Python<'_>,
         pid: &Bound<'_, PyAny>,
         expected_token: Option<&Bound<'_, PyAny>>,
         policy: Option<&Bound<'_, PyAny>>,
         child: Option<&Bound<'_, PyAny>>,
+        pin: Option<&Bound<'_, PendingPin>>,
     ) -> PyResult<ProcessRef> {
         let pid = pid_arg(pid, "pid")?;
+        if let Some(pin) = pin {
+            // The handle core pinned for a pidfile: taken as it is (identity, uid restriction).
+            let pin = pin.get();
+            if pin.pid != pid || expected_token.is_some() || policy.is_some() || child.is_some() {
+                return Err(PyValueError::new_err("pin= takes the pinned process as it is: give its pid and nothing else"));
+            }
+            let h = pin.inner.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let h = h.ok_or_else(|| PyValueError::new_err(format!("the pin of pid {pid} was already taken")))?;
+            return Ok(ProcessRef { inner: Mutex::new(Some(Arc::new(h))), pid });
+        }
         let token = token_arg(py, expected_token)?;
         let policy = policy.map(policy_arg).transpose()?.unwrap_or(Policy::Strict);
         let child = child.map(bool_arg).transpose()?.unwrap_or(false);

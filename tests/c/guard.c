@@ -4,6 +4,8 @@
  *
  * usage: guard WORKDIR (an empty directory) */
 #define _GNU_SOURCE
+#include <poll.h>
+
 #include "check.h"
 
 static char root[512];
@@ -559,6 +561,57 @@ static void acquire_held_release(void) {
     pidguard_entry_free(mine);
 }
 
+/* pidguard_pin_pid_file(): a valid record gives a handle (its pidfd to wait on), a stale one the
+ * report, retired; pidguard_is_process_alive(). */
+static void pin_pid_file_and_is_alive(void) {
+    char pid_file[700];
+    at(pid_file, sizeof pid_file, "pinned.pid");
+    char *const argv[] = {"/bin/sleep", "60", NULL};
+    double t0 = now_seconds();
+    pid_t w = spawn(argv, 1, NULL, NULL);
+    CHECK_OK(pidguard_write_pid_file_with_mtime(pid_file, w, t0));
+    const char *const expected[] = {"/bin/sleep", "60"};
+    pidguard_process *p = NULL;
+    pidguard_stop_result r;
+    memset(&r, 0, sizeof r);
+    CHECK_OK(pidguard_pin_pid_file(pid_file, NULL, expected, 2, 5.0, &p, &r));
+    CHECK(p != NULL);
+    int fd = -1;
+    CHECK_OK(pidguard_process_pidfd(p, &fd));
+    CHECK(pidfd_available() ? fd > 2 : fd == -1); /* valgrind: no pidfd, unpinned */
+    bool alive = false;
+    CHECK_OK(pidguard_is_process_alive(w, &alive));
+    CHECK(alive);
+    bool sent = false;
+    CHECK_OK(pidguard_process_signal_group(p, SIGTERM, &sent));
+    CHECK(sent);
+    if (fd >= 0) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        CHECK(poll(&pfd, 1, 20000) == 1);
+    } else {
+        bool exited = false;
+        CHECK_OK(pidguard_process_wait(p, 20000, &exited));
+        CHECK(exited);
+    }
+    pidguard_process_free(p);
+    int st;
+    CHECK(waitpid(w, &st, 0) == w && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    CHECK_OK(pidguard_is_process_alive(w, &alive));
+    CHECK(!alive);
+    /* Gone: stale, retired, no handle. */
+    p = (pidguard_process *)&r;
+    CHECK_OK(pidguard_pin_pid_file(pid_file, NULL, NULL, 0, 5.0, &p, &r));
+    CHECK(p == NULL && r.outcome == PIDGUARD_STOP_STALE && r.reason == PIDGUARD_CHECK_GONE && r.pid_file_removed);
+    CHECK(access(pid_file, F_OK) != 0);
+    CHECK_STATUS(pidguard_pin_pid_file(pid_file, pid_file, expected, 2, 5.0, &p, &r), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_STATUS(pidguard_pin_pid_file(pid_file, NULL, NULL, 0, -1.0, &p, &r), PIDGUARD_EINVALID_ARGUMENT);
+    CHECK_OK(pidguard_is_process_alive(0, &alive));
+    CHECK(!alive);
+    CHECK_OK(pidguard_is_process_alive(-1, &alive));
+    CHECK(!alive);
+    CHECK_STATUS(pidguard_is_process_alive(1, NULL), PIDGUARD_EINVALID_ARGUMENT);
+}
+
 static void stop(void) {
     char pid_file[700], sh[700];
     at(pid_file, sizeof pid_file, "worker.pid");
@@ -715,6 +768,7 @@ int main(int argc, char **argv) {
     check_verdicts();
     acquire_held_release();
     stop();
+    pin_pid_file_and_is_alive();
     null_arguments();
     printf("guard.c: %d checks passed\n", checks_passed);
     return 0;

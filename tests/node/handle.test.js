@@ -181,3 +181,29 @@ test("the README's Node handle example runs and prints what its comments say", (
   assert.ok(expected.length >= 4);
   assert.deepEqual(out, expected);
 });
+
+test('pinPidFile: a valid record gives a handle to await, a stale one a report (retired); isProcessAlive', async () => {
+  const fs = require('fs');
+  const dir = tempDir('pin');
+  const child = spawnGroup('sleep 300');
+  const pidFile = path.join(dir, 'on_x.pid');
+  pidguard.writePidFileWithMtime(pidFile, child.pid, Date.now() / 1000);
+  const ref = pidguard.pinPidFile(pidFile, { argv: [] });
+  assert.ok(ref instanceof ProcessRef, 'a valid record is pinned');
+  assert.equal(ref.pid, child.pid);
+  assert.equal(pidguard.isProcessAlive(child.pid), true);
+  assert.equal(ref.signalGroup(15), true);
+  assert.equal(await ref.wait(20), true);
+  ref.close();
+  assert.ok(await waitFor(() => !alive(child.pid)));
+  // Gone now: the record is stale and retired, nothing is signalled.
+  const report = pidguard.pinPidFile(pidFile, { argv: [] });
+  assert.ok(!(report instanceof ProcessRef));
+  assert.equal(report.outcome, 'stale');
+  assert.equal(report.pidFileRemoved, true);
+  assert.equal(fs.existsSync(pidFile), false);
+  assert.throws(() => pidguard.pinPidFile(pidFile, { argv: [], cmdFile: pidFile }), { code: 'ERR_INVALID_ARG_VALUE' });
+  for (const n of [0, -1, 2 ** 40, 1.5]) assert.equal(pidguard.isProcessAlive(n), false, String(n));
+  assert.equal(pidguard.isProcessAlive(process.pid), true);
+  assert.throws(() => pidguard.isProcessAlive('1'), TypeError);
+});

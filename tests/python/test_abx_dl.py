@@ -520,3 +520,30 @@ def test_graceful_kill_process_reaches_the_group_of_a_leader_that_exited_unreape
     assert wait_until(lambda: not alive(member), timeout=10)
     with pytest.raises(ValueError):  # not our child: nothing pinned, nothing sent
         pidguard.ProcessRef.for_child(os.getppid())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (the owner rule binds a privileged caller)")
+def test_another_users_pidfile_aims_only_at_that_users_processes(tmp_path, procs):
+    # Core's owner rule (not "root only"): root acts on uid 65534's pidfile against uid 65534's
+    # process, and refuses it against root's own process, keeping the record byte for byte.
+    users, roots = tmp_path / "u.pid", tmp_path / "r.pid"
+
+    async def go():
+        mine = await procs.spawn("sleep", "1000")  # root's
+        theirs = await procs.spawn("sleep", "1000", user=65534, group=65534)
+        for pf, p in ((roots, mine), (users, theirs)):
+            A.write_pid_file_with_mtime(pf, p.pid, pidguard.lookup(p.pid).create_time)
+            os.chown(pf, 65534, 65534)
+        before = roots.read_bytes()
+        ref, report = pidguard.ProcessRef.for_pid_file(roots, [])
+        assert ref is None and report.outcome == "refused" and report.refusal == "untrusted-pidfile"
+        refused = await A.graceful_kill_by_pid_file(roots, [], grace_period=1)
+        assert roots.read_bytes() == before
+        signalled = await A.graceful_kill_by_pid_file(users, [], grace_period=20)
+        if signalled:
+            await asyncio.wait_for(theirs.wait(), 20)
+        return mine, refused, signalled, theirs
+
+    (mine, refused, signalled, theirs), _ = run(go)
+    assert refused is False and alive(mine.pid) and roots.exists()
+    assert signalled is True and theirs.returncode == -signal.SIGTERM

@@ -224,24 +224,16 @@ fn index_beneath(output_dir: &Path, index: &Path) -> PathBuf {
     index.to_path_buf()
 }
 
-/// Remove a pidfile only if it still is the file that was judged: same content (the pid),
-/// same mtime and same token xattr, so that a record rewritten meanwhile by a new spawn
-/// survives.
-///
-/// Safe against a writer that renames a new record into place at any moment: the file is
+/// Remove the pidfile `name` from the open directory `dir` — the directory it was judged in —
+/// only if it still is the file that was judged: same content (the pid), same mtime and same
+/// token xattr, so that a record rewritten meanwhile by a new spawn survives (`path` is its
+/// path, for messages). Pidfile's one remove-by-content (`pidfile::retire`): the file is
 /// compared, renamed aside to a private name, and compared again there — it must be the very
 /// inode compared first, still unchanged — before it is unlinked. If the name meanwhile held
 /// another file, that file is put back with `link(2)`, which never overwrites a record created
 /// at the name in between. (Unlinking by name after the compare would delete a record renamed
-/// into place in between.)
-pub(crate) fn remove_if_unchanged(path: &Path, check: &PidFileCheck) -> bool {
-    let Ok((dir, name)) = crate::sys::DirFd::parent_of(path) else { return false };
-    remove_if_unchanged_in(&dir, name, path, check)
-}
-
-/// [`remove_if_unchanged`] of the file `name` in the open directory `dir` (`path` is its path,
-/// for messages): pidfile's one remove-by-content (`pidfile::retire`), with the judged pid,
-/// mtime and token as what the record must still hold. Any failure leaves the record (`false`).
+/// into place in between; looking the path up again would let a user who swapped a directory
+/// for a symlink aim the removal anywhere.) Any failure leaves the record (`false`).
 pub(crate) fn remove_if_unchanged_in(dir: &crate::sys::DirFd, name: &std::ffi::OsStr, path: &Path, check: &PidFileCheck) -> bool {
     crate::pidfile::retire::remove_by_content(dir, name, path, |f| unchanged_record(f, check)).unwrap_or(false)
 }

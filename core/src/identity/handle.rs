@@ -562,6 +562,11 @@ impl ProcessRef {
     /// number proven still ours ([`Self::group_still_ours`]: the leader is not reaped), so every
     /// member read before that proof is in our group. Rescans until no new member appears. Once
     /// the leader is reaped nothing more is sent: its members can no longer be proven ours.
+    ///
+    /// Under a uid restriction ([`Self::restrict_to_uid`]) each member, the leader included, is
+    /// checked through its own pidfd immediately before its own signal ([`member_has_uid`],
+    /// which documents the setuid window that remains), never all members first and all
+    /// signals after.
     fn signal_members(&self, sig: Signal) -> Result<Delivery> {
         let leader = self.pidfd.as_ref().expect("members mode needs a pinned leader");
         let mut done: Vec<i32> = Vec::new();
@@ -569,7 +574,7 @@ impl ProcessRef {
         let mut denied: Option<std::io::Error> = None;
         for _round in 0..16 {
             let members = procfs::group_members(self.pid).map_err(|e| Error::io_pid(self.pid, "scan /proc", &e))?;
-            let mut batch: Vec<OwnedFd> = Vec::new();
+            let mut batch: Vec<(i32, OwnedFd)> = Vec::new();
             let mut leader_in_batch = false;
             for (m, _) in members {
                 if done.contains(&m) || refuse(Target::Process { pid: m as i64, token_matched: true }).is_some() {
@@ -586,16 +591,9 @@ impl ProcessRef {
                 if !matches!(procfs::read_stat(m), Ok(st) if st.pgrp == self.pid) {
                     continue;
                 }
-                if let Some(owner) = self.only_uid {
-                    // Confirmed below by the null signal through the member's own pidfd.
-                    if !matches!(procfs::read_uids(m), Ok((r, saved)) if r == owner || saved == owner) {
-                        log::warn!("pid {m} in group {}: not signalled, its uid is not the pidfile owner's ({owner})", self.pid);
-                        continue;
-                    }
-                }
                 match sys::pidfd_send_signal(fd.as_fd(), 0, 0) {
-                    Ok(()) => batch.push(fd),
-                    Err(e) if e.raw_os_error() == Some(libc::EPERM) => batch.push(fd),
+                    Ok(()) => batch.push((m, fd)),
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) => batch.push((m, fd)),
                     Err(_) => {}
                 }
             }
@@ -606,8 +604,18 @@ impl ProcessRef {
             if !self.group_still_ours() {
                 break;
             }
-            let targets = leader_in_batch.then_some(leader).into_iter().chain(batch.iter());
-            for fd in targets {
+            let targets = leader_in_batch.then_some((self.pid, leader)).into_iter().chain(batch.iter().map(|(m, fd)| (*m, fd)));
+            for (m, fd) in targets {
+                if let Some(owner) = self.only_uid {
+                    // Each member is checked immediately before its own signal, not all of
+                    // them first and all signals after: a member that changed uid while the
+                    // others were being signalled is skipped.
+                    if !member_has_uid(m, fd.as_fd(), owner) {
+                        log::warn!("pid {m} in group {}: not signalled, its uid is not the pidfile owner's ({owner})", self.pid);
+                        continue;
+                    }
+                    crate::sys::fault::point(crate::sys::fault::Point::BeforeMemberSignal);
+                }
                 match sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0) {
                     Ok(()) => sent_any = true,
                     // The kernel refused: remembered, so that a group nobody could signal is
@@ -718,6 +726,23 @@ enum ReadStat {
     Gone,
     /// The pinned process exists but its stat cannot be read.
     Unreadable(Judgement),
+}
+
+/// Whether the process pinned by `fd` (number `pid`) has `owner` as its real or saved uid
+/// (kill(2)'s rule for an unprivileged sender), read now: the uids are read by number, then the
+/// pidfd is asked (a null signal) whether its process still holds the number, so the read was
+/// its own and not a successor's. False when it cannot be told (reaped, unreadable).
+///
+/// The residual window: nothing in the kernel signals "only if still this uid", so a process
+/// that execs a setuid program (or switches uid with `setresuid`) between this read and the
+/// signal sent right after it still gets that signal. The window is one `read` of
+/// `/proc/<pid>/status` plus one `pidfd_send_signal`, per member; it is not closed.
+fn member_has_uid(pid: i32, fd: BorrowedFd<'_>, owner: u32) -> bool {
+    let read = procfs::read_uids(pid);
+    if matches!(sys::pidfd_send_signal(fd, 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)) {
+        return false;
+    }
+    matches!(read, Ok((r, saved)) if r == owner || saved == owner)
 }
 
 pub(crate) fn refusal_error(pid: i32, r: Refusal) -> Error {

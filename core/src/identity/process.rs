@@ -79,6 +79,21 @@ pub fn lookup(pid: i32) -> Result<ProcessInfo> {
     ProcessRef::probe(pid, None, true).map_err(|j| unreadable(pid, j))?.info()
 }
 
+/// Whether a process with this pid exists and has not exited (abx-dl's `is_process_alive`),
+/// decided by the identity rule of [`ProcessRef`]'s probe: a pid the probe answers `Gone` for
+/// (no such process, or a zombie) is not alive; a live process is alive whoever owns it; and
+/// a process whose identity could not be read (`EPERM`, `EACCES`, `EMFILE`, a `hidepid`
+/// /proc) counts as alive, since a failed read is never proof of death. `pid` <= 0 (which
+/// names a group or every process, never one process) and a pid above `pid_max` (no process
+/// can have it) are not alive. Never fails; nothing is signalled.
+pub fn is_process_alive(pid: i64) -> bool {
+    let Ok(pid) = check_pid_range(pid) else { return false };
+    match ProcessRef::probe(pid, None, false) {
+        Ok(h) => h.judgement().verdict != crate::identity::Verdict::Gone,
+        Err(j) => j.verdict != crate::identity::Verdict::Gone,
+    }
+}
+
 /// The error for a process that could not be looked at: gone, or its identity unreadable.
 pub(crate) fn unreadable(pid: i32, j: Judgement) -> Error {
     match j.reason.errno() {

@@ -8,7 +8,7 @@ pub use crate::protect::Refusal;
 pub(crate) use crate::protect::{pidfile_authority, Authority};
 pub use crate::signo::Signal;
 pub use schedule::{Schedule, Step};
-pub use stop::{stop_pid_file, StopOptions, StopOutcome, StopReport};
+pub use stop::{pin_pid_file, stop_pid_file, PidFilePin, StopOptions, StopOutcome, StopReport};
 pub use crate::identity::ExitStatus;
 pub use terminate::{terminate, terminate_pid, Outcome, TerminateOptions, TerminateReport};
 

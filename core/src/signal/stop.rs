@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 
 use super::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
 use crate::error::{Error, ErrorKind, Result};
-use crate::hooks::cleanup::remove_if_unchanged;
-use crate::identity::Policy;
-use crate::pidfile::mtime::{check_pinned, CheckReason, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::hooks::cleanup::remove_if_unchanged_in;
+use crate::identity::{Policy, ProcessRef};
+use crate::pidfile::cmd::RecordedCommand;
+use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::sys::DirFd;
 use crate::pidfile::Format;
 use crate::pidfile::target::{pin_pidfile, PidfileTarget};
 
@@ -170,7 +172,10 @@ impl StopReport {
 /// applies, and a stale or stopped record is removed by content; the steps below are the
 /// abx-dl format's.
 ///
-/// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file`).
+/// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file`), read from
+///    its directory's descriptor, opened once: the owner and mode that decide are the `fstat` of
+///    the descriptor read, and every removal below goes through that same directory descriptor
+///    (by content), never through a second lookup of the path.
 /// 2. A missing file, a gone process, proven reuse (`Mismatch`) → [`StopOutcome::Stale`]:
 ///    nothing is sent, the file is removed if unchanged (a reused pid, a record from an earlier boot). A foreign record is left
 ///    alone. A zombie leader with a matching identity has its group (pinned by the zombie)
@@ -194,7 +199,9 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     if Format::of(pid_file) == Format::Guard {
         return stop_guard_record(pid_file, opts);
     }
-    let (check, pin) = check_pinned(pid_file, opts.cmd_file.as_deref(), opts.tolerance);
+    let mut judged = Judged::new(pid_file, opts.cmd_file.as_deref().map(RecordedCommand::File), opts.tolerance);
+    let (check, pin) = (judged.check.clone(), judged.pin.take());
+    let retire = |check: &PidFileCheck| judged.retire(pid_file, check);
     let mut report = StopReport {
         pid_file: pid_file.to_path_buf(),
         check: check.clone(),
@@ -208,16 +215,8 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     let mut acting = check.clone();
     let mut lenient_warning = None;
     match check.reason {
-        CheckReason::Malformed => return Err(Error::at(ErrorKind::Malformed, pid_file, "content is not one pid in 1..=pid_max")),
-        CheckReason::BadToken => return Err(Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token")),
-        CheckReason::NotRegular => return Err(Error::at(ErrorKind::Untrusted, pid_file, "not a regular file")),
-        CheckReason::Unreadable => {
-            // A path refused by the unsafe-transition rule says which step; any other failure
-            // keeps the kind's own text (the CLI asks the system for its errno).
-            return Err(match crate::pidfile::open_error(pid_file) {
-                Some(e) if crate::sys::chase::is_unsafe_transition(&e) => Error::io_at(pid_file, "cannot be read", &e),
-                _ => Error::at(ErrorKind::PermissionDenied, pid_file, "cannot be read"),
-            });
+        CheckReason::Malformed | CheckReason::BadToken | CheckReason::NotRegular | CheckReason::Unreadable => {
+            return Err(unusable(pid_file, check.reason))
         }
         CheckReason::Missing => return Ok(report),
         CheckReason::Foreign => {
@@ -225,7 +224,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             return Ok(report);
         }
         CheckReason::Gone | CheckReason::Mismatch => {
-            report.pid_file_removed = remove_if_unchanged(pid_file, &check);
+            report.pid_file_removed = retire(&check);
             return Ok(report);
         }
         CheckReason::Unverifiable => {
@@ -266,7 +265,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
         PidfileTarget::Stale(reason) => {
             // Not the recorded process after all (it exited or the number moved on meanwhile).
             report.outcome = StopOutcome::Stale(reason);
-            report.pid_file_removed = remove_if_unchanged(pid_file, &check);
+            report.pid_file_removed = retire(&check);
             return Ok(report);
         }
         PidfileTarget::Foreign => {
@@ -281,10 +280,175 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     };
     let t = run_schedule(h, opts, &mut report);
     if t.outcome.is_stopped() {
-        report.pid_file_removed = remove_if_unchanged(pid_file, &check);
+        report.pid_file_removed = retire(&check);
     }
     report.terminate = Some(t);
     Ok(report)
+}
+
+/// The error [`stop_pid_file`] and [`pin_pid_file`] give for a record that cannot be judged at
+/// all (`Malformed`: only `stop_pid_file`).
+fn unusable(pid_file: &Path, reason: CheckReason) -> Error {
+    match reason {
+        CheckReason::Malformed => Error::at(ErrorKind::Malformed, pid_file, "content is not one pid in 1..=pid_max"),
+        CheckReason::BadToken => Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token"),
+        CheckReason::NotRegular => Error::at(ErrorKind::Untrusted, pid_file, "not a regular file"),
+        // A path refused by the unsafe-transition rule says which step; any other failure keeps
+        // the kind's own text (the CLI asks the system for its errno).
+        _ => match crate::pidfile::open_error(pid_file) {
+            Some(e) if crate::sys::chase::is_unsafe_transition(&e) => Error::io_at(pid_file, "cannot be read", &e),
+            _ => Error::at(ErrorKind::PermissionDenied, pid_file, "cannot be read"),
+        },
+    }
+}
+
+/// An abx-dl pidfile judged through its directory's descriptor: the directory is opened once,
+/// the record is opened from it (`pidfile::retire::open_strict_in`), and a stale record is
+/// retired by content through that same descriptor — never by a second lookup of the path,
+/// which a user who swaps a directory for a symlink between the two calls could aim anywhere.
+/// The owner and mode in [`PidFileCheck::owner`] are the `fstat` of the descriptor read.
+struct Judged<'a> {
+    dir: Option<(DirFd, &'a std::ffi::OsStr)>,
+    check: PidFileCheck,
+    pin: Option<ProcessRef>,
+}
+
+impl<'a> Judged<'a> {
+    fn new(pid_file: &'a Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> Judged<'a> {
+        let cmd = recorded.map_or(CmdRule::None, CmdRule::Command);
+        match DirFd::parent_of(pid_file) {
+            Ok((dir, name)) => {
+                let (check, pin) = check_pinned_opened(crate::pidfile::retire::open_strict_in(&dir, name), cmd, tolerance);
+                Judged { dir: Some((dir, name)), check, pin }
+            }
+            Err(e) => {
+                let (check, pin) = check_pinned_opened(Err(e), cmd, tolerance);
+                Judged { dir: None, check, pin }
+            }
+        }
+    }
+
+    /// Remove the record if it still holds what `check` judged (pid, mtime, token), from the
+    /// directory it was judged in. Whether it was removed.
+    fn retire(&self, pid_file: &Path, check: &PidFileCheck) -> bool {
+        self.dir.as_ref().is_some_and(|(dir, name)| remove_if_unchanged_in(dir, name, pid_file, check))
+    }
+}
+
+/// What [`pin_pid_file`] found.
+#[derive(Debug)]
+pub enum PidFilePin {
+    /// The recorded process, pinned by a pidfd and proven to be the recorded one, that the
+    /// record authorises signalling: signal it ([`ProcessRef::signal`],
+    /// [`ProcessRef::signal_group`]), run a schedule ([`ProcessRef::terminate`]) or await its
+    /// exit on [`ProcessRef::pidfd_raw`] from an event loop. A record owned by another uid than
+    /// the caller's comes restricted to that uid ([`ProcessRef::restrict_to_uid`]): every
+    /// signal, to the process and to each group member, is checked against it right before it
+    /// is sent.
+    Pinned(ProcessRef),
+    /// Nothing may be signalled. The report says why ([`StopReport::outcome`]: `Stale` with the
+    /// reason, `Refused`, `Foreign`) and whether the record was retired
+    /// ([`StopReport::pid_file_removed`]); it has no termination report.
+    Left(StopReport),
+}
+
+/// Judge an abx-dl pidfile as abx-dl's `graceful_kill_by_pid_file` and `safe_kill_process` do,
+/// and pin what it names: the first half of a stop, for callers that signal and wait on their
+/// own (an event loop awaiting the pidfd). `recorded`: the hook's argv list or its `.sh` file
+/// (see [`check_pid_file_recorded`](crate::check_pid_file_recorded)); `tolerance`: seconds, for
+/// the mtime rule of token-less records.
+///
+/// 1. The directory is opened once, the record read from it; owner and mode are the `fstat` of
+///    the descriptor read (never a second lookup of the path).
+/// 2. A record that abx-dl's `validate_pid_file` rejects for a proven reason (`gone`, `zombie`,
+///    `mismatch`, `mtime-skew`, `cmd-mismatch`, `malformed`) is stale: it is retired by content
+///    through that directory's descriptor (only if it still holds what was judged) and nothing
+///    is signalled → [`PidFilePin::Left`] with `Stale(reason)`. A missing file is `Stale(missing)`
+///    with nothing removed.
+/// 3. A record nothing proves either way (`unverifiable`: the live identity could not be read)
+///    → `Left` with `Refused(unverifiable)`; another machine's or PID namespace's → `Left` with
+///    `Foreign`; both kept.
+/// 4. A valid record: the owner rule (SPEC §3.3: a file owned by another uid aims only at that
+///    uid's processes; a world-writable one — or, for a privileged caller, a group-writable one
+///    — at none) and the protected targets (pid 1, our own pid, our parent without a matching
+///    token) apply → `Left` with `Refused(reason)` and the particulars in
+///    [`StopReport::detail`], record kept; else [`PidFilePin::Pinned`].
+///
+/// Errors (nothing sent, nothing removed): `InvalidArgument` for a tolerance that is not finite
+/// seconds ≥ 0; `Malformed` for a token xattr that is not a pidguard start token; `Untrusted`
+/// for a symlink, FIFO or other non-regular file; `PermissionDenied`/`Io` when the file cannot
+/// be read (including a path refused by the unsafe-transition rule for a privileged caller).
+pub fn pin_pid_file(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> Result<PidFilePin> {
+    if !(tolerance.is_finite() && tolerance >= 0.0) {
+        return Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {tolerance}")));
+    }
+    let judged = Judged::new(pid_file, recorded, tolerance);
+    let check = judged.check.clone();
+    let mut report = StopReport {
+        pid_file: pid_file.to_path_buf(),
+        check: check.clone(),
+        outcome: StopOutcome::Stale(check.reason),
+        terminate: None,
+        pid_file_removed: false,
+        warning: None,
+        detail: None,
+        format: Format::AbxDl,
+    };
+    match check.reason {
+        CheckReason::BadToken | CheckReason::NotRegular | CheckReason::Unreadable => return Err(unusable(pid_file, check.reason)),
+        CheckReason::Missing => return Ok(PidFilePin::Left(report)),
+        CheckReason::Foreign => {
+            report.outcome = StopOutcome::Foreign;
+            return Ok(PidFilePin::Left(report));
+        }
+        CheckReason::Unverifiable => {
+            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
+            report.detail = check.judgement.map(|j| j.to_string());
+            return Ok(PidFilePin::Left(report));
+        }
+        CheckReason::Gone
+        | CheckReason::Zombie
+        | CheckReason::Mismatch
+        | CheckReason::MtimeSkew
+        | CheckReason::CmdMismatch
+        | CheckReason::Malformed => {
+            report.pid_file_removed = judged.retire(pid_file, &check);
+            return Ok(PidFilePin::Left(report));
+        }
+        CheckReason::Valid => {}
+    }
+    let pin = judged_pin(judged, pid_file, &check, &mut report);
+    Ok(match pin {
+        Some(h) => PidFilePin::Pinned(h),
+        None => PidFilePin::Left(report),
+    })
+}
+
+/// The pin step of [`pin_pid_file`]: the handle, or `None` with the report's outcome set (a
+/// record that turned out stale meanwhile is retired).
+fn judged_pin(mut judged: Judged<'_>, pid_file: &Path, check: &PidFileCheck, report: &mut StopReport) -> Option<ProcessRef> {
+    match pin_pidfile(check, judged.pin.take()) {
+        PidfileTarget::Pinned(h) => Some(h),
+        PidfileTarget::Stale(reason) => {
+            report.outcome = StopOutcome::Stale(reason);
+            report.pid_file_removed = judged.retire(pid_file, check);
+            None
+        }
+        PidfileTarget::Unverifiable(j) => {
+            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
+            report.detail = j.map(|j| j.to_string());
+            None
+        }
+        PidfileTarget::Foreign => {
+            report.outcome = StopOutcome::Foreign;
+            None
+        }
+        PidfileTarget::Refused(r, detail) => {
+            report.outcome = StopOutcome::Refused(r);
+            report.detail = detail;
+            None
+        }
+    }
 }
 
 /// [`stop_pid_file`] for a guard record: the record's token decides under `opts.policy`; the

@@ -120,6 +120,9 @@ pub enum Point {
     /// Cleanup judged a hook (and listed its directory); it is about to retire its record and
     /// finalize it.
     BeforeHookFinish,
+    /// A uid-restricted group signal checked one member's uid (through its pidfd); that
+    /// member's signal is next (the residual window between check and signal).
+    BeforeMemberSignal,
 }
 
 #[cfg(feature = "fault-injection")]

@@ -34,6 +34,7 @@ from ._pidguard import (
     __version__,
     check_pid_file,
     cleanup_background_hooks,
+    is_process_alive,
     judge,
     lookup,
     start_token,
@@ -86,6 +87,7 @@ __all__ = [
     "stop_pid_file",
     # identity and signalling
     "lookup",
+    "is_process_alive",
     "start_token",
     "judge",
     "terminate",

@@ -30,6 +30,9 @@ __all__ = [
     "judge",
     "stop_pid_file",
     "cleanup_background_hooks",
+    "pin_pid_file",
+    "is_process_alive",
+    "PendingPin",
     "GUARD_MAX_BYTES",
     "Entry",
     "Verdict",
@@ -242,6 +245,15 @@ def validate_pid_file(
 def check_pid_file(
     pid_file: _StrOrBytesPath, cmd_file: _Recorded = None, tolerance: Optional[float] = 5.0
 ) -> PidFileCheck: ...
+@final
+class PendingPin:
+    @property
+    def pid(self) -> int: ...
+
+def pin_pid_file(
+    pid_file: _StrOrBytesPath, cmd_file: _Recorded = None, tolerance: Optional[float] = 5.0
+) -> Tuple[Optional[PendingPin], Optional[StopReport]]: ...
+def is_process_alive(pid: int) -> bool: ...
 @disjoint_base
 class ProcessRef:
     def __new__(
@@ -251,6 +263,7 @@ class ProcessRef:
         *,
         policy: Literal["strict", "lenient"] = "strict",
         child: bool = False,
+        pin: Optional[PendingPin] = None,
     ) -> Self: ...
     @property
     def pid(self) -> int: ...

@@ -2,7 +2,7 @@
 
 import asyncio
 import os
-from typing import Optional
+from typing import Any, Optional, Tuple
 
 from . import _pidguard
 
@@ -21,6 +21,20 @@ class ProcessRef(_pidguard.ProcessRef):
         a child of this process, NoSuchProcessError once it was reaped, RefusedError for pid 1
         or our own pid."""
         return cls(pid, child=True)
+
+    @classmethod
+    def for_pid_file(
+        cls, pid_file: Any, cmd_file: Any = None, tolerance: Optional[float] = 5.0
+    ) -> Tuple[Optional["ProcessRef"], Optional[_pidguard.StopReport]]:
+        """Judge an abx-dl pidfile and pin what it names (core's ``pin_pid_file``, see
+        :func:`pidguard._pidguard.pin_pid_file`): ``(handle, None)`` when the process may be
+        signalled — the handle carries core's uid restriction for a record another user owns —
+        or ``(None, report)`` saying why not (a stale record is retired by core). Raises as
+        ``pin_pid_file`` does."""
+        pin, report = _pidguard.pin_pid_file(pid_file, cmd_file, tolerance)
+        if pin is None:
+            return None, report
+        return cls(pin.pid, pin=pin), None
 
     async def wait_async(self, timeout: Optional[float] = None) -> bool:
         """Wait until the process exits or ``timeout`` seconds pass (None: no limit), without

@@ -56,8 +56,13 @@ Different, on purpose:
    (``gone``, ``zombie``, ``mismatch``, ``mtime-skew``, ``cmd-mismatch``) or that it is not a
    pidfile (``malformed``). A record whose live identity could not be read (``unverifiable``:
    EPERM, EMFILE, a ``hidepid`` /proc), another machine's or PID namespace's (``foreign``), or
-   an unreadable one is kept, and nothing is signalled. Running as root, a pidfile owned by
-   another user or writable by group or others authorises nothing (it is kept).
+   an unreadable one is kept, and nothing is signalled. The judging, the removal and every
+   refusal are core's (``pidguard.ProcessRef.for_pid_file``, core's ``pin_pid_file``): the
+   directory is opened once, the record read from it, its owner and mode taken from that
+   descriptor, and a stale record removed by content through that directory's descriptor —
+   never by a second lookup of the path. A pidfile owned by another user aims only at that
+   user's processes (each group member checked right before its own signal); a world-writable
+   one — or, when running as root, a group-writable one — at none (kept, nothing signalled).
 6. **Safer files.** ``write_pid_file_with_mtime`` writes through a temporary file and
    ``rename`` (no reader sees an empty file or a wrong mtime), refuses a symlink, FIFO or
    directory at the path, and raises ``ValueError`` for a pid outside 1..pid_max or a
@@ -108,9 +113,6 @@ GRACEFUL_SHUTDOWN_TIMEOUT = 15.0
 # How long the SIGKILL step waits for the hook, seconds (the original's value).
 _KILL_WAIT = 2.0
 
-# Reasons of check_pid_file that prove a record stale: only these remove a pidfile.
-_PROVEN_STALE = frozenset({"gone", "zombie", "mismatch", "mtime-skew", "cmd-mismatch", "malformed"})
-
 _Path = _Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 write_cmd_file = _pidguard.write_cmd_file
@@ -144,24 +146,14 @@ def write_pid_file_with_mtime(pid_file: _Path, pid: int, start_time: float) -> N
 
 
 def is_process_alive(pid: int) -> bool:
-    """Whether a process with this pid exists and has not exited: a zombie is not alive; a
-    process of another user is (EPERM), and so is one whose /proc entry cannot be read (a failed
-    read is not proof of death). Pid <= 0 is False (it names no single process).
+    """Whether a process with this pid exists and has not exited (core's
+    ``is_process_alive``): a zombie is not alive; a process of another user is (EPERM), and so
+    is one whose /proc entry cannot be read (a failed read is not proof of death). Pid <= 0 is
+    False (it names no single process).
 
     Raises TypeError when ``pid`` is not an int.
     """
-    if isinstance(pid, bool) or not isinstance(pid, int):
-        raise TypeError(f"pid must be an int, not {type(pid).__name__}")
-    if pid <= 0:
-        return False
-    try:
-        return _pidguard.lookup(pid).state not in ("Z", "X")
-    except ProcessLookupError:
-        return False
-    except ValueError:  # above pid_max: no such process can exist
-        return False
-    except _PidguardError:
-        return True
+    return _pidguard.is_process_alive(pid)
 
 
 def _send_signal(pid: int, sig: int) -> bool:
@@ -247,47 +239,15 @@ async def graceful_kill_process(
         pass
 
 
-def _pin_record(pid_file: _Path, expected_argv: _Any, check: _Any) -> _Optional[_ProcessRef]:
-    """Pin the process a valid record names, or None when it may not be signalled."""
-    if os.geteuid() == 0:
-        # Root acts only on records nobody else could have written (a token proves nothing
-        # about who wrote it).
-        st = os.lstat(pid_file)
-        if st.st_uid != 0 or st.st_mode & 0o022:
-            return None
+def _judge(pid_file: _Path, expected_argv: _Any) -> _Optional[_ProcessRef]:
+    """Core's ``pin_pid_file``: the record judged through its directory's descriptor, retired
+    there when proven stale, refused by core's owner rule; the pinned process when it may be
+    signalled, else None (every error included, as the original's failures are False)."""
     try:
-        if check.token is not None:
-            # A token must match the pinned process exactly.
-            return _ProcessRef(check.pid, check.token)
-        # A token-less record (written by the original): its mtime and argv evidence must hold
-        # again for the pinned process, which is that process only if it has not exited since.
-        ref = _ProcessRef(check.pid, policy="lenient")
-    except (_PidguardError, ValueError):
-        return None
-    again = _pidguard.check_pid_file(pid_file, expected_argv)
-    if not again.valid or again.pid != check.pid or ref.has_exited():
-        ref.close()
+        ref, _report = _ProcessRef.for_pid_file(pid_file, expected_argv)
+    except (_PidguardError, TypeError, ValueError):
         return None
     return ref
-
-
-def _judge(pid_file: _Path, expected_argv: _Any) -> _Optional[_ProcessRef]:
-    """Check the record; remove it when proven stale; pin its process when valid."""
-    try:
-        check = _pidguard.check_pid_file(pid_file, expected_argv)
-    except (TypeError, ValueError):
-        return None
-    if not check.valid:
-        if check.reason in _PROVEN_STALE:
-            try:
-                os.unlink(pid_file)
-            except FileNotFoundError:
-                pass
-        return None
-    try:
-        return _pin_record(pid_file, expected_argv, check)
-    except OSError:
-        return None
 
 
 async def graceful_kill_by_pid_file(
