@@ -224,10 +224,10 @@ impl Listings {
                 if hook_prefix(&name).is_some_and(|p| stems.is_some_and(|s| s.contains(std::ffi::OsStr::new(p)))) {
                     continue;
                 }
-                out.push(format!("{prefix}{name}"));
+                out.push(format!("{prefix}{}", crate::report::path_text(f)));
             }
             for s in &e.dirs {
-                stack.push((d.join(s), format!("{prefix}{}/", s.to_string_lossy())));
+                stack.push((d.join(s), format!("{prefix}{}/", crate::report::path_text(s))));
             }
         }
         out.sort();
