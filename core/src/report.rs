@@ -407,7 +407,7 @@ impl From<&crate::StopReport> for StopView {
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "HookReport", object_from_js = false))]
 pub struct HookView {
     /// The hook's basename (`on_Snapshot__20_x.bg`), in the lossless
-    /// [`path_text`](crate::report::path_text) form (a name that is not UTF-8 or holds a
+    /// [`path_text`] form (a name that is not UTF-8 or holds a
     /// backslash is escaped there).
     pub name: String,
     /// The directory holding its files.
@@ -441,7 +441,7 @@ pub struct HookView {
     /// log cut at 16 MiB), one sentence each.
     pub notes: Vec<String>,
     /// Files under `dir`, relative to it, in the lossless
-    /// [`path_text`](crate::report::path_text) form, sorted: everything but the four files (`.pid`, `.sh`,
+    /// [`path_text`] form, sorted: everything but the four files (`.pid`, `.sh`,
     /// `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it.
     pub output_files: Vec<String>,
     /// The argv recorded in the `.sh` file.

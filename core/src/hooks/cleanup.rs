@@ -305,7 +305,12 @@ fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
 /// finalizes them on a small private thread pool (at most [`MAX_THREADS`], no more than the
 /// machine's cores) while the signalling of each batch stays one poll loop on the calling
 /// thread. Each hook's two index lines are appended in one `write(2)` (`O_APPEND`), so lines of
-/// different hooks never interleave; on a pool the index (and stdout when `is_tty` is false)
+/// different hooks never interleave, whole or not at all (a short write on a full disk is cut
+/// back to the last whole line). A stale or stopped hook is first *claimed*: its pidfile is
+/// renamed aside by content (`pidfile::retire`); of several cleanups of one tree at once only
+/// the one whose claim holds finalizes it (the others say so in their notes and write nothing
+/// for it), and the claimed pidfile is unlinked only after the index lines were appended — on
+/// a failed append it is given its name back and the logs stay, for the next cleanup; on a pool the index (and stdout when `is_tty` is false)
 /// receives hooks in the order they finish, not sorted. A `finalize` callback is always called
 /// on the calling thread, in pidfile-path order. The returned reports are sorted by pidfile
 /// path. The library never changes process limits: it works within the soft `RLIMIT_NOFILE`

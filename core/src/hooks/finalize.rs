@@ -143,9 +143,11 @@ fn log_open_error(e: std::io::Error, which: &str, step: &str) -> LogRead {
 /// only a regular file is read. It is first looked at without opening it (`fstatat`,
 /// `AT_SYMLINK_NOFOLLOW`): a symlink, FIFO or device is never opened, and an empty regular file
 /// costs that one call (what its open, `fstat` and close would have said: nothing to read). A
-/// longer log is cut at [`MAX_LOG_BYTES`], or at what is left of the cleanup's `budget` (see
-/// [`MAX_INDEX_LOG_BYTES`]; what is read is taken from it), and ends with a marker line. Anything
-/// not read in full is said in the returned note.
+/// longer log is cut where its JSON encoding reaches [`MAX_LOG_BYTES`], or what is left of the
+/// cleanup's `budget` (see [`MAX_INDEX_LOG_BYTES`]; what the kept text takes as JSON is taken
+/// from it), and ends with a marker line; at most that many bytes of the file are read. A log
+/// with more than one link is not read when the caller is privileged (noted). Anything not
+/// copied in full is said in the returned note.
 fn read_log(dir: &DirFd, name: &OsStr, which: &str, budget: &AtomicU64) -> LogRead {
     match dir.lstat(name) {
         Err(e) => return log_open_error(e, which, "looked at"),
@@ -275,7 +277,7 @@ impl Index {
             Err(e) => return Err(Error::io_at(&self.path, "append to index", &e)),
         };
         // Short: the file offset is the end of what this write appended.
-        let end = (&self.file).seek(std::io::SeekFrom::Current(0)).ok();
+        let end = (&self.file).stream_position().ok();
         let size = self.file.metadata().ok().map(|m| m.size());
         match (end, size) {
             (Some(end), Some(size)) if size == end && end >= n as u64 => {

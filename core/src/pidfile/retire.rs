@@ -5,7 +5,8 @@
 //! strictly: without following a symlink (`O_NOFOLLOW`) and without blocking on a FIFO
 //! (`O_NONBLOCK`); the caller then `fstat`s the descriptor and reads only a regular file.
 //!
-//! It is removed by content: compared, renamed aside to a private name, compared again there —
+//! It is removed (or claimed, see [`Claim`]) by content: compared, renamed aside to a private
+//! name, compared again there —
 //! it must be the very inode compared first, still holding the same record — and only then
 //! unlinked. A record put at the name in between (a new spawn's, a new holder's) is given back
 //! with `link(2)`, which never overwrites a record created at the name meanwhile. Every step
