@@ -25,7 +25,12 @@ fn dead_pid() -> i32 {
 }
 
 fn opts(index: &Path) -> CleanupOptions {
-    CleanupOptions { index_path: Some(index.to_path_buf()), is_tty: true, schedule: "TERM/0.5/KILL/2".parse().unwrap(), ..Default::default() }
+    CleanupOptions {
+        index_path: Some(index.to_path_buf()),
+        is_tty: true,
+        schedule: "TERM/0.5/KILL/2".parse().unwrap(),
+        ..Default::default()
+    }
 }
 
 /// The index's records, parsed (every line must be one JSON object).
