@@ -36,7 +36,7 @@ export interface ErrorKindInfo {
 export interface HookReport {
   /**
    * The hook's basename (`on_Snapshot__20_x.bg`), in the lossless
-   * [`path_text`](crate::report::path_text) form (a name that is not UTF-8 or holds a
+   * [`path_text`] form (a name that is not UTF-8 or holds a
    * backslash is escaped there).
    */
   name: string
@@ -74,7 +74,7 @@ export interface HookReport {
   notes: Array<string>
   /**
    * Files under `dir`, relative to it, in the lossless
-   * [`path_text`](crate::report::path_text) form, sorted: everything but the four files (`.pid`, `.sh`,
+   * [`path_text`] form, sorted: everything but the four files (`.pid`, `.sh`,
    * `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it.
    */
   outputFiles: Array<string>
