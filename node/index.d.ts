@@ -34,7 +34,11 @@ export interface ErrorKindInfo {
 
 /** What `cleanup_background_hooks` did with one hook. */
 export interface HookReport {
-  /** The hook's basename (`on_Snapshot__20_x.bg`). */
+  /**
+   * The hook's basename (`on_Snapshot__20_x.bg`), in the lossless
+   * [`path_text`] form (a name that is not UTF-8 or holds a
+   * backslash is escaped there).
+   */
   name: string
   /** The directory holding its files. */
   dir: string
@@ -69,7 +73,8 @@ export interface HookReport {
    */
   notes: Array<string>
   /**
-   * Files under `dir`, relative to it, sorted: everything but the four files (`.pid`, `.sh`,
+   * Files under `dir`, relative to it, in the lossless
+   * [`path_text`] form, sorted: everything but the four files (`.pid`, `.sh`,
    * `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it.
    */
   outputFiles: Array<string>

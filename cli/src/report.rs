@@ -1,9 +1,12 @@
 //! Human sentences for reports, and the JSON line of `--json` (core's report views as they
 //! serialize). Human output never shows a placeholder (`-`, `[]`): what is unknown or empty is
-//! left out or said in words.
+//! left out or said in words. Names, paths, errors and notes that came from files are shown
+//! through core's [`pidguard::report::printable`]: no control character reaches the terminal,
+//! and a newline in a name cannot forge a report line.
 
 use std::path::Path;
 
+use pidguard::report::printable;
 use pidguard::{CheckReason, Format, HookReport, PidFileCheck, Reason, StopReport, Verdict};
 
 /// Print one report (or a list of them) as a JSON line: the serde form of core's
@@ -20,7 +23,8 @@ pub fn print_json(text: serde_json::Result<String>) {
 /// A core error as a user reads it: its message, and the system's text when it carries an errno
 /// that the message does not already show.
 pub fn error_text(e: &pidguard::Error) -> String {
-    let msg = e.to_string();
+    // The message may name files (paths from the tree): no control character is printed raw.
+    let msg = printable(&e.to_string()).into_owned();
     match e.errno() {
         Some(n) if e.kind().family() == pidguard::ErrorKind::PermissionDenied || e.kind() == pidguard::ErrorKind::Io => {
             let os = std::io::Error::from_raw_os_error(n).to_string();
@@ -74,7 +78,7 @@ pub fn removed_text(removed: bool) -> &'static str {
 
 /// One line for `status` of a pidfile (a guard record's check is [`pidguard::guard::Verdict::to_check`]).
 pub fn check_text(path: &Path, format: Format, c: &PidFileCheck, os_error: Option<&std::io::Error>) -> String {
-    let p = path.display();
+    let p = printable(&pidguard::report::path_text(path.as_os_str())).into_owned();
     let record = if format == Format::Guard { "guard record of " } else { "" };
     let pid = c.pid.map(|p| format!("{record}pid {p}, ")).unwrap_or_default();
     match (c.reason, c.judgement) {
@@ -103,13 +107,13 @@ pub fn check_text(path: &Path, format: Format, c: &PidFileCheck, os_error: Optio
 
 /// One line for `stop` of a pidfile.
 pub fn stop_text(r: &StopReport) -> String {
-    let p = r.pid_file.display();
+    let p = printable(&pidguard::report::path_text(r.pid_file.as_os_str())).into_owned();
     if r.check.reason == CheckReason::Missing {
         return format!("{p}: no pidfile — nothing to do");
     }
     let who = r.check.pid.map(|n| format!("pid {n}")).unwrap_or_else(|| "no pid".into());
     let signals: Vec<String> = r.signals().iter().map(|s| s.name()).collect();
-    let detail = r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+    let detail = r.detail.as_deref().map(|d| format!(": {}", printable(d))).unwrap_or_default();
     format!("{p}: {who} — {}{detail}{}{}", r.outcome, signals_text(&signals), removed_text(r.pid_file_removed))
 }
 
@@ -117,9 +121,9 @@ pub fn stop_text(r: &StopReport) -> String {
 pub fn print_hooks(reports: &[HookReport]) {
     let mut reports: Vec<&HookReport> = reports.iter().collect();
     reports.sort_by(|a, b| a.name.cmp(&b.name));
-    let width = reports.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
+    let width = reports.iter().map(|r| printable(&r.name).chars().count()).max().unwrap_or(0);
     for r in &reports {
-        let mut line = format!("  {:<width$}  ", r.name);
+        let mut line = format!("  {:<width$}  ", printable(&r.name));
         if let Some(pid) = r.pid {
             line.push_str(&format!("pid {pid}: "));
         }
@@ -156,16 +160,16 @@ pub fn print_hooks(reports: &[HookReport]) {
             let pids: Vec<String> = r.unverified_leftovers.iter().map(|p| p.to_string()).collect();
             println!(
                 "  note: {}: live processes {} still carry process group {} — unverified, NOT signalled",
-                r.name,
+                printable(&r.name),
                 pids.join(", "),
                 r.pid.map(|p| p.to_string()).unwrap_or_else(|| "of the record".into())
             );
         }
         if let Some(e) = &r.error {
-            println!("  note: {}: {e}", r.name);
+            println!("  note: {}: {}", printable(&r.name), printable(e));
         }
         for n in &r.notes {
-            println!("  note: {}: {n}", r.name);
+            println!("  note: {}: {}", printable(&r.name), printable(n));
         }
     }
 }

@@ -26,10 +26,71 @@ use serde::{Serialize, Serializer};
 use crate::identity::{GroupMode, PinMode};
 use crate::signal::Outcome;
 
+/// The one text form of a file name or path in every report (JSON, Python and Node strings, the
+/// index's records): lossless, so that two different names never read the same.
+///
+/// A name that is valid UTF-8 and holds no backslash is itself. Otherwise each backslash is
+/// written `\\` (two backslashes) and each byte that is not part of valid UTF-8 is written
+/// `\xNN` (two lowercase hex digits): the name `a<0xff>b` reads `a\xffb`, the name `a\xffb`
+/// (with a real backslash) reads `a\\xffb`. To get the bytes back: if the text holds no
+/// backslash, it is the name; else replace `\\` by a backslash and `\xNN` by the byte NN,
+/// left to right. Control characters are kept as they are here (JSON escapes them); human
+/// output escapes them on top with [`printable`].
+pub fn path_text(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = name.as_bytes();
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        if !s.contains('\\') {
+            return std::borrow::Cow::Borrowed(s);
+        }
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '\\' {
+                out.push_str("\\\\");
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `text` (a name, a path, a message or a note that came from files) as human output shows it:
+/// every control character — C0 (`\0`–`\x1f`), DEL and C1 (U+0080–U+009F) — escaped, so that
+/// no escape sequence reaches the terminal and a newline in a name cannot forge a report line.
+/// `\n`, `\r` and `\t` are written so; ESC is `\x1b`, and the others `\xNN` (C0, DEL) or
+/// `\u{NN}` (C1). Everything else is unchanged (a name already in the [`path_text`] form stays
+/// lossless: its backslashes are doubled there).
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_control = |c: char| c.is_control();
+    if !text.chars().any(is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A path in a report. Rust sees a [`Path`] (it derefs to one) and C its bytes; Python gets it
-/// as pyo3 converts a `PathBuf`; JSON and JavaScript get a string in which bytes that are not
-/// UTF-8 are U+FFFD (a path given as a Node `Buffer` may hold any byte but NUL, and napi's own
-/// `PathBuf` conversion throws on those bytes, which would lose the whole report).
+/// as pyo3 converts a `PathBuf` (a `pathlib.Path`, lossless: bytes that are not UTF-8 are
+/// surrogate-escaped, `os.fsencode` gives them back); JSON and JavaScript get its
+/// [`path_text`] form, lossless too (a path given as a Node `Buffer` may hold any byte but
+/// NUL, and napi's own `PathBuf` conversion throws on those bytes, which would lose the whole
+/// report).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ReportPath(pub PathBuf);
 
@@ -66,7 +127,7 @@ impl From<&str> for ReportPath {
 
 impl Serialize for ReportPath {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0.to_string_lossy())
+        s.serialize_str(&path_text(self.0.as_os_str()))
     }
 }
 
@@ -345,7 +406,9 @@ impl From<&crate::StopReport> for StopView {
 #[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, get_all, dict, name = "HookReport", module = "pidguard._pidguard"))]
 #[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "HookReport", object_from_js = false))]
 pub struct HookView {
-    /// The hook's basename (`on_Snapshot__20_x.bg`).
+    /// The hook's basename (`on_Snapshot__20_x.bg`), in the lossless
+    /// [`path_text`] form (a name that is not UTF-8 or holds a
+    /// backslash is escaped there).
     pub name: String,
     /// The directory holding its files.
     #[cfg_attr(feature = "node", napi(ts_type = "string"))]
@@ -377,7 +440,8 @@ pub struct HookView {
     /// What the cleanup could not read beside the hook (a log that is a symlink or a FIFO, a
     /// log cut at 16 MiB), one sentence each.
     pub notes: Vec<String>,
-    /// Files under `dir`, relative to it, sorted: everything but the four files (`.pid`, `.sh`,
+    /// Files under `dir`, relative to it, in the lossless
+    /// [`path_text`] form, sorted: everything but the four files (`.pid`, `.sh`,
     /// `.stdout.log`, `.stderr.log`) of every hook the cleanup found in it.
     pub output_files: Vec<String>,
     /// The argv recorded in the `.sh` file.
@@ -617,14 +681,14 @@ mod node {
     impl ToNapiValue for ReportPath {
         unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
             // SAFETY: the caller's guarantee for `env` is passed on unchanged.
-            unsafe { String::to_napi_value(env, val.0.to_string_lossy().into_owned()) }
+            unsafe { String::to_napi_value(env, super::path_text(val.0.as_os_str()).into_owned()) }
         }
     }
 
     impl ToNapiValue for &ReportPath {
         unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
             // SAFETY: as above.
-            unsafe { String::to_napi_value(env, val.0.to_string_lossy().into_owned()) }
+            unsafe { String::to_napi_value(env, super::path_text(val.0.as_os_str()).into_owned()) }
         }
     }
 }

@@ -8,6 +8,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -324,23 +325,23 @@ fn remove_after_someone_else_replaced_returns_false_and_leaves_the_new_record() 
     assert!(!guard::remove(&path, &b).unwrap(), "missing file: false, no error");
 }
 
-/// D2, deterministically: removers of one directory take turns (flock on the directory), so a
-/// remover can never be between its compare and its rename while another retires the record
+/// D2, deterministically: removers of one record take turns (flock on the record file itself),
+/// so a remover can never be between its check and its rename while another retires the record
 /// and creates a new one — the interleaving in which the second remover would rename the new
-/// record aside. Here the test holds the lock, as a remover mid-way would, and the remove must
-/// wait for it.
+/// record aside. Here the test holds the record's lock, as a remover mid-way would, and the
+/// remove must wait for it.
 #[test]
-fn d2_removers_take_turns_on_the_directory_lock() {
-    let d = TempDir::new("dirlock");
+fn d2_removers_take_turns_on_the_record_lock() {
+    let d = TempDir::new("reclock");
     let path = d.path().join("g.json");
     let e = Entry::new(100, "tok");
     guard::create(&path, &e).unwrap();
-    // Our own open file description of the directory: flock(2) conflicts between descriptions,
+    // Our own open file description of the record: flock(2) conflicts between descriptions,
     // even within one process.
-    let dir = std::fs::File::open(d.path()).unwrap();
+    let rec = std::fs::File::open(&path).unwrap();
     use std::os::fd::AsRawFd;
     // SAFETY: plain system call on a descriptor we own.
-    assert_eq!(unsafe { libc::flock(dir.as_raw_fd(), libc::LOCK_EX) }, 0);
+    assert_eq!(unsafe { libc::flock(rec.as_raw_fd(), libc::LOCK_EX) }, 0);
     let (tx, rx) = mpsc::channel();
     let p = path.clone();
     let e2 = e.clone();
@@ -348,11 +349,74 @@ fn d2_removers_take_turns_on_the_directory_lock() {
         let _ = tx.send(guard::remove(&p, &e2));
     });
     // It cannot finish while the lock is held (it would in microseconds without the lock).
-    assert!(rx.recv_timeout(Duration::from_millis(500)).is_err(), "remove did not wait for the directory lock");
+    assert!(rx.recv_timeout(Duration::from_millis(500)).is_err(), "remove did not wait for the record's lock");
     assert!(path.exists());
-    drop(dir); // releases the lock
+    drop(rec); // releases the lock
     assert!(rx.recv_timeout(Duration::from_secs(20)).expect("remove finishes once the lock is free").unwrap());
     assert!(!path.exists());
+}
+
+/// A lock that another user can take must not keep root from retiring root's stale record: a
+/// user (uid 65534) who can list the directory holds `flock` on it, as long as they like, and
+/// cannot open the record (mode 0600) to lock that. Root's `acquire` over the stale record
+/// replaces it at once and `remove` of it works (they waited 10 s and failed with `TimedOut`
+/// while the guard format locked the directory).
+#[test]
+fn another_users_lock_on_the_directory_does_not_block_roots_records() {
+    if unsafe { libc::geteuid() } != 0 || !Path::new("/usr/bin/setpriv").exists() || !Path::new("/usr/bin/flock").exists() {
+        eprintln!("skip: needs root, setpriv and flock");
+        return;
+    }
+    let d = TempDir::new("userlock");
+    let dir = d.path().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.join("daemon.json");
+    // A stale record of root's: a process of ours that has exited (its token is exact).
+    let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let token = pidguard::start_token(child.id() as i32).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    guard::create(&path, &Entry::new(child.id() as i32, token.to_string())).unwrap();
+    // The user takes every lock it can: the directory's, and (it cannot) the record's.
+    let holder = common::Proc(
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "flock", "-x"])
+            .arg(&dir)
+            .args(["sh", "-c"])
+            .arg(format!("flock -n -x '{}' true 2>/dev/null; exec sleep 60", path.display()))
+            .stdout(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
+    let dir_fd = std::fs::File::open(&dir).unwrap();
+    use std::os::fd::AsRawFd;
+    let held = common::wait_for(Duration::from_secs(10), || {
+        // SAFETY: as above; a probe that took the lock gives it back at once.
+        unsafe {
+            if libc::flock(dir_fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 {
+                libc::flock(dir_fd.as_raw_fd(), libc::LOCK_UN);
+                false
+            } else {
+                true
+            }
+        }
+    });
+    assert!(held, "the user's flock on the directory never showed");
+    let t0 = std::time::Instant::now();
+    let g = guard::acquire(&path, &Entry::current().unwrap(), &AcquireOptions::default());
+    let took = t0.elapsed();
+    let g = g.unwrap_or_else(|e| panic!("acquire over a stale record while another user locks the directory: {e} after {took:?}"));
+    assert!(g.replaced().is_some_and(|v| v.is_stale()), "{:?}", g.replaced());
+    assert!(took < Duration::from_secs(5), "acquire waited {took:?} for another user's lock");
+    // Root's own release of its record is not blocked either.
+    let t0 = std::time::Instant::now();
+    assert!(g.release().unwrap(), "release removes our record");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert!(!path.exists());
+    drop(holder);
 }
 
 #[test]

@@ -195,3 +195,21 @@ test('cleanup of a directory that is not there rejects with PIDGUARD_NOT_FOUND a
   });
   assert.throws(() => pidguard.cleanupBackgroundHooksSync(missing), (e) => e.code === 'PIDGUARD_NOT_FOUND');
 });
+
+test('hook names that are not UTF-8 read apart in reports (core\'s lossless form: \\xNN, a backslash doubled)', async () => {
+  const out = tempDir('bytes');
+  const plug = path.join(out, 'p');
+  fs.mkdirSync(plug, { recursive: true });
+  const names = [Buffer.from('on_a\xff.bg', 'latin1'), Buffer.from('on_a\xfe.bg', 'latin1'), Buffer.from('on_a\\xff.bg')];
+  for (const n of names) {
+    const file = Buffer.concat([Buffer.from(plug + '/'), n, Buffer.from('.pid')]);
+    fs.writeFileSync(file, '4194303');
+    fs.utimesSync(file, 1e9, 1e9);
+  }
+  const index = path.join(out, 'index.jsonl');
+  const reports = await pidguard.cleanupBackgroundHooks(out, { indexPath: index, isTty: true });
+  assert.deepEqual(reports.map((r) => r.name).sort(), ['on_a\\\\xff.bg', 'on_a\\xfe.bg', 'on_a\\xff.bg']);
+  assert.deepEqual(reports.map((r) => path.basename(r.pidFile)).sort(), ['on_a\\\\xff.bg.pid', 'on_a\\xfe.bg.pid', 'on_a\\xff.bg.pid']);
+  const hookNames = readIndex(index).filter((l) => l.type === 'ArchiveResult').map((l) => l.hook_name).sort();
+  assert.deepEqual(hookNames, ['on_a\\\\xff.bg', 'on_a\\xfe.bg', 'on_a\\xff.bg']);
+});

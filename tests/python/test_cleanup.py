@@ -261,3 +261,26 @@ def test_cleanup_after_real_pid_reuse_spares_the_bystander_group():  # A8
     for t in results:
         assert (t["outcome"], t["signals"], t["alive"], t["group"]) == ("stale", [], True, 2), t
         assert t["reason"] == "mismatch", t
+
+
+def test_non_utf8_hook_names_read_apart_in_reports(tmp_path):
+    """Names that are not UTF-8 keep apart: `name` and `output_files` are in core's lossless
+    form (a byte that is not UTF-8 is `\\xNN`, a backslash doubled), `pid_file` is a Path that
+    `os.fsencode` turns back into the very bytes (both used to read U+FFFD)."""
+    out = tmp_path / "snap"
+    plug = os.fsencode(out / "p")
+    os.makedirs(plug)
+    for name in (b"on_a\xff.bg", b"on_a\xfe.bg", b"on_a\\xff.bg"):
+        path = os.path.join(plug, name + b".pid")
+        with open(path, "w") as f:
+            f.write("4194303")
+        os.utime(path, (1e9, 1e9))
+    open(os.path.join(plug, b"out\xff.txt"), "w").close()
+    reports = pidguard.cleanup_background_hooks(os.fsencode(out), os.fsencode(tmp_path / "index.jsonl"), True)
+    assert sorted(r.name for r in reports) == ["on_a\\\\xff.bg", "on_a\\xfe.bg", "on_a\\xff.bg"]
+    assert sorted(os.fsencode(r.pid_file) for r in reports) == sorted(
+        os.path.join(plug, n) for n in (b"on_a\xff.bg.pid", b"on_a\xfe.bg.pid", b"on_a\\xff.bg.pid")
+    )
+    assert all(r.output_files == ["out\\xff.txt"] for r in reports)
+    pairs = read_index(tmp_path / "index.jsonl")
+    assert sorted(pairs) == ["on_a\\\\xff.bg", "on_a\\xfe.bg", "on_a\\xff.bg"]

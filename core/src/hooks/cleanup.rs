@@ -123,7 +123,9 @@ impl fmt::Display for HookOutcome {
 /// The report for one hook.
 #[derive(Clone, Debug)]
 pub struct HookReport {
-    /// The hook's basename (`on_Snapshot__20_x.bg`).
+    /// The hook's basename (`on_Snapshot__20_x.bg`), in the lossless
+    /// [`path_text`](crate::report::path_text) form (a name that is not UTF-8 or holds a
+    /// backslash is escaped there).
     pub name: String,
     /// The directory holding its files.
     pub dir: PathBuf,
@@ -145,7 +147,8 @@ pub struct HookReport {
     pub exit_code: Option<i32>,
     /// The error, for failed hooks (`"Process unkillable"`, a refusal, a finalize failure).
     pub error: Option<String>,
-    /// Files under `dir`, relative to it, sorted: everything but the four files (`.pid`,
+    /// Files under `dir`, relative to it, in the lossless
+    /// [`path_text`](crate::report::path_text) form, sorted: everything but the four files (`.pid`,
     /// `.sh`, `.stdout.log`, `.stderr.log`) of every hook the cleanup found and pidguard's own
     /// transient files. One list per directory, listed once per cleanup (again after its hooks
     /// were signalled) and shared by the reports of the hooks in it.
@@ -235,7 +238,7 @@ fn index_beneath(output_dir: &Path, index: &Path) -> PathBuf {
 /// into place in between; looking the path up again would let a user who swapped a directory
 /// for a symlink aim the removal anywhere.) Any failure leaves the record (`false`).
 pub(crate) fn remove_if_unchanged_in(dir: &crate::sys::DirFd, name: &std::ffi::OsStr, path: &Path, check: &PidFileCheck) -> bool {
-    crate::pidfile::retire::remove_by_content(dir, name, path, |f| unchanged_record(f, check)).unwrap_or(false)
+    crate::pidfile::retire::remove_by_content(dir, name, path, |f| unchanged_record(f, check), false).unwrap_or(false)
 }
 
 /// `(dev, inode)` of the open record `f` when it is a regular file that still holds what
@@ -294,7 +297,12 @@ fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
 /// finalizes them on a small private thread pool (at most [`MAX_THREADS`], no more than the
 /// machine's cores) while the signalling of each batch stays one poll loop on the calling
 /// thread. Each hook's two index lines are appended in one `write(2)` (`O_APPEND`), so lines of
-/// different hooks never interleave; on a pool the index (and stdout when `is_tty` is false)
+/// different hooks never interleave, whole or not at all (a short write on a full disk is cut
+/// back to the last whole line). A stale or stopped hook is first *claimed*: its pidfile is
+/// renamed aside by content (`pidfile::retire`); of several cleanups of one tree at once only
+/// the one whose claim holds finalizes it (the others say so in their notes and write nothing
+/// for it), and the claimed pidfile is unlinked only after the index lines were appended — on
+/// a failed append it is given its name back and the logs stay, for the next cleanup; on a pool the index (and stdout when `is_tty` is false)
 /// receives hooks in the order they finish, not sorted. A `finalize` callback is always called
 /// on the calling thread, in pidfile-path order. The returned reports are sorted by pidfile
 /// path. The library never changes process limits: it works within the soft `RLIMIT_NOFILE`
@@ -402,7 +410,10 @@ pub fn cleanup_background_hooks(
         let done = par_map(pool.as_ref(), pending, |p| p.finish(&results, groups, opts, index.as_ref(), default_finalize, &log_budget));
         for mut report in done {
             if let Some(f) = finalize.as_mut() {
-                if !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified) {
+                // A hook this cleanup did not retire (another cleanup did, see NOT_CLAIMED) is
+                // not finalized here.
+                let claimed_elsewhere = report.outcome.succeeded() && !report.pid_file_removed;
+                if !claimed_elsewhere && !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified) {
                     if let Err(e) = f(&report) {
                         add_finalize_error(&mut report, e);
                     }
@@ -496,8 +507,9 @@ fn hooks_per_batch(threads: usize) -> usize {
 #[allow(clippy::type_complexity)]
 fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<(u64, u64)>) {
     let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let stem = pid_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let cmd_name = std::ffi::OsString::from(format!("{stem}.sh"));
+    let mut cmd_name = stem_of(pid_file);
+    let stem = crate::report::path_text(&cmd_name).into_owned();
+    cmd_name.push(".sh");
     let cmd_file = dir.join(&cmd_name);
     let dir_fd = crate::sys::DirFd::open(&dir);
     let dir_id = dir_fd.as_ref().ok().and_then(|d| d.id().ok());
@@ -706,12 +718,26 @@ impl Pending {
             },
             _ => None,
         };
+        // The record is retired by claiming it (renamed aside by content, `pidfile::retire`):
+        // of any number of cleanups of this tree, the one whose claim holds retires and
+        // finalizes the hook; the others skip it (each hook is indexed once). The claim is
+        // committed (the pidfile unlinked) only after the index records are appended, and given
+        // back when they could not be: a failed finalize leaves the pidfile and the logs.
+        let pid_file = report.pid_file.clone();
+        let mut claim = None;
         match &report.outcome {
             HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
-                report.pid_file_removed = match (&dir, report.pid_file.file_name()) {
-                    (Some(d), Some(name)) => remove_if_unchanged_in(d, name, &report.pid_file, &check),
-                    _ => false,
+                claim = match (&dir, pid_file.file_name()) {
+                    (Some(d), Some(name)) => {
+                        crate::pidfile::retire::claim_by_content(d, name, &pid_file, |f| unchanged_record(f, &check), false)
+                            .ok()
+                            .flatten()
+                    }
+                    _ => None,
                 };
+                if claim.is_none() {
+                    report.notes.push(NOT_CLAIMED.to_string());
+                }
             }
             HookOutcome::Refused(r) if report.error.is_none() => report.error = Some(format!("refused to signal: {r}")),
             _ => {}
@@ -727,11 +753,37 @@ impl Pending {
             report.output_files = list;
         }
         report.ended_at = SystemTime::now();
-        let (Some(dir), Some(logs)) = (dir, logs) else { return report };
-        match super::finalize::default_finalize(&report, logs, &dir, index, opts.is_tty) {
-            Ok(notes) => report.notes.extend(notes),
-            Err(e) => add_finalize_error(&mut report, e.to_string()),
+        if removes && claim.is_none() {
+            // Another cleanup retired it (and finalizes it), or a new record took its name.
+            return report;
+        }
+        match (dir.as_ref(), logs) {
+            (Some(d), Some(logs)) => match super::finalize::default_finalize(&report, logs, d, index, opts.is_tty, claim) {
+                Ok(done) => {
+                    report.notes.extend(done.notes);
+                    report.pid_file_removed = done.removed;
+                }
+                Err(e) => add_finalize_error(&mut report, e.to_string()),
+            },
+            _ => {
+                report.pid_file_removed = match claim {
+                    Some(c) => c.commit().is_ok(),
+                    None => false,
+                }
+            }
         }
         report
     }
+}
+
+/// The note of a hook whose record this cleanup judged stale or stopped, but could not retire:
+/// it was no longer the file judged (another cleanup retired it first and finalizes it, or a new
+/// record took its name), or could not be renamed. Nothing is finalized or removed for it here.
+pub(crate) const NOT_CLAIMED: &str =
+    "the pidfile was not retired by this cleanup (another cleanup retired it first, or it was rewritten or could not be renamed): not finalized here";
+
+/// The stem of a hook's pidfile (`on_x.bg` of `on_x.bg.pid`) as the bytes of its name: the
+/// names of its `.sh` and logs are made from it, whatever bytes it holds.
+pub(crate) fn stem_of(pid_file: &Path) -> std::ffi::OsString {
+    pid_file.file_stem().map(|s| s.to_os_string()).unwrap_or_default()
 }

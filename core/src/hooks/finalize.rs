@@ -1,8 +1,8 @@
 //! The default finalize: abx-dl's `Process` and `ArchiveResult` JSON lines.
 
 use std::fs;
-use std::io::Write;
-use std::ffi::{OsStr, OsString};
+use std::io::{Seek, Write};
+use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
@@ -63,16 +63,58 @@ struct ArchiveResultRecord<'a> {
     error: Option<&'a str>,
 }
 
-/// The most of one log that finalize reads into the index, bytes (16 MiB).
+/// The most of one log that finalize copies into the index, in bytes **as written there**
+/// (16 MiB): JSON-escaped, where a NUL or another control byte takes six bytes, a quote, a
+/// backslash or a newline two, and a byte that is not UTF-8 the three of U+FFFD. A longer log
+/// is cut at a character boundary, with a marker line and a note. What is read of the file is
+/// at most as much (every byte read takes at least one byte in the index), so the memory a log
+/// costs is bounded by it too, whatever the file's size (a sparse file of 4 GiB included).
 pub const MAX_LOG_BYTES: u64 = 16 << 20;
 
-/// The most of all logs together that one cleanup copies into the index, bytes (64 MiB): once
-/// it is spent, each further log is cut (with the marker line of a log cut at [`MAX_LOG_BYTES`]
-/// and a note). Counted in log bytes read, whichever hooks read them first (on a pool, the order
-/// in which hooks finish); the index holds them JSON-escaped (a NUL or control byte takes six).
-/// A user's sparse 16 MiB logs cost root at most this much reading per cleanup, whatever their
-/// number.
+/// The most of all logs together that one cleanup copies into the index, in bytes as written
+/// there (64 MiB, JSON-escaped as for [`MAX_LOG_BYTES`]): once it is spent, each further log
+/// is cut (with the marker line of a log cut at [`MAX_LOG_BYTES`] and a note). Counted
+/// whichever hooks write first (on a pool, the order in which hooks finish). A user's logs,
+/// sparse or not, make root append at most this much of them to the index per cleanup (plus
+/// each hook's marker lines and record fields), whatever their number.
 pub const MAX_INDEX_LOG_BYTES: u64 = 64 << 20;
+
+/// The bytes `c` takes inside a JSON string as serde_json writes it.
+fn json_len(c: char) -> u64 {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8() as u64,
+    }
+}
+
+/// The longest prefix of `buf`, lossily decoded (as `String::from_utf8_lossy` does), whose JSON
+/// encoding takes at most `max` bytes; with the number of bytes of `buf` it covers and the
+/// bytes it takes as JSON.
+fn decode_bounded(buf: &[u8], max: u64) -> (String, usize, u64) {
+    let mut text = String::new();
+    let (mut used, mut taken) = (0u64, 0usize);
+    for chunk in buf.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let n = json_len(c);
+            if used + n > max {
+                return (text, taken, used);
+            }
+            used += n;
+            taken += c.len_utf8();
+            text.push(c);
+        }
+        if !chunk.invalid().is_empty() {
+            if used + 3 > max {
+                return (text, taken, used);
+            }
+            used += 3;
+            taken += chunk.invalid().len();
+            text.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    (text, taken, used)
+}
 
 /// A log's text (empty when there is none) and the note of what was not read in it; `Err`
 /// (why) when it could not be read.
@@ -101,9 +143,11 @@ fn log_open_error(e: std::io::Error, which: &str, step: &str) -> LogRead {
 /// only a regular file is read. It is first looked at without opening it (`fstatat`,
 /// `AT_SYMLINK_NOFOLLOW`): a symlink, FIFO or device is never opened, and an empty regular file
 /// costs that one call (what its open, `fstat` and close would have said: nothing to read). A
-/// longer log is cut at [`MAX_LOG_BYTES`], or at what is left of the cleanup's `budget` (see
-/// [`MAX_INDEX_LOG_BYTES`]; what is read is taken from it), and ends with a marker line. Anything
-/// not read in full is said in the returned note.
+/// longer log is cut where its JSON encoding reaches [`MAX_LOG_BYTES`], or what is left of the
+/// cleanup's `budget` (see [`MAX_INDEX_LOG_BYTES`]; what the kept text takes as JSON is taken
+/// from it), and ends with a marker line; at most that many bytes of the file are read. A log
+/// with more than one link is not read when the caller is privileged (noted). Anything not
+/// copied in full is said in the returned note.
 fn read_log(dir: &DirFd, name: &OsStr, which: &str, budget: &AtomicU64) -> LogRead {
     match dir.lstat(name) {
         Err(e) => return log_open_error(e, which, "looked at"),
@@ -119,24 +163,40 @@ fn read_log(dir: &DirFd, name: &OsStr, which: &str, budget: &AtomicU64) -> LogRe
         Err(e) => return log_open_error(e, which, "opened"),
     };
     let size = match f.metadata() {
+        Ok(m) if m.is_file() && crate::pidfile::refused_links(&m).is_some() => {
+            // For a privileged caller: another name for it may be a root-only file.
+            let why = crate::pidfile::refused_links(&m).unwrap_or_default();
+            return Ok((String::new(), Some(format!("{which} log {why}: not read"))));
+        }
         Ok(m) if m.is_file() => m.len(),
         Ok(_) => return Ok((String::new(), Some(format!("{which} log is not a regular file: not read")))),
         Err(e) => return Err(format!("{which} log cannot be examined: {e}")),
     };
-    // What this log may take of the cleanup's budget: taken before the read.
-    let want = size.min(MAX_LOG_BYTES);
+    // What this log may take of the cleanup's budget, in bytes as JSON: reserved before the
+    // read (at most six per byte of the file), what is not used given back after it.
+    let want = size.saturating_mul(6).min(MAX_LOG_BYTES);
     let left = budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| Some(left.saturating_sub(want))).unwrap_or(0);
     let max = want.min(left);
-    // One read for a log of the size fstat gave.
+    // Every byte read takes at least one byte as JSON: `max` bytes of the file are enough. One
+    // read for a log of the size fstat gave.
     let buf = match crate::pidfile::read_bounded(&f, size, max) {
         Ok(b) => b,
-        Err(e) => return Err(format!("{which} log could not be read: {e}")),
+        Err(e) => {
+            budget.fetch_add(max, Ordering::Relaxed);
+            return Err(format!("{which} log could not be read: {e}"));
+        }
     };
-    let mut text = String::from_utf8_lossy(&buf).into_owned();
-    if size > max {
-        text.push_str(&format!("\n[pidguard: log truncated: {size} bytes, the first {max} kept]\n"));
-        let why = if max < want { format!(": this cleanup's total of {MAX_INDEX_LOG_BYTES} log bytes was reached") } else { String::new() };
-        return Ok((text, Some(format!("{which} log truncated at {max} of {size} bytes{why}"))));
+    let (mut text, kept, used) = decode_bounded(&buf, max);
+    drop(buf);
+    budget.fetch_add(max - used, Ordering::Relaxed);
+    if (kept as u64) < size {
+        text.push_str(&format!("\n[pidguard: log truncated: {size} bytes, the first {kept} kept]\n"));
+        let why = if max < want {
+            format!(": this cleanup's total of {MAX_INDEX_LOG_BYTES} log bytes in the index was reached")
+        } else {
+            String::new()
+        };
+        return Ok((text, Some(format!("{which} log truncated at {kept} of {size} bytes ({used} bytes in the index){why}"))));
     }
     Ok((text, None))
 }
@@ -153,8 +213,12 @@ pub(crate) struct Logs {
 /// record and the logs and writes nothing (a failed read is not an empty log).
 /// `budget` is what is left of the cleanup's [`MAX_INDEX_LOG_BYTES`].
 pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) -> std::result::Result<Logs, String> {
-    let (stdout, n1) = read_log(dir, &OsString::from(format!("{}.stdout.log", report.name)), "stdout", budget)?;
-    let (stderr, n2) = read_log(dir, &OsString::from(format!("{}.stderr.log", report.name)), "stderr", budget)?;
+    let stem = super::cleanup::stem_of(&report.pid_file);
+    let (mut out, mut err) = (stem.clone(), stem);
+    out.push(".stdout.log");
+    err.push(".stderr.log");
+    let (stdout, n1) = read_log(dir, &out, "stdout", budget)?;
+    let (stderr, n2) = read_log(dir, &err, "stderr", budget)?;
     Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect() })
 }
 
@@ -163,12 +227,18 @@ pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) ->
 pub(crate) struct Index {
     file: fs::File,
     path: std::path::PathBuf,
+    /// The threads of one cleanup append one at a time, so that a failed append can be cut back
+    /// without cutting another thread's records.
+    appending: std::sync::Mutex<()>,
 }
 
 impl Index {
     /// Open (creating it 0644 when missing) the index for appending: `O_APPEND|O_NOFOLLOW|
     /// O_NONBLOCK`, and only a regular file. A symlink, FIFO, directory or device at the path is
-    /// an `Untrusted` error, so a cleanup never appends to whatever file a planted link names.
+    /// an `Untrusted` error, so a cleanup never appends to whatever file a planted link names;
+    /// so is, for a privileged caller, a file with more than one link (`HardLinked`: on a host
+    /// with `fs.protected_hardlinks=0` a user could link a root-only file into the tree, and
+    /// root would append its users' logs to it).
     pub(crate) fn open(path: &Path) -> Result<Index> {
         let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
         let fd = crate::sys::open_raw(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
@@ -180,27 +250,81 @@ impl Index {
         if !m.is_file() {
             return Err(Error::at(crate::ErrorKind::Untrusted, path, "the index is not a regular file: nothing appended"));
         }
-        Ok(Index { file, path: path.to_path_buf() })
+        if let Some(why) = crate::pidfile::refused_links(&m) {
+            return Err(Error::at(crate::ErrorKind::HardLinked, path, format_args!("the index {why}: nothing appended")));
+        }
+        Ok(Index { file, path: path.to_path_buf(), appending: std::sync::Mutex::new(()) })
     }
 
-    /// Append `lines` in one `write(2)` (`O_APPEND`: concurrent appenders never interleave a
-    /// record).
+    /// Append `lines` (whole records, each ending in a newline) in one `write(2)` (`O_APPEND`:
+    /// concurrent appenders never interleave a record), whole or not at all: a write that stops
+    /// short (`ENOSPC`, `EDQUOT`, `EFBIG`) is cut back with `ftruncate` to where it began — the
+    /// end of the last whole line — when nothing was appended after it meanwhile (by another
+    /// process: this cleanup's threads append one at a time). Errors: `Io`/`PermissionDenied`
+    /// with the errno of the failed write (`ENOSPC` for a short one).
     fn append(&self, lines: &[u8]) -> Result<()> {
-        (&self.file).write_all(lines).map_err(|e| Error::io_at(&self.path, "append to index", &e))
+        use std::os::unix::fs::MetadataExt;
+        let _one = self.appending.lock().unwrap_or_else(|p| p.into_inner());
+        let written = loop {
+            match (&self.file).write(lines) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r,
+            }
+        };
+        let n = match written {
+            Ok(n) if n == lines.len() => return Ok(()),
+            Ok(n) => n,
+            Err(e) => return Err(Error::io_at(&self.path, "append to index", &e)),
+        };
+        // Short: the file offset is the end of what this write appended.
+        let end = (&self.file).stream_position().ok();
+        let size = self.file.metadata().ok().map(|m| m.size());
+        match (end, size) {
+            (Some(end), Some(size)) if size == end && end >= n as u64 => {
+                if let Err(e) = self.file.set_len(end - n as u64) {
+                    log::warn!("{}: could not cut back a partial record: {e}", self.path.display());
+                }
+            }
+            _ => log::warn!("{}: a partial record could not be cut back: something was appended after it", self.path.display()),
+        }
+        Err(Error::io_at(&self.path, "append to index", &std::io::Error::from_raw_os_error(libc::ENOSPC)))
     }
+}
+
+/// What the default finalize did with a hook: its notes, and whether it removed the pidfile
+/// (by committing the claim it was given).
+pub(crate) struct Finalized {
+    pub(crate) notes: Vec<String>,
+    pub(crate) removed: bool,
 }
 
 /// abx-dl's finalize for one hook, with its logs read by [`read_logs`]: let
 /// `"type": "ArchiveResult"` lines on stdout override `status`/`output_str` (the last wins);
 /// append one `Process` and one `ArchiveResult` JSON line to `index` when given (and print them
-/// to stdout when `is_tty` is false); on success, when this cleanup removed the pidfile it judged, delete the two logs (`unlink` removes a
-/// planted link itself, never its target). The `.sh` file is always kept. Returns the notes of
-/// logs not read in full.
+/// to stdout when `is_tty` is false).
 ///
-/// Errors: `Io`/`PermissionDenied` when the index cannot be appended to.
-pub(crate) fn default_finalize(report: &HookReport, logs: Logs, dir: &DirFd, index: Option<&Index>, is_tty: bool) -> Result<Vec<String>> {
-    let stdout_name = OsString::from(format!("{}.stdout.log", report.name));
-    let stderr_name = OsString::from(format!("{}.stderr.log", report.name));
+/// `claim` is the hook's pidfile, taken aside by this cleanup (see `pidfile::retire::Claim`)
+/// when its outcome retires it: the steps are ordered so that a failure loses nothing. The
+/// records are appended first, whole or not at all; only then is the claimed pidfile unlinked
+/// and, on success, the two logs deleted (`unlink` removes a planted link itself, never its
+/// target). When the append fails (`ENOSPC`), the pidfile is given its name back and the logs
+/// stay: the next cleanup finds the hook again and finalizes it. The `.sh` file is always kept.
+///
+/// Errors: `Io`/`PermissionDenied` when the index cannot be appended to (the pidfile then
+/// restored, as said).
+pub(crate) fn default_finalize(
+    report: &HookReport,
+    logs: Logs,
+    dir: &DirFd,
+    index: Option<&Index>,
+    is_tty: bool,
+    claim: Option<crate::pidfile::retire::Claim<'_>>,
+) -> Result<Finalized> {
+    let stem = super::cleanup::stem_of(&report.pid_file);
+    let mut stdout_name = stem.clone();
+    stdout_name.push(".stdout.log");
+    let mut stderr_name = stem;
+    stderr_name.push(".stderr.log");
     let Logs { stdout, stderr, notes } = logs;
     let success = report.succeeded();
     let mut status = if success { "succeeded" } else { "failed" }.to_string();
@@ -229,7 +353,7 @@ pub(crate) fn default_finalize(report: &HookReport, logs: Logs, dir: &DirFd, ind
             kind: "Process",
             id: &process_id,
             cmd: &report.cmd,
-            pwd: report.dir.to_string_lossy(),
+            pwd: crate::report::path_text(report.dir.as_os_str()),
             pid: report.pid,
             exit_code,
             stdout: &stdout,
@@ -241,7 +365,7 @@ pub(crate) fn default_finalize(report: &HookReport, logs: Logs, dir: &DirFd, ind
             kind: "ArchiveResult",
             id: &result_id,
             snapshot_id: None,
-            plugin: report.dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+            plugin: report.dir.file_name().map(crate::report::path_text).unwrap_or_default(),
             hook_name: &report.name,
             status: &status,
             process_id: &process_id,
@@ -257,16 +381,27 @@ pub(crate) fn default_finalize(report: &HookReport, logs: Logs, dir: &DirFd, ind
         lines.push(b'\n');
         serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
         lines.push(b'\n');
-        index.append(&lines)?;
+        if let Err(e) = index.append(&lines) {
+            let restored = claim.is_some_and(|c| c.restore());
+            let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
+            return Err(Error::new(e.kind(), format!("{e}; nothing of this hook was appended, {kept}")));
+        }
         if !is_tty {
             print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
         }
     }
     // The logs go with the record: only when this cleanup retired the very pidfile it judged.
     // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
-    if success && report.pid_file_removed {
+    let removed = match claim {
+        Some(c) => match c.commit() {
+            Ok(()) => true,
+            Err(e) => return Err(Error::io_at(&report.pid_file, "unlink the retired pidfile", &e)),
+        },
+        None => false,
+    };
+    if success && removed {
         let _ = dir.unlink(&stdout_name);
         let _ = dir.unlink(&stderr_name);
     }
-    Ok(notes)
+    Ok(Finalized { notes, removed })
 }

@@ -41,8 +41,8 @@ pub(crate) struct Listings {
 }
 
 /// The name stripped of one of a hook's own suffixes, when it has one.
-fn hook_prefix(name: &str) -> Option<&str> {
-    [".stdout.log", ".stderr.log", ".pid", ".sh"].iter().find_map(|s| name.strip_suffix(s))
+fn hook_prefix(name: &[u8]) -> Option<&[u8]> {
+    [&b".stdout.log"[..], b".stderr.log", b".pid", b".sh"].iter().find_map(|s| name.strip_suffix(*s))
 }
 
 /// Shell-style glob with `*` and `?` over bytes.
@@ -217,17 +217,20 @@ impl Listings {
             let Some(e) = self.entries.get(&d) else { continue };
             let stems = self.hooks.get(&d);
             for f in &e.files {
-                let name = f.to_string_lossy();
-                if name.ends_with(".pidguard-tmp") || name.ends_with(".pidguard-retired") {
+                use std::os::unix::ffi::OsStrExt;
+                let name = f.as_bytes();
+                if name.ends_with(b".pidguard-tmp") || name.ends_with(b".pidguard-retired") {
                     continue;
                 }
-                if hook_prefix(&name).is_some_and(|p| stems.is_some_and(|s| s.contains(std::ffi::OsStr::new(p)))) {
+                // By the bytes of the names: a hook whose name is not UTF-8 keeps its own files
+                // out of the list too.
+                if hook_prefix(name).is_some_and(|p| stems.is_some_and(|s| s.contains(std::ffi::OsStr::from_bytes(p)))) {
                     continue;
                 }
-                out.push(format!("{prefix}{name}"));
+                out.push(format!("{prefix}{}", crate::report::path_text(f)));
             }
             for s in &e.dirs {
-                stack.push((d.join(s), format!("{prefix}{}/", s.to_string_lossy())));
+                stack.push((d.join(s), format!("{prefix}{}/", crate::report::path_text(s))));
             }
         }
         out.sort();

@@ -59,7 +59,9 @@ pub fn write_cmd_file<S: AsRef<str>>(path: &Path, argv: &[S]) -> Result<()> {
 /// cmd rules are then skipped, as in the original.
 ///
 /// Errors: `Malformed` when the text is not UTF-8 (the original raises there, and answers
-/// False); `Untrusted` when the file is not a regular file or too large; `Io` otherwise.
+/// False); `Untrusted` when the file is not a regular file or too large; `HardLinked` (family
+/// `Untrusted`) when the caller is privileged and the file has more than one link; `Io`
+/// otherwise.
 pub fn read_cmd_file(path: &Path) -> Result<Option<(String, Vec<String>)>> {
     read_cmd_opened(super::retire::open_strict(path), path).0
 }
@@ -79,6 +81,10 @@ pub(crate) fn read_cmd_opened(opened: std::io::Result<std::fs::File>, path: &Pat
         Ok(m) => m,
         Err(e) => return (Err(Error::io_at(path, "fstat", &e)), None),
     };
+    if let Some(why) = super::refused_links(&m) {
+        // Another name for it may be a root-only file linked into the user's tree: not read.
+        return (Err(Error::at(crate::ErrorKind::HardLinked, path, why)), Some(m.uid()));
+    }
     (read_examined(&f, &m, path), Some(m.uid()))
 }
 

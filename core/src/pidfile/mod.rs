@@ -76,3 +76,15 @@ pub(crate) fn read_bounded(f: &std::fs::File, size: u64, max: u64) -> std::io::R
     buf.truncate(len);
     Ok(buf)
 }
+
+/// For a privileged caller (euid 0 or `CAP_KILL`), why a file it is about to trust (an abx-dl
+/// pidfile, a `.sh`, a log, the index) is refused for its links: `Some("has 2 links; …")` when
+/// `st_nlink > 1`. A user who may write a directory root walks can link a file of root's there
+/// when `fs.protected_hardlinks=0`, and root would read, judge or append to root's own file
+/// under the user's name. `None` for one link, and always for an unprivileged caller (it gets
+/// nothing through a link that it could not open itself).
+pub(crate) fn refused_links(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    (meta.nlink() > 1 && crate::protect::privileged())
+        .then(|| format!("has {} links; another name for it may be another user's file", meta.nlink()))
+}

@@ -150,6 +150,9 @@ pub struct PidFileCheck {
     pub owner: Option<(u32, u32)>,
     /// The start ticks of the live process that the checks were made against.
     pub(crate) live_start_ticks: Option<u64>,
+    /// Why the file is refused for its links, for a privileged caller (see
+    /// `pidfile::refused_links`): such a record authorises no signal.
+    pub(crate) linked: Option<String>,
 }
 
 impl PidFileCheck {
@@ -164,6 +167,7 @@ impl PidFileCheck {
             create_time: None,
             owner: None,
             live_start_ticks: None,
+            linked: None,
         }
     }
     /// Whether the record belongs to another machine or PID namespace (leave it alone).
@@ -292,6 +296,7 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
     }
     let mut out = PidFileCheck::new(CheckReason::Malformed);
     out.owner = Some((meta.uid(), meta.mode()));
+    out.linked = super::refused_links(&meta);
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
     // One read of what fstat says is there (at most one byte past the bound, to tell too long).
     let Ok(buf) = super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) else {

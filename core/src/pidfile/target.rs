@@ -37,6 +37,8 @@ pub(crate) enum PidfileTarget {
 ///   group-writable one — authorises nothing; a file owned by another uid authorises signals
 ///   only to that uid's processes (the handle is restricted to it, so group members are
 ///   checked too, right before each signal).
+/// - For a privileged caller, a pidfile with more than one link authorises nothing
+///   (`UntrustedPidfile`): another name for it may be in another user's tree.
 /// - The protected targets are refused (pid 1, our own pid, our parent without a token
 ///   `Match`; our own group when signalled).
 pub(crate) fn pin_pidfile(check: &PidFileCheck, pin: Option<ProcessRef>) -> PidfileTarget {
@@ -68,6 +70,11 @@ pub(crate) fn pin_pidfile(check: &PidFileCheck, pin: Option<ProcessRef>) -> Pidf
         if !same {
             return PidfileTarget::Stale(CheckReason::Gone);
         }
+    }
+    // A privileged caller trusts no pidfile with a second name: with `fs.protected_hardlinks=0`
+    // a user can link root's own pidfile into a tree root walks.
+    if let Some(why) = &check.linked {
+        return PidfileTarget::Refused(Refusal::UntrustedPidfile, Some(format!("the pidfile {why}")));
     }
     let Some((owner, mode)) = check.owner else { return PidfileTarget::Refused(Refusal::UntrustedPidfile, None) };
     match pidfile_authority(owner, mode) {

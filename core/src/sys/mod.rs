@@ -389,19 +389,6 @@ impl DirFd {
         Ok(DirFd { fd: open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0)? })
     }
 
-    /// Open the directory at `path` readable (`O_RDONLY|O_DIRECTORY`, see [`open_raw`]): as
-    /// [`DirFd::open`], and it can also be locked ([`DirFd::try_lock_exclusive`]).
-    pub(crate) fn open_readable(path: &Path) -> io::Result<DirFd> {
-        let dir = if path.as_os_str().is_empty() { Path::new(".") } else { path };
-        Ok(DirFd { fd: open_raw(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)? })
-    }
-
-    /// `flock(LOCK_EX|LOCK_NB)` on the directory (opened with [`DirFd::open_readable`]): see
-    /// [`try_flock_exclusive`]. The lock goes when this descriptor is closed.
-    pub(crate) fn try_lock_exclusive(&self) -> io::Result<bool> {
-        try_flock_exclusive(self.fd.as_fd())
-    }
-
     /// The directory holding `path` and the last component's name.
     pub(crate) fn parent_of(path: &Path) -> io::Result<(DirFd, &std::ffi::OsStr)> {
         let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;

@@ -180,15 +180,16 @@ fn check_meta(path: &Path, meta: &fs::Metadata) -> Result<()> {
 /// Remove the guard pidfile `path` only if it holds exactly `encode(entry)`; `Ok(true)` when it
 /// was removed.
 ///
-/// Safe against a concurrent [`replace`]: removers of records in one directory take turns
-/// through `flock(2)` on the directory (held for one compare and one rename), and the file is
-/// compared, renamed aside to a private name, re-checked (it must still be the very file that
-/// was compared), and only then unlinked; if it changed in between — possible only where the
-/// file system has no flock — it is put back under `path` with `link(2)`, which never
-/// overwrites.
+/// Safe against a concurrent [`replace`]: removers of one record take turns through `flock(2)`
+/// on the record file itself (held for one check and one rename; the file is mode `0600`, so
+/// only its owner and root can open it to take that lock — no other user can block its
+/// removal), and the file is compared, renamed aside to a private name, re-checked (it must
+/// still be the very file that was compared), and only then unlinked; if it changed in between
+/// — possible only where the file system has no flock — it is put back under `path` with
+/// `link(2)`, which never overwrites.
 ///
 /// `Ok(false)`, with nothing changed, when the file is missing, holds other bytes, or is not a
-/// regular file. Errors: `TimedOut` when the directory lock stays taken for 10 s (a stopped
+/// regular file. Errors: `TimedOut` when the record's lock stays taken for 10 s (a stopped
 /// process holds it); `PermissionDenied` or `Io` from the rename or unlink.
 pub fn remove(path: &Path, entry: &Entry) -> Result<bool> {
     remove_bytes(path, &encode(entry))
@@ -206,30 +207,32 @@ fn holds_bytes(f: &fs::File, expected: &[u8]) -> Option<(u64, u64)> {
 }
 
 pub(crate) fn remove_bytes(path: &Path, expected: &[u8]) -> Result<bool> {
-    // The directory is opened once, readable so that it can be locked: the lock, the compare,
-    // the rename aside, the re-check and the unlink all go through it.
-    let dir_path = parent_of(path);
+    // The directory is opened once: the compare, the lock, the rename aside, the re-check and
+    // the unlink all go through it.
     let Some(name) = path.file_name() else { return Ok(false) };
-    let dir = match DirFd::open_readable(&dir_path) {
+    let dir = match DirFd::open(&parent_of(path)) {
         Ok(d) => d,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
         Err(e) => return Err(Error::io_at(path, "open the directory", &e)),
     };
-    // Under the lock, nothing can change which file `path` names between the compare and the
-    // rename: only removers take a file away, and they all hold the lock; creators cannot
-    // replace an existing name. Without it, a second remover that compared the same record
-    // could rename aside the record a first one had just created in its place. Held until `dir`
-    // is closed, on return.
-    retire::lock_dir(&dir, path).map_err(|_| {
-        Error::at(
-            ErrorKind::TimedOut,
-            path,
-            format_args!("the directory lock of {} was held for {:?}", dir_path.display(), retire::LOCK_WAIT),
-        )
-    })?;
-    // Files are never written in place once they have a name, so the inode compared keeps these
-    // bytes; what can change is which inode `path` names.
-    retire::remove_by_content(&dir, name, path, |f| holds_bytes(f, expected)).map_err(|(step, e)| Error::io_at(path, step, &e))
+    // Removers of one record take turns through a lock on the record file itself (mode 0600:
+    // only its owner and root can open it, so no other user can hold it). Under it nothing can
+    // change which file `path` names between the check and the rename: only removers take a
+    // file away, and they hold the lock of the file they take; creators cannot replace an
+    // existing name. Without it, a second remover that compared the same record could rename
+    // aside the record a first one had just created in its place. Files are never written in
+    // place once they have a name, so the inode compared keeps these bytes.
+    retire::remove_by_content(&dir, name, path, |f| holds_bytes(f, expected), true).map_err(|(step, e)| {
+        if e.raw_os_error() == Some(libc::ETIMEDOUT) {
+            Error::at(
+                ErrorKind::TimedOut,
+                path,
+                format_args!("the record's lock was held for {:?} (only its owner or root can take it)", retire::LOCK_WAIT),
+            )
+        } else {
+            Error::io_at(path, step, &e)
+        }
+    })
 }
 
 /// Retire `old` by content, then [`create`] `new` in its place.
