@@ -28,7 +28,7 @@
 //! ## Policies
 //! Under [`Policy::Strict`] only `Match` authorises a signal; [`Policy::Lenient`] also accepts
 //! `Unverifiable` (a record written before tokens existed, named by the user). Pid ≤ 0, pid 1,
-//! a pid above `pid_max`, the caller's own pid and its own process group are never signalled.
+//! a pid above 4194304 (`PID_MAX_LIMIT`), the caller's own pid and its own process group are never signalled.
 //!
 //! ## Example
 //! ```no_run

@@ -37,7 +37,7 @@ fn process_arg<'a>(p: *const pidguard_process) -> FfiResult<&'a ProcessRef> {
 
 /// Pin the process `pid` and check it against `expected_token` under `policy`.
 ///
-/// - `pid`: the process, in 1..pid_max.
+/// - `pid`: the process, from 1 to 4194304.
 /// - `expected_token`: its token from pidguard_start_token(), or NULL for a record without one
 ///   (a live process is then UNVERIFIABLE, which only PIDGUARD_POLICY_LENIENT accepts).
 /// - `policy`: a pidguard_policy value. With a token, only a MATCH is accepted under either

@@ -71,7 +71,7 @@ pub enum pidguard_check_reason {
     PIDGUARD_CHECK_UNREADABLE = 2,
     /// A symlink, FIFO, directory or other non-regular file.
     PIDGUARD_CHECK_NOT_REGULAR = 3,
-    /// The content is not one decimal pid in 1..pid_max.
+    /// The content is not one decimal pid from 1 to 4194304.
     PIDGUARD_CHECK_MALFORMED = 4,
     /// The token attribute is present but is not a pidguard start token.
     PIDGUARD_CHECK_BAD_TOKEN = 5,

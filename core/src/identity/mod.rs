@@ -1,11 +1,13 @@
 //! Process identity: the start token, the four verdicts, policies and the pinned handle.
 
 mod handle;
+mod liveness;
 mod process;
 mod token;
 mod verdict;
 
 pub use handle::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
+pub use liveness::{is_process_alive, thread_group_exited};
 pub use process::{lookup, start_token, ProcessInfo};
 pub(crate) use process::{check_pid_range, create_time};
 pub use token::{StartToken, TOKEN_PREFIX};

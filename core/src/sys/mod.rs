@@ -288,6 +288,27 @@ pub(crate) fn waitid_pidfd(fd: BorrowedFd<'_>, peek: bool) -> io::Result<Option<
     }
 }
 
+/// `waitid(P_PID, pid, WEXITED | WNOHANG | WNOWAIT)`: the exit of the caller's child `pid`,
+/// left waitable (never reaped: see `ProcessRef::exit_status`). `Ok(None)` while it runs.
+pub(crate) fn waitid_pid_peek(pid: i32) -> io::Result<Option<ChildExit>> {
+    fault::check(Call::Waitid)?;
+    // SAFETY: zeroed siginfo is a valid out-parameter.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        if libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if info.si_pid() == 0 {
+            return Ok(None);
+        }
+        let status = info.si_status();
+        Ok(Some(match info.si_code {
+            libc::CLD_EXITED => ChildExit::Code(status),
+            _ => ChildExit::Signal(status),
+        }))
+    }
+}
+
 /// `fgetxattr(2)` of `name` on an open file. `Ok(None)` when the attribute is absent or the
 /// file system has no user xattrs.
 pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {

@@ -158,7 +158,7 @@ impl<'de> Deserialize<'de> for Members {
 /// members are `pid` (an integer in `1..=i32::MAX`), `start_token` (a non-empty string) and any
 /// other members with string values, each name non-empty and present once: exactly what
 /// [`Entry::validate`] lets [`create`](crate::guard::create) write. [`read`](crate::guard::read) additionally bounds
-/// the size and the pid by `pid_max`.
+/// the size and the pid by 4194304 (`PID_MAX_LIMIT`).
 ///
 /// Errors: `InvalidJson` (bad syntax, not UTF-8, not an object, an empty or duplicate member
 /// name, a non-string field);
