@@ -67,7 +67,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use exit::ExitCode;
 pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use identity::{
-    compare_tokens, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
+    compare_tokens, is_process_alive, judge, lookup, start_token, thread_group_exited, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
     Reason, StartToken, Verdict,
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};

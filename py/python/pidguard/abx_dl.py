@@ -155,10 +155,11 @@ def is_process_alive(pid: int) -> bool:
     if pid <= 0:
         return False
     try:
-        return _pidguard.lookup(pid).state not in ("Z", "X")
+        # is_zombie is core's one rule (a leader in Z whose other threads run is alive).
+        return not _pidguard.lookup(pid).is_zombie
     except ProcessLookupError:
         return False
-    except ValueError:  # above pid_max: no such process can exist
+    except ValueError:  # above 4194304 (the kernel's hard limit): no such process can exist
         return False
     except _PidguardError:
         return True
