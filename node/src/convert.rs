@@ -206,6 +206,7 @@ impl<V: Send + 'static + ToNapiValue + TypeName> Task for CoreTask<V> {
     type JsValue = V;
 
     fn compute(&mut self) -> Result<Self::Output> {
+        // Unreachable: napi calls `compute` once per task, and nothing else takes `work`.
         Ok(no_panic(|| (self.work.take().expect("a task computes once"))()))
     }
 

@@ -253,12 +253,15 @@ pub(crate) fn default_finalize(report: &HookReport, logs: Logs, dir: &DirFd, ind
         };
         // Both lines serialised into one buffer, sized for them at once.
         let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
+        // Unreachable: serde_json fails only on a writer error (a Vec never fails) or a map with
+        // non-string keys (these records have none).
         serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
         lines.push(b'\n');
         serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
         lines.push(b'\n');
         index.append(&lines)?;
         if !is_tty {
+            // Unreachable: serde_json writes UTF-8 only.
             print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
         }
     }

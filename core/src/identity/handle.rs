@@ -213,7 +213,7 @@ impl ProcessRef {
             if exited {
                 // Exited: a zombie still holds its number (and its group's); a reaped process
                 // answers ESRCH through its pidfd.
-                // SAFETY of the expect: `h` was built just above with `pidfd: Some(fd)`.
+                // Unreachable: `h` was built just above with `pidfd: Some(fd)`.
                 let fd = h.pidfd.as_ref().expect("pinned");
                 if matches!(sys::pidfd_send_signal(fd.as_fd(), 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)) {
                     return Err(gone(Reason::NoSuchProcess));

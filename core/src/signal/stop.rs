@@ -343,6 +343,7 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
 /// set the report's outcome from it; the caller keeps or removes the record.
 fn run_schedule(h: crate::identity::ProcessRef, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
+    // Unreachable: terminate returns exactly one report per target.
     let t = terminate(vec![h], &topts).pop().expect("one target, one report");
     report.outcome = match &t.outcome {
         Outcome::AlreadyGone => StopOutcome::AlreadyGone,

@@ -497,6 +497,7 @@ impl ProcessRef {
     /// the kernel refused a signal (another user's process), `Refused` when a safety rule
     /// refused the group (see [`Error::refusal`]), `Io` for other signalling failures.
     pub fn terminate(&self, opts: &TerminateOptions) -> Result<TerminateReport, Error> {
+        // Unreachable: run_all returns exactly one report per target.
         let r = run_all(&[self], opts).pop().expect("one target, one report");
         let pid = self.pid();
         match (&r.outcome, r.error_kind) {

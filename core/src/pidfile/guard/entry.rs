@@ -116,7 +116,8 @@ impl Serialize for Entry {
 /// The exact bytes [`create`](crate::guard::create) writes for `entry`: one compact JSON object with
 /// `pid`, `start_token`, then the fields in order, and `\n`.
 pub fn encode(entry: &Entry) -> Vec<u8> {
-    // Serialising strings and an integer into a Vec cannot fail.
+    // Unreachable: serialising strings, an integer and JSON values (string-keyed maps only) into
+    // a Vec cannot fail.
     let mut out = serde_json::to_vec(entry).expect("a guard entry always serialises");
     out.push(b'\n');
     out
