@@ -1250,7 +1250,8 @@ int pidguard_lookup(int32_t pid,
  * - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1": SIGTERM, wait up to 2 s,
  *   SIGKILL, wait up to 1 s; "5" is TERM/5/KILL/5), or NULL for "TERM/2/KILL/1".
  * - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the target alone) and/or
- *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
+ *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited; a handle without a
+ *   pidfd reads the status but never reaps: a reap by number could take a successor's).
  * - `result_out`: receives the outcome.
  *
  * Returns 0 once the schedule ran (outcome EXITED, UNKILLABLE, or ERROR with the message
@@ -1748,7 +1749,8 @@ int pidguard_process_signal_group(const struct pidguard_process *process,
  * - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1"), or NULL for
  *   "TERM/2/KILL/1".
  * - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the process alone) and/or
- *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
+ *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited; a handle without a
+ *   pidfd reads the status but never reaps: a reap by number could take a successor's).
  * - `result_out`: receives the report: PIDGUARD_OUTCOME_ALREADY_GONE (nothing to do),
  *   PIDGUARD_OUTCOME_EXITED or PIDGUARD_OUTCOME_UNKILLABLE.
  *

@@ -215,7 +215,8 @@ pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info
 /// - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1": SIGTERM, wait up to 2 s,
 ///   SIGKILL, wait up to 1 s; "5" is TERM/5/KILL/5), or NULL for "TERM/2/KILL/1".
 /// - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the target alone) and/or
-///   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
+///   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited; a handle without a
+///   pidfd reads the status but never reaps: a reap by number could take a successor's).
 /// - `result_out`: receives the outcome.
 ///
 /// Returns 0 once the schedule ran (outcome EXITED, UNKILLABLE, or ERROR with the message

@@ -81,7 +81,9 @@ pub struct TerminateOptions {
     /// not lead its group is always signalled alone: its group is someone else's.
     pub group: bool,
     /// Reap targets that are the caller's children once they exit (default false: they are
-    /// left for the code that spawned them, and their status is read with `WNOWAIT`).
+    /// left for the code that spawned them, and their status is read with `WNOWAIT`). Only
+    /// through a pidfd: an unpinned handle reads the status but never reaps (see
+    /// [`ProcessRef::exit_status`]).
     pub reap: bool,
 }
 
