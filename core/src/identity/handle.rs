@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::process::{create_time, ProcessInfo};
 use super::token::StartToken;
 use super::liveness::thread_group_exited;
-use super::verdict::{compare_tokens, judge_record, machine_facts, Judgement, Policy, Reason, Verdict};
+use super::verdict::{compare_machine, compare_tokens, machine_facts, Judgement, Policy, Reason, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protect::{refuse, Refusal, Target};
 use crate::signo::Signal;
@@ -173,11 +173,16 @@ impl ProcessRef {
     /// Otherwise `/proc/<pid>/stat` is read and confirmed afterwards through the pin. No
     /// protected-target refusal is applied here: judging pid 1 is harmless.
     pub(crate) fn probe(pid: i32, expected: Option<&StartToken>, with_stat: bool) -> std::result::Result<ProcessRef, Judgement> {
-        if let Some(j) = expected.and_then(judge_record) {
-            return Err(j);
-        }
-        // Without the machine's facts (no /proc) no token can be read: unknown, never a value.
+        // Without the machine's facts (no /proc) nothing can be judged: unknown, never a value.
+        // A record from another boot, machine or namespace is decided here, before any look at
+        // the process (`judge_record`'s rules, on the facts read once).
         let base = machine_facts()?;
+        if let Some(exp) = expected {
+            let j = compare_machine(exp, &base);
+            if j.verdict != Verdict::Match {
+                return Err(j);
+            }
+        }
         for _ in 0..3 {
             let fd = match sys::pidfd_open(pid) {
                 Ok(fd) => fd,

@@ -192,7 +192,7 @@ fn known(field: &str) -> bool {
 }
 
 /// Rules 1–3 of [`compare_tokens`]: `Match` here means "the same kernel and namespace: go on".
-fn compare_machine(recorded: &StartToken, live: &StartToken) -> Judgement {
+pub(crate) fn compare_machine(recorded: &StartToken, live: &StartToken) -> Judgement {
     if !known(&live.boot_id) {
         return Judgement::new(Verdict::Unverifiable, Reason::MachineIdentityUnreadable(libc::ENOENT));
     }
