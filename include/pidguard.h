@@ -91,7 +91,7 @@ enum pidguard_check_reason
      */
     PIDGUARD_CHECK_NOT_REGULAR = 3,
     /**
-     * The content is not one decimal pid in 1..pid_max.
+     * The content is not one decimal pid from 1 to 4194304.
      */
     PIDGUARD_CHECK_MALFORMED = 4,
     /**
@@ -230,6 +230,11 @@ enum pidguard_reason
      * (UNVERIFIABLE; never read as gone).
      */
     PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE = 11,
+    /**
+     * A fact of this machine the comparison needs (boot id, PID namespace) could not be read:
+     * /proc is not mounted (a chroot, a minimal container) (UNVERIFIABLE; never "differs").
+     */
+    PIDGUARD_REASON_MACHINE_IDENTITY_UNREADABLE = 12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -528,7 +533,7 @@ enum pidguard_status
     PIDGUARD_OK = 0,
     /**
      * An argument is NULL where a value is required, or out of its documented range: a pid
-     * outside 1..pid_max, a non-finite time, a malformed schedule or start token, a string that
+     * outside 1 to 4194304, a non-finite time, a malformed schedule or start token, a string that
      * must be UTF-8 and is not, an index past the end.
      */
     PIDGUARD_EINVALID_ARGUMENT = -1,
@@ -1099,7 +1104,7 @@ const char *pidguard_version(void);
  * newline, with the file's atime and mtime set to `start_time`.
  *
  * - `pid_file`: path of the pidfile (bytes). Required.
- * - `pid`: the process, in 1..pid_max.
+ * - `pid`: the process, from 1 to 4194304.
  * - `start_time`: when it started, seconds since the epoch (as time() or clock_gettime
  *   (CLOCK_REALTIME) give right after spawning it); must be finite.
  *
@@ -1179,7 +1184,7 @@ int pidguard_write_cmd_file(const char *path,
  * Store it with the pid; later give it to pidguard_judge() or pidguard_terminate(). Compare
  * tokens only within one time namespace.
  *
- * - `pid`: the process, in 1..pid_max.
+ * - `pid`: the process, from 1 to 4194304.
  * - `buf`: where to write the token, NUL-terminated; may be NULL when `buf_len` is 0.
  * - `buf_len`: size of `buf` in bytes, including the NUL. A token fits in 256 bytes.
  * - `token_len_out`: receives the token's full length, not counting the NUL. When it is >=
@@ -1198,7 +1203,7 @@ int pidguard_start_token(int32_t pid,
 /**
  * Is the process at `pid` the one `recorded_token` names?
  *
- * - `pid`: in 1..pid_max.
+ * - `pid`: from 1 to 4194304.
  * - `recorded_token`: a token from pidguard_start_token(), or NULL for a record without one
  *   (a live process is then UNVERIFIABLE). A token from another boot is MISMATCH and one from
  *   another machine or PID namespace UNVERIFIABLE, whatever runs at `pid` now.
@@ -1216,7 +1221,7 @@ int pidguard_judge(int32_t pid,
 /**
  * Read what procfs says about `pid` now.
  *
- * - `pid`: in 1..pid_max.
+ * - `pid`: from 1 to 4194304.
  * - `info_out`: receives the facts (a struct the caller allocates). A zombie is described too
  *   (`zombie` true).
  *
@@ -1245,7 +1250,8 @@ int pidguard_lookup(int32_t pid,
  * - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1": SIGTERM, wait up to 2 s,
  *   SIGKILL, wait up to 1 s; "5" is TERM/5/KILL/5), or NULL for "TERM/2/KILL/1".
  * - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the target alone) and/or
- *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
+ *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited; a handle without a
+ *   pidfd reads the status but never reaps: a reap by number could take a successor's).
  * - `result_out`: receives the outcome.
  *
  * Returns 0 once the schedule ran (outcome EXITED, UNKILLABLE, or ERROR with the message
@@ -1658,7 +1664,7 @@ int pidguard_guard_replaced(const struct pidguard_guard *guard,
 /**
  * Pin the process `pid` and check it against `expected_token` under `policy`.
  *
- * - `pid`: the process, in 1..pid_max.
+ * - `pid`: the process, from 1 to 4194304.
  * - `expected_token`: its token from pidguard_start_token(), or NULL for a record without one
  *   (a live process is then UNVERIFIABLE, which only PIDGUARD_POLICY_LENIENT accepts).
  * - `policy`: a pidguard_policy value. With a token, only a MATCH is accepted under either
@@ -1743,7 +1749,8 @@ int pidguard_process_signal_group(const struct pidguard_process *process,
  * - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1"), or NULL for
  *   "TERM/2/KILL/1".
  * - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the process alone) and/or
- *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
+ *   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited; a handle without a
+ *   pidfd reads the status but never reaps: a reap by number could take a successor's).
  * - `result_out`: receives the report: PIDGUARD_OUTCOME_ALREADY_GONE (nothing to do),
  *   PIDGUARD_OUTCOME_EXITED or PIDGUARD_OUTCOME_UNKILLABLE.
  *

@@ -182,7 +182,10 @@ export interface ProcessInfo {
   sid: number
   /** The real uid, when readable. */
   uid?: number
-  /** The state letter of `/proc/<pid>/stat` (`Z` is a zombie). */
+  /**
+   * The state letter of `/proc/<pid>/stat` as the kernel gives it. `Z` alone is not proof of
+   * exit (a leader whose main thread exited while others run shows `Z`): see `is_zombie`.
+   */
   state: string
   /** Start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`). */
   startTicks: number
@@ -196,7 +199,10 @@ export interface ProcessInfo {
   argv?: Array<string>
   /** The executable's path, when readable. */
   exe?: string
-  /** Whether the process is a zombie (state `Z`). */
+  /**
+   * Whether the process is a zombie — exited as a whole, not yet reaped — by core's one rule
+   * (the pidfd's readiness; without a pidfd, state `Z` with a thread count of 1).
+   */
   isZombie: boolean
   /** Whether the process leads its process group (pgid = pid). */
   isGroupLeader: boolean

@@ -36,18 +36,29 @@ impl Progress {
         );
         bar.set_message(format!("stopping the hooks under {}", dir.display()));
         let (b, d, t0) = (bar.clone(), done.clone(), Instant::now());
-        let shower = thread::spawn(move || {
+        // One thread of our own draws the line (indicatif's steady tick would start another,
+        // and panic when it cannot). A thread that cannot be started — EAGAIN under a pids
+        // limit (nubjs/nub PR #136) — means no spinner, never a panic: the cleanup runs anyway.
+        let spawned = thread::Builder::new().name("pidguard-progress".into()).spawn(move || {
             while t0.elapsed() < DELAY {
                 if d.load(Ordering::SeqCst) {
                     return;
                 }
                 thread::sleep(Duration::from_millis(20));
             }
-            if !d.load(Ordering::SeqCst) {
-                b.set_draw_target(ProgressDrawTarget::stderr());
-                b.enable_steady_tick(Duration::from_millis(120));
+            b.set_draw_target(ProgressDrawTarget::stderr());
+            while !d.load(Ordering::SeqCst) {
+                b.tick();
+                thread::sleep(Duration::from_millis(120));
             }
         });
+        let shower = match spawned {
+            Ok(h) => h,
+            Err(e) => {
+                log::debug!("no progress line: its thread could not be started ({e})");
+                return Progress { bar: None, done, shower: None };
+            }
+        };
         Progress { bar: Some(bar), done, shower: Some(shower) }
     }
 

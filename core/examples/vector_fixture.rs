@@ -247,7 +247,15 @@ fn forge(live: &Token, variant: &str) -> Result<String, String> {
     Ok(match variant {
         "live" => t.render(),
         "other-boot" => Token { boot: "00000000-0000-4000-8000-000000000000".into(), ..t }.render(),
-        "other-machine" => Token { machine: "0123456789abcdef0123456789abcdef".into(), ..t }.render(),
+        // Another machine: another machine id and another boot (an equal boot id proves the
+        // same kernel whatever the machine id: see the next variant).
+        "other-machine" => {
+            Token { machine: "0123456789abcdef0123456789abcdef".into(), boot: "00000000-0000-4000-8000-000000000000".into(), ..t }.render()
+        }
+        // A machine id written (or replaced) after the record, the same boot (rook/rook#182).
+        "other-machine-same-boot" => Token { machine: "0123456789abcdef0123456789abcdef".into(), ..t }.render(),
+        // Recorded by a reader that could not read the boot id (no /proc): never a value.
+        "unknown-boot" => Token { boot: "unknown".into(), ..t }.render(),
         "other-pidns" => Token { pidns: t.pidns + 1, ..t }.render(),
         // Another process's start ticks, as recorded without a pidfs inode (which would decide
         // alone, ticks unread).
@@ -383,6 +391,35 @@ impl Fixture {
                     if !wait_until(|| group_size(id) >= n as usize) {
                         return Err(format!("the group of {id} never had {n} live members"));
                     }
+                }
+                pid = Some(id);
+                token = token_of(id);
+            }
+            "leader-thread-exited" => {
+                // The main thread calls pthread_exit while a worker runs: /proc/<pid>/stat says
+                // Z for the leader, the process lives (openclaw/openclaw PR #137726).
+                let src = p.dir.join("leader_exits.c");
+                fs::write(
+                    &src,
+                    "#include <pthread.h>\n#include <unistd.h>\nstatic void *w(void *a){ (void)a; for(;;) pause(); return 0; }\n\
+                     int main(void){ pthread_t t; pthread_create(&t, 0, w, 0); pthread_exit(0); }\n",
+                )
+                .map_err(|e| e.to_string())?;
+                let exe = p.dir.join("leader_exits");
+                let built = Command::new("cc").args(["-O2", "-pthread", "-o"]).arg(&exe).arg(&src).status();
+                if !built.is_ok_and(|s| s.success()) {
+                    return Err("no C compiler (cc) to build the leader-thread-exited program".into());
+                }
+                let c = spawn(&[exe.to_string_lossy().into_owned()], 0).map_err(|e| e.to_string())?;
+                let id = c.id() as i32;
+                p.children.push(c);
+                let threads = |pid: i32| {
+                    fs::read_to_string(format!("/proc/{pid}/status"))
+                        .ok()
+                        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Threads:").map(|v| v.trim().to_string())))
+                };
+                if !wait_until(|| state(id) == Some('Z') && threads(id).as_deref() == Some("2")) {
+                    return Err(format!("{id}: the leader never showed Z with a live thread"));
                 }
                 pid = Some(id);
                 token = token_of(id);

@@ -53,7 +53,7 @@ macro_rules! error_kinds {
 }
 
 error_kinds! {
-    /// An argument is out of its documented range: a pid ≤ 0 or above `pid_max`, a non-finite
+    /// An argument is out of its documented range: a pid ≤ 0 or above 4194304 (`PID_MAX_LIMIT`), a non-finite
     /// time, a malformed schedule or token string.
     InvalidArgument = 1, "invalid-argument", Some(libc::EINVAL);
     /// A file that must exist does not (`ENOENT`).
@@ -104,7 +104,7 @@ error_kinds! {
     /// Guard pidfile content that is not one JSON object of string members (bad syntax, not
     /// UTF-8, a duplicate member, a non-string field). Family `Malformed`.
     InvalidJson = 21, "invalid-json", None;
-    /// A guard record whose `pid` is missing, not an integer, not positive, or above `pid_max`.
+    /// A guard record whose `pid` is missing, not an integer, not positive, or above 4194304 (`PID_MAX_LIMIT`).
     /// Family `Malformed`.
     BadPid = 22, "bad-pid", None;
     /// A guard record whose `start_token` is missing, not a string, empty, or (where it is
@@ -206,6 +206,11 @@ impl Error {
         e.pid = Some(pid);
         e.refusal = Some(r);
         e
+    }
+
+    /// Replace the message, keeping the kind, pid, refusal and errno.
+    pub(crate) fn set_message(&mut self, message: String) {
+        self.message = message;
     }
 
     /// Why signalling was refused, for `Refused` errors.

@@ -9,7 +9,7 @@
 //! | 2 | `Unkillable` | still alive after the whole schedule, or signalling (or a cleanup's finalize) failed |
 //! | 3 | `Refused` | a safety rule or policy refused (protected pid, untrusted or foreign record, a live holder) |
 //! | 4 | `BadInput` | malformed input: a pidfile that is not one pid, a bad schedule, a missing directory |
-//! | 5 | `Undecided` | something was left undecided: a record whose identity could not be read was kept |
+//! | 5 | `Undecided` | something was left undecided: a record whose identity could not be read, or another machine's or PID namespace's, was kept |
 //! | 64 | `Usage` | the command line itself is wrong (sysexits `EX_USAGE`) |
 //! | 77 | `NoPermission` | the operating system refused access (sysexits `EX_NOPERM`), with its own text |
 //!
@@ -41,7 +41,8 @@ pub enum ExitCode {
     /// tolerance, a missing or non-directory output directory.
     BadInput = 4,
     /// 5: something was left undecided: a hook or record whose identity (or pidfile) could
-    /// not be read was kept, and nothing was sent to it. Try again, or look at the cause.
+    /// not be read, or that belongs to another machine or PID namespace, was kept, and nothing
+    /// was sent to it: its process may still run. Try again, or look at the cause.
     Undecided = 5,
     /// 64: the command line is wrong — unknown subcommand or option, missing argument
     /// (sysexits `EX_USAGE`).
@@ -91,7 +92,7 @@ impl ExitCode {
             ExitCode::Unkillable => "still alive after the whole schedule, or signalling (or a cleanup's finalize) failed",
             ExitCode::Refused => "refused by a safety rule or policy (protected pid, untrusted or foreign record, live holder)",
             ExitCode::BadInput => "bad input (pidfile content, schedule, tolerance, directory)",
-            ExitCode::Undecided => "left undecided: a record whose identity could not be read was kept, nothing sent",
+            ExitCode::Undecided => "left undecided: a record that could not be judged (unreadable identity, another machine or PID namespace) was kept, nothing sent",
             ExitCode::Usage => "usage error: unknown subcommand or option, missing argument (EX_USAGE)",
             ExitCode::NoPermission => "permission denied by the operating system (EX_NOPERM)",
         }
@@ -165,8 +166,8 @@ impl ExitCode {
     /// The code of a whole cleanup: no pidfiles found → 1; otherwise the most urgent of its
     /// hooks, in the order unkillable or error (2: signalling failed, or a hook's finalize
     /// failed — its index records not written, e.g. `ENOSPC`), refused (3), undecided (5: an
-    /// unverified hook or an unreadable pidfile kept), and done (0) when every hook was stopped,
-    /// already gone, stale or foreign, and finalized.
+    /// unverified, unreadable or foreign record kept: another machine's or PID namespace's),
+    /// and done (0) when every hook was stopped, already gone or stale, and finalized.
     pub fn for_cleanup(reports: &[HookReport]) -> ExitCode {
         if reports.is_empty() {
             return ExitCode::NothingToDo;
@@ -188,8 +189,10 @@ impl ExitCode {
     pub fn for_hook(o: &HookOutcome) -> ExitCode {
         match o {
             HookOutcome::Unkillable | HookOutcome::Error => ExitCode::Unkillable,
-            // Kept because its identity (or its pidfile) could not be read: undecided.
-            HookOutcome::Unverified | HookOutcome::Unreadable => ExitCode::Undecided,
+            // Kept because its identity (or its pidfile) could not be read, or because it is
+            // another machine's or PID namespace's (never judged here): undecided — the hook may
+            // still run, and the operator learns so (SPEC §5 step 6).
+            HookOutcome::Unverified | HookOutcome::Unreadable | HookOutcome::Foreign => ExitCode::Undecided,
             HookOutcome::Refused(crate::Refusal::Unverifiable) => ExitCode::Undecided,
             HookOutcome::Refused(_) => ExitCode::Refused,
             _ => ExitCode::Done,

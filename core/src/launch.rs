@@ -191,11 +191,18 @@ pub fn record<S: AsRef<str>>(
 /// `.sh` file of the abx-dl format, so that the record validates as if its spawner had
 /// written it.
 ///
-/// Errors: `NoSuchProcess` when `pid` does not exist or is a zombie; `InvalidArgument` for a
-/// pid outside `1..=pid_max`; the errors of [`record`].
+/// Errors: `Refused` (`init`) for pid 1, at once: no record of it could ever be acted on;
+/// `NoSuchProcess` when `pid` does not exist or is a zombie (exited as a whole: a leader whose
+/// main thread exited while others run is alive and recorded); `InvalidArgument` for a pid
+/// outside 1 to 4194304; the errors of [`record`].
 pub fn record_existing(pid_file: &Path, pid: i32, format: RecordFormat) -> Result<()> {
+    if pid == 1 {
+        let mut e = Error::refused(pid, crate::protect::Refusal::Init);
+        e.set_message("pid 1: refused to record (init): no record of it could ever be acted on".to_string());
+        return Err(e);
+    }
     let info = lookup(pid)?;
-    if info.state == 'Z' {
+    if info.is_zombie() {
         return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} has exited (zombie)")).with_pid(pid));
     }
     let argv = info.argv.clone().unwrap_or_default();

@@ -28,7 +28,7 @@
 //! ## Policies
 //! Under [`Policy::Strict`] only `Match` authorises a signal; [`Policy::Lenient`] also accepts
 //! `Unverifiable` (a record written before tokens existed, named by the user). Pid ≤ 0, pid 1,
-//! a pid above `pid_max`, the caller's own pid and its own process group are never signalled.
+//! a pid above 4194304 (`PID_MAX_LIMIT`), the caller's own pid and its own process group are never signalled.
 //!
 //! ## Example
 //! ```no_run
@@ -67,7 +67,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use exit::ExitCode;
 pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use identity::{
-    compare_tokens, is_process_alive, judge, lookup, start_token, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
+    compare_tokens, is_process_alive, judge, lookup, probe_alive, start_token, thread_group_exited, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
     Reason, StartToken, Verdict,
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};

@@ -10,7 +10,9 @@ use crate::sys::{self, procfs};
 pub enum Refusal {
     /// pid ≤ 0: `kill(0)` is the caller's group and `kill(-1)` every process.
     NonPositivePid,
-    /// pid above `/proc/sys/kernel/pid_max`: no process can have it.
+    /// pid above the kernel's hard limit `PID_MAX_LIMIT` (4194304): no process can have it
+    /// (`kernel.pid_max` is no bound: it can be lowered while higher pids live). The slug keeps
+    /// its name.
     AbovePidMax,
     /// pid 1 or group 1: init, and `killpg(1, sig)` *is* `kill(-1, sig)`.
     Init,
@@ -71,7 +73,7 @@ pub(crate) enum Target {
 /// The refusal for signalling `target`, if any: the one list of protected targets.
 ///
 /// - pid ≤ 0: `kill(0)` is the caller's group and `kill(-1)` every process;
-/// - above `/proc/sys/kernel/pid_max`: no process can have it;
+/// - above `PID_MAX_LIMIT` (4194304): no process can have it;
 /// - pid or group 1: init, and `killpg(1, sig)` *is* `kill(-1, sig)` (every process);
 /// - the caller's own pid, or its own process group;
 /// - the caller's parent, unless its token matched exactly.

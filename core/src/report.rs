@@ -158,7 +158,8 @@ pub struct ProcessInfoView {
     pub sid: i32,
     /// The real uid, when readable.
     pub uid: Option<u32>,
-    /// The state letter of `/proc/<pid>/stat` (`Z` is a zombie).
+    /// The state letter of `/proc/<pid>/stat` as the kernel gives it. `Z` alone is not proof of
+    /// exit (a leader whose main thread exited while others run shows `Z`): see `is_zombie`.
     pub state: String,
     /// Start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
     pub start_ticks: i64,
@@ -173,7 +174,8 @@ pub struct ProcessInfoView {
     /// The executable's path, when readable.
     #[cfg_attr(feature = "node", napi(ts_type = "string"))]
     pub exe: Option<ReportPath>,
-    /// Whether the process is a zombie (state `Z`).
+    /// Whether the process is a zombie — exited as a whole, not yet reaped — by core's one rule
+    /// (the pidfd's readiness; without a pidfd, state `Z` with a thread count of 1).
     pub is_zombie: bool,
     /// Whether the process leads its process group (pgid = pid).
     pub is_group_leader: bool,

@@ -713,12 +713,30 @@ fn foreign_namespace_is_held_and_foreign_machine_is_never_taken_over() {
     assert_eq!((j.verdict, j.reason), (Verdict::Unverifiable, Reason::ForeignPidNamespace));
     let g = guard::acquire(&path, &my_entry("me"), &AcquireOptions { takeover: true }).unwrap();
     drop(g);
-    let host = edited_entry(std::process::id() as i32, |t| t.machine_id = "another-host".into());
+    // Another host: another machine id *and* another boot id (an equal boot id proves the same
+    // kernel, whatever the machine id says: see the next test).
+    let host = edited_entry(std::process::id() as i32, |t| {
+        t.machine_id = "another-host".into();
+        t.boot_id = "00000000-0000-4000-8000-000000000000".into();
+    });
     guard::create(&path, &host).unwrap();
     let e = guard::acquire(&path, &my_entry("me"), &AcquireOptions { takeover: true }).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Held);
     assert_eq!(e.holder().unwrap().identity.unwrap().reason, Reason::ForeignMachine);
     assert_eq!(guard::read(&path).unwrap(), host);
+}
+
+#[test]
+fn a_machine_id_written_after_the_record_does_not_make_it_foreign() {
+    // rook/rook#182: /etc/machine-id empty at first boot, generated later (or replaced). The
+    // boot id is the same, so is the kernel: the holder is judged, not called foreign.
+    let d = TempDir::new("machine-id");
+    let path = d.path().join("g.json");
+    let rec = edited_entry(std::process::id() as i32, |t| t.machine_id = "written-before-machine-id".into());
+    guard::create(&path, &rec).unwrap();
+    let v = guard::check(&path).unwrap();
+    let j = v.identity.unwrap();
+    assert_eq!((j.verdict, j.reason), (Verdict::Match, Reason::TokenEqual), "{v:?}");
 }
 
 #[test]

@@ -121,10 +121,12 @@ fn foreign_and_unreadable_records_are_left_alone() {
     let p = spawn_group("exec sleep 300");
     let pf = d.path().join("on_f.bg.pid");
     write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
-    // Rewrite the token as if another machine had written the record.
+    // Rewrite the token as if another machine had written the record (another machine id and
+    // boot id: an equal boot id alone proves the same kernel).
     let c = check_pid_file(&pf, None, 5.0);
     let mut t = c.token.unwrap();
     t.machine_id = "another-host".into();
+    t.boot_id = "00000000-0000-4000-8000-000000000000".into();
     set_token_xattr(&pf, &t.to_string());
     let dir_named_like_a_pidfile = d.path().join("on_d.bg.pid");
     fs::create_dir(&dir_named_like_a_pidfile).unwrap();

@@ -437,3 +437,287 @@ fn i6_the_kernel_refusing_a_signal_is_permission_denied() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("eperm-child:"));
     assert!(alive(p.pid()));
 }
+
+// ---------------------------------------------------------------------------------------------
+// At the edges (issue: no /proc, a leader whose threads live on, a pid above pid_max, a new
+// machine id, a failed thread spawn).
+
+/// A program whose main thread calls `pthread_exit` while a worker thread runs: the leader shows
+/// `Z` in /proc/<pid>/stat, the process lives on (openclaw/openclaw PR #137726). Compiled here.
+fn leader_exits_program(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let src = dir.join("leader_exits.c");
+    std::fs::write(
+        &src,
+        "#include <pthread.h>\n#include <unistd.h>\nstatic void *w(void *a){ (void)a; for(;;) pause(); return 0; }\n\
+         int main(void){ pthread_t t; pthread_create(&t, 0, w, 0); pthread_exit(0); }\n",
+    )
+    .unwrap();
+    let exe = dir.join("leader_exits");
+    let ok = Command::new("cc").args(["-O2", "-pthread", "-o"]).arg(&exe).arg(&src).status().is_ok_and(|s| s.success());
+    ok.then_some(exe)
+}
+
+#[test]
+fn a_leader_whose_main_thread_exited_is_alive_to_every_consumer() {
+    let d = TempDir::new("leader-exits");
+    let Some(exe) = leader_exits_program(d.path()) else {
+        println!("SKIP: no C compiler");
+        return;
+    };
+    let p = Proc(Command::new(&exe).process_group(0).stdin(Stdio::null()).spawn().unwrap());
+    let pid = p.pid();
+    let leader_z = || pidguard::sys::procfs::read_stat(pid).is_ok_and(|s| s.state == b'Z' && s.num_threads == 2);
+    assert!(wait_for(Duration::from_secs(10), leader_z), "the leader never showed Z with a live thread");
+    // The one rule, without a pidfd: Z with 2 threads has not exited.
+    assert!(!pidguard::thread_group_exited(&pidguard::sys::procfs::read_stat(pid).unwrap(), None));
+    assert_eq!(pidguard::probe_alive(pid).unwrap(), true);
+    assert!(pidguard::is_process_alive(pid as i64));
+    let info = pidguard::lookup(pid).unwrap();
+    assert!(!info.is_zombie() && info.state == 'Z', "{info:?}");
+    assert!(info.argv.as_ref().is_some_and(|a| !a.is_empty()), "the argv is read from a live thread: {info:?}");
+    let token = start_token(pid).unwrap();
+    assert_eq!(judge(pid, Some(&token)).unwrap().verdict, Verdict::Match);
+    // A token-less abx-dl record with its .sh, as `pidguard write` makes it: valid.
+    let pf = d.path().join("on_Snapshot__1_lz.bg.pid");
+    pidguard::launch::record_existing(&pf, pid, pidguard::launch::RecordFormat::AbxDl).unwrap();
+    let c = std::ffi::CString::new(pf.as_os_str().as_encoded_bytes()).unwrap();
+    unsafe { libc::removexattr(c.as_ptr(), c"user.pidguard.token".as_ptr()) };
+    let sh = d.path().join("on_Snapshot__1_lz.bg.sh");
+    let chk = check_pid_file(&pf, Some(&sh), 5.0);
+    assert!(chk.valid, "{chk:?}");
+    // Stopped, and only then is its pidfile removed.
+    let r = stop_pid_file(&pf, &StopOptions { schedule: quick(), cmd_file: Some(sh.clone()), ..StopOptions::default() }).unwrap();
+    assert!(matches!(r.outcome, pidguard::StopOutcome::Exited(_)), "{r:?}");
+    assert!(wait_for(Duration::from_secs(5), || !std::path::Path::new(&format!("/proc/{pid}/task/{}", pid + 1)).exists() || !alive(pid)));
+    assert!(!pf.exists());
+}
+
+#[test]
+fn a_leader_whose_main_thread_exited_is_stopped_by_cleanup() {
+    let d = TempDir::new("leader-exits-cleanup");
+    let Some(exe) = leader_exits_program(d.path()) else {
+        println!("SKIP: no C compiler");
+        return;
+    };
+    let hooks = d.path().join("out");
+    std::fs::create_dir(&hooks).unwrap();
+    let p = Proc(Command::new(&exe).process_group(0).stdin(Stdio::null()).spawn().unwrap());
+    let pid = p.pid();
+    assert!(wait_for(Duration::from_secs(10), || pidguard::sys::procfs::read_stat(pid).is_ok_and(|s| s.state == b'Z' && s.num_threads == 2)));
+    let pf = hooks.join("on_Snapshot__1_lz.bg.pid");
+    pidguard::launch::record_existing(&pf, pid, pidguard::launch::RecordFormat::AbxDl).unwrap();
+    let copts = CleanupOptions { schedule: quick(), no_finalize: true, ..CleanupOptions::default() };
+    let reports = cleanup_background_hooks(&hooks, &copts, None).unwrap();
+    assert!(matches!(reports[0].outcome, HookOutcome::Exited(_)), "{:?}", reports[0]);
+    assert_eq!(pidguard::ExitCode::for_cleanup(&reports), pidguard::ExitCode::Done);
+    assert_eq!(pidguard::probe_alive(pid).unwrap(), false, "stopped: a zombie of ours now, not alive");
+    assert!(!pidguard::is_process_alive(pid as i64));
+}
+
+const NO_PROC_CHILD: &str = "without_proc_every_record_is_kept_undecided";
+
+#[test]
+fn without_proc_every_record_is_kept_undecided() {
+    if let Some(role) = child_role() {
+        if role != NO_PROC_CHILD {
+            return;
+        }
+        // /proc is not mounted in this mount namespace (a chroot, a minimal container).
+        assert!(!std::path::Path::new("/proc/self").exists(), "/proc is still mounted");
+        let pid: i32 = std::env::var("PIDGUARD_PID").unwrap().parse().unwrap();
+        let tok: pidguard::StartToken = std::env::var("PIDGUARD_TOKEN").unwrap().parse().unwrap();
+        let dir = std::path::PathBuf::from(std::env::var("PIDGUARD_DIR").unwrap());
+        let j = judge(pid, Some(&tok)).unwrap();
+        assert_eq!((j.verdict, j.reason), (Verdict::Unverifiable, Reason::MachineIdentityUnreadable(libc::ENOENT)));
+        assert_eq!(j.to_string(), "unverifiable (machine-identity-unreadable: ENOENT)");
+        assert!(start_token(pid).is_err());
+        let pf = dir.join("out/on_Snapshot__1_h.bg.pid");
+        let c = check_pid_file(&pf, None, 5.0);
+        assert_eq!(c.reason, CheckReason::Unverifiable, "{c:?}");
+        let v = guard::check(&dir.join("g.json")).unwrap();
+        assert!(!v.is_stale(), "{v:?}");
+        let r = stop_pid_file(&pf, &StopOptions { schedule: quick(), ..StopOptions::default() }).unwrap();
+        assert!(!r.pid_file_removed && r.signals().is_empty(), "{r:?}");
+        assert_eq!(pidguard::ExitCode::for_stop(&r.outcome), pidguard::ExitCode::Undecided);
+        let copts = CleanupOptions { schedule: quick(), no_finalize: true, ..CleanupOptions::default() };
+        let reports = cleanup_background_hooks(&dir.join("out"), &copts, None).unwrap();
+        assert_eq!(reports[0].outcome, HookOutcome::Unverified, "{:?}", reports[0]);
+        assert_eq!(pidguard::ExitCode::for_cleanup(&reports), pidguard::ExitCode::Undecided);
+        assert!(pf.exists());
+        // Nothing was cached from the failed reads: with /proc back, the same record matches.
+        let mounted = Command::new("mount").args(["-t", "proc", "proc", "/proc"]).status().unwrap();
+        assert!(mounted.success());
+        assert_eq!(judge(pid, Some(&tok)).unwrap().verdict, Verdict::Match);
+        println!("no-proc-child: ok");
+        return;
+    }
+    if !root() || !have("unshare") {
+        println!("SKIP: needs root and unshare");
+        return;
+    }
+    let d = TempDir::new("no-proc");
+    std::fs::create_dir(d.path().join("out")).unwrap();
+    let p = spawn_group("exec sleep 300");
+    write_pid_file_with_mtime(&d.path().join("out/on_Snapshot__1_h.bg.pid"), p.pid(), now()).unwrap();
+    let tok = start_token(p.pid()).unwrap();
+    guard::create(&d.path().join("g.json"), &Entry::new(p.pid(), tok.to_string())).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let script = format!("umount -l /proc && exec '{}' {NO_PROC_CHILD} --exact --nocapture --test-threads=1", exe.display());
+    let out = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .env("PIDGUARD_TEST_CHILD", NO_PROC_CHILD)
+        .env("PIDGUARD_PID", p.pid().to_string())
+        .env("PIDGUARD_TOKEN", tok.to_string())
+        .env("PIDGUARD_DIR", d.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("no-proc-child: ok"), "{text}");
+    assert!(alive(p.pid()) && d.path().join("out/on_Snapshot__1_h.bg.pid").exists());
+}
+
+const NO_PROC_FAULT_CHILD: &str = "a_failed_read_of_a_machine_fact_is_unknown_and_not_cached";
+
+#[test]
+fn a_failed_read_of_a_machine_fact_is_unknown_and_not_cached() {
+    if let Some(role) = child_role() {
+        if role != NO_PROC_FAULT_CHILD {
+            return;
+        }
+        // A fresh process: nothing read yet. "procfs missing" for the machine's facts.
+        let pid: i32 = std::env::var("PIDGUARD_PID").unwrap().parse().unwrap();
+        let tok: pidguard::StartToken = std::env::var("PIDGUARD_TOKEN").unwrap().parse().unwrap();
+        fault::inject(Call::MachineFact, libc::ENOENT);
+        let j = judge(pid, Some(&tok)).unwrap();
+        assert_eq!(j.reason, Reason::MachineIdentityUnreadable(libc::ENOENT), "{j:?}");
+        assert_eq!(judge(pid, None).unwrap().reason, Reason::MachineIdentityUnreadable(libc::ENOENT));
+        fault::clear();
+        assert_eq!(judge(pid, Some(&tok)).unwrap().verdict, Verdict::Match, "a failed read was cached");
+        println!("fault-child: ok");
+        return;
+    }
+    let p = spawn_group("exec sleep 300");
+    let tok = start_token(p.pid()).unwrap();
+    let out = reexec(NO_PROC_FAULT_CHILD, &[], |c| {
+        c.env("PIDGUARD_PID", p.pid().to_string()).env("PIDGUARD_TOKEN", tok.to_string());
+    });
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("fault-child: ok"));
+}
+
+#[test]
+fn an_equal_boot_id_proves_the_same_kernel_whatever_the_machine_id() {
+    // rook/rook#182: the record was written before /etc/machine-id was generated (or it was
+    // replaced since): same boot id, same pidfs inode.
+    let d = TempDir::new("machine-id");
+    std::fs::create_dir(d.path().join("out")).unwrap();
+    let p = spawn_group("exec sleep 300");
+    let mut tok = start_token(p.pid()).unwrap();
+    tok.machine_id = "written-before-machine-id".into();
+    assert_eq!(judge(p.pid(), Some(&tok)).unwrap().verdict, Verdict::Match);
+    let pf = d.path().join("out/on_Snapshot__1_h.bg.pid");
+    write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
+    let c = std::ffi::CString::new(pf.as_os_str().as_encoded_bytes()).unwrap();
+    let v = tok.to_string();
+    assert_eq!(unsafe { libc::setxattr(c.as_ptr(), c"user.pidguard.token".as_ptr(), v.as_ptr().cast(), v.len(), 0) }, 0);
+    assert!(check_pid_file(&pf, None, 5.0).valid);
+    let copts = CleanupOptions { schedule: quick(), no_finalize: true, ..CleanupOptions::default() };
+    let reports = cleanup_background_hooks(&d.path().join("out"), &copts, None).unwrap();
+    assert!(matches!(reports[0].outcome, HookOutcome::Exited(_)), "{:?}", reports[0]);
+    // Another machine's record: a differing machine id *and* boot id. Kept, and cleanup says
+    // it left something undecided.
+    let q = spawn_group("exec sleep 300");
+    let mut tok = start_token(q.pid()).unwrap();
+    tok.machine_id = "another-host".into();
+    tok.boot_id = "00000000-0000-4000-8000-000000000000".into();
+    let pf = d.path().join("out/on_Snapshot__2_h.bg.pid");
+    write_pid_file_with_mtime(&pf, q.pid(), now()).unwrap();
+    let v = tok.to_string();
+    let c = std::ffi::CString::new(pf.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::setxattr(c.as_ptr(), c"user.pidguard.token".as_ptr(), v.as_ptr().cast(), v.len(), 0) }, 0);
+    let reports = cleanup_background_hooks(&d.path().join("out"), &copts, None).unwrap();
+    let r = reports.iter().find(|r| r.pid == Some(q.pid())).unwrap();
+    assert_eq!(r.outcome, HookOutcome::Foreign, "{r:?}");
+    assert_eq!(pidguard::ExitCode::for_cleanup(&reports), pidguard::ExitCode::Undecided);
+    assert!(alive(q.pid()) && pf.exists());
+}
+
+const PID_MAX_CHILD: &str = "a_live_pid_above_pid_max_is_judged_by_its_identity";
+
+#[test]
+fn a_live_pid_above_pid_max_is_judged_by_its_identity() {
+    if let Some(role) = child_role() {
+        if role != PID_MAX_CHILD {
+            return;
+        }
+        // PID 1 of a private PID namespace; pid_max is per namespace (Linux >= 6.14).
+        let set = |f: &str, v: &str| std::fs::write(format!("/proc/sys/kernel/{f}"), v);
+        if set("pid_max", "100000").is_err() || set("ns_last_pid", "50000").is_err() {
+            println!("SKIP: pid_max or ns_last_pid cannot be set in this namespace");
+            return;
+        }
+        let p = spawn_group("exec sleep 300");
+        assert!(p.pid() > 50000, "pid {}", p.pid());
+        let dir = std::path::PathBuf::from(std::env::var("PIDGUARD_DIR").unwrap());
+        let pf = dir.join("on_Snapshot__1_h.bg.pid");
+        write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
+        set("pid_max", "32768").unwrap();
+        assert!(p.pid() > pidguard::sys::procfs::kernel_pid_max().unwrap());
+        assert!(check_pid_file(&pf, None, 5.0).valid);
+        let copts = CleanupOptions { schedule: quick(), no_finalize: true, ..CleanupOptions::default() };
+        let reports = cleanup_background_hooks(&dir, &copts, None).unwrap();
+        assert!(matches!(reports[0].outcome, HookOutcome::Exited(_)), "{:?}", reports[0]);
+        assert!(!pf.exists());
+        // Above the kernel's hard limit nothing can live: malformed.
+        std::fs::write(&pf, "4194305").unwrap();
+        assert_eq!(check_pid_file(&pf, None, 5.0).reason, CheckReason::Malformed);
+        println!("pid-max-child: ok");
+        return;
+    }
+    if !root() || !have("unshare") {
+        println!("SKIP: needs root and unshare");
+        return;
+    }
+    let d = TempDir::new("pid-max");
+    let out = reexec(PID_MAX_CHILD, &["unshare", "--pid", "--fork", "--mount-proc"], |c| {
+        c.env("PIDGUARD_DIR", d.path());
+    });
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && (text.contains("pid-max-child: ok") || text.contains("SKIP")), "{text}");
+}
+
+#[test]
+fn a_failed_thread_spawn_leaves_the_cleanup_working_on_one_thread() {
+    // nubjs/nub PR #136: EAGAIN from clone under a pids limit. Enough hooks for a pool.
+    let d = TempDir::new("no-threads");
+    let n = pidguard::PARALLEL_MIN_HOOKS + 2;
+    let procs: Vec<Proc> = (0..n)
+        .map(|i| {
+            let p = spawn_group("exec sleep 300");
+            write_pid_file_with_mtime(&d.path().join(format!("on_Snapshot__{i}_h.bg.pid")), p.pid(), now()).unwrap();
+            p
+        })
+        .collect();
+    fault::inject(Call::ThreadSpawn, libc::EAGAIN);
+    let copts = CleanupOptions { schedule: quick(), no_finalize: true, ..CleanupOptions::default() };
+    let reports = cleanup_background_hooks(d.path(), &copts, None).unwrap();
+    let tried = fault::count(Call::ThreadSpawn);
+    fault::clear();
+    assert!(tried >= 1, "the pool was not asked for");
+    assert_eq!(reports.len(), n);
+    assert!(reports.iter().all(|r| matches!(r.outcome, HookOutcome::Exited(_))), "{:?}", reports.iter().find(|r| !matches!(r.outcome, HookOutcome::Exited(_))));
+    assert!(procs.iter().all(|p| !alive(p.pid())));
+}
+
+#[test]
+fn a_schedule_without_a_last_wait_lets_the_target_act_before_unkillable() {
+    // `--retry 0` is TERM/0/KILL/0: the target had no time to act on either signal.
+    for sched in ["TERM/0/KILL/0", "TERM/-1"] {
+        let d = TempDir::new("no-last-wait");
+        let p = spawn_group("exec sleep 300");
+        let pf = d.path().join("h.pid");
+        write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
+        let r = stop_pid_file(&pf, &StopOptions { schedule: sched.parse().unwrap(), ..StopOptions::default() }).unwrap();
+        assert!(matches!(r.outcome, pidguard::StopOutcome::Exited(_)), "{sched}: {r:?}");
+    }
+}

@@ -22,7 +22,7 @@ pub extern "C" fn pidguard_version() -> *const c_char {
 /// newline, with the file's atime and mtime set to `start_time`.
 ///
 /// - `pid_file`: path of the pidfile (bytes). Required.
-/// - `pid`: the process, in 1..pid_max.
+/// - `pid`: the process, from 1 to 4194304.
 /// - `start_time`: when it started, seconds since the epoch (as time() or clock_gettime
 ///   (CLOCK_REALTIME) give right after spawning it); must be finite.
 ///
@@ -131,7 +131,7 @@ pub extern "C" fn pidguard_write_cmd_file(path: *const c_char, argv: *const *con
 /// Store it with the pid; later give it to pidguard_judge() or pidguard_terminate(). Compare
 /// tokens only within one time namespace.
 ///
-/// - `pid`: the process, in 1..pid_max.
+/// - `pid`: the process, from 1 to 4194304.
 /// - `buf`: where to write the token, NUL-terminated; may be NULL when `buf_len` is 0.
 /// - `buf_len`: size of `buf` in bytes, including the NUL. A token fits in 256 bytes.
 /// - `token_len_out`: receives the token's full length, not counting the NUL. When it is >=
@@ -153,7 +153,7 @@ pub extern "C" fn pidguard_start_token(pid: i32, buf: *mut c_char, buf_len: usiz
 
 /// Is the process at `pid` the one `recorded_token` names?
 ///
-/// - `pid`: in 1..pid_max.
+/// - `pid`: from 1 to 4194304.
 /// - `recorded_token`: a token from pidguard_start_token(), or NULL for a record without one
 ///   (a live process is then UNVERIFIABLE). A token from another boot is MISMATCH and one from
 ///   another machine or PID namespace UNVERIFIABLE, whatever runs at `pid` now.
@@ -182,7 +182,7 @@ pub extern "C" fn pidguard_judge(
 
 /// Read what procfs says about `pid` now.
 ///
-/// - `pid`: in 1..pid_max.
+/// - `pid`: from 1 to 4194304.
 /// - `info_out`: receives the facts (a struct the caller allocates). A zombie is described too
 ///   (`zombie` true).
 ///
@@ -215,7 +215,8 @@ pub extern "C" fn pidguard_lookup(pid: i32, info_out: *mut pidguard_process_info
 /// - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1": SIGTERM, wait up to 2 s,
 ///   SIGKILL, wait up to 1 s; "5" is TERM/5/KILL/5), or NULL for "TERM/2/KILL/1".
 /// - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the target alone) and/or
-///   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
+///   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited; a handle without a
+///   pidfd reads the status but never reaps: a reap by number could take a successor's).
 /// - `result_out`: receives the outcome.
 ///
 /// Returns 0 once the schedule ran (outcome EXITED, UNKILLABLE, or ERROR with the message

@@ -37,7 +37,7 @@ fn process_arg<'a>(p: *const pidguard_process) -> FfiResult<&'a ProcessRef> {
 
 /// Pin the process `pid` and check it against `expected_token` under `policy`.
 ///
-/// - `pid`: the process, in 1..pid_max.
+/// - `pid`: the process, from 1 to 4194304.
 /// - `expected_token`: its token from pidguard_start_token(), or NULL for a record without one
 ///   (a live process is then UNVERIFIABLE, which only PIDGUARD_POLICY_LENIENT accepts).
 /// - `policy`: a pidguard_policy value. With a token, only a MATCH is accepted under either
@@ -148,7 +148,8 @@ pub extern "C" fn pidguard_process_signal_group(process: *const pidguard_process
 /// - `schedule`: start-stop-daemon's --retry syntax ("TERM/2/KILL/1"), or NULL for
 ///   "TERM/2/KILL/1".
 /// - `flags`: 0, or PIDGUARD_TERMINATE_NO_GROUP (signal the process alone) and/or
-///   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited).
+///   PIDGUARD_TERMINATE_REAP (reap the caller's own child once it exited; a handle without a
+///   pidfd reads the status but never reaps: a reap by number could take a successor's).
 /// - `result_out`: receives the report: PIDGUARD_OUTCOME_ALREADY_GONE (nothing to do),
 ///   PIDGUARD_OUTCOME_EXITED or PIDGUARD_OUTCOME_UNKILLABLE.
 ///

@@ -30,7 +30,7 @@ pub enum pidguard_status {
     /// Success.
     PIDGUARD_OK = 0,
     /// An argument is NULL where a value is required, or out of its documented range: a pid
-    /// outside 1..pid_max, a non-finite time, a malformed schedule or start token, a string that
+    /// outside 1 to 4194304, a non-finite time, a malformed schedule or start token, a string that
     /// must be UTF-8 and is not, an index past the end.
     PIDGUARD_EINVALID_ARGUMENT = -1,
     /// A file or directory that must exist does not (ENOENT).

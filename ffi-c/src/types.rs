@@ -56,6 +56,9 @@ pub enum pidguard_reason {
     /// The live identity could not be read: EMFILE, EACCES, a /proc mounted hidepid, …
     /// (UNVERIFIABLE; never read as gone).
     PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE = 11,
+    /// A fact of this machine the comparison needs (boot id, PID namespace) could not be read:
+    /// /proc is not mounted (a chroot, a minimal container) (UNVERIFIABLE; never "differs").
+    PIDGUARD_REASON_MACHINE_IDENTITY_UNREADABLE = 12,
 }
 
 
@@ -71,7 +74,7 @@ pub enum pidguard_check_reason {
     PIDGUARD_CHECK_UNREADABLE = 2,
     /// A symlink, FIFO, directory or other non-regular file.
     PIDGUARD_CHECK_NOT_REGULAR = 3,
-    /// The content is not one decimal pid in 1..pid_max.
+    /// The content is not one decimal pid from 1 to 4194304.
     PIDGUARD_CHECK_MALFORMED = 4,
     /// The token attribute is present but is not a pidguard start token.
     PIDGUARD_CHECK_BAD_TOKEN = 5,
@@ -302,6 +305,7 @@ c_numbers!(pidguard_reason from Reason, none PIDGUARD_REASON_NONE {
     NoSuchProcess => PIDGUARD_REASON_NO_SUCH_PROCESS,
     Zombie => PIDGUARD_REASON_ZOMBIE,
     LiveIdentityUnreadable(_) => PIDGUARD_REASON_LIVE_IDENTITY_UNREADABLE,
+    MachineIdentityUnreadable(_) => PIDGUARD_REASON_MACHINE_IDENTITY_UNREADABLE,
 });
 c_numbers!(pidguard_check_reason from CheckReason {
     Valid => PIDGUARD_CHECK_VALID,

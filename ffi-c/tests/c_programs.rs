@@ -199,6 +199,12 @@ fn process_handles_on_real_process_groups() {
 }
 
 #[test]
+fn at_the_edges_leader_thread_exited_machine_id_no_proc() {
+    let bin = compile("cc", "-std=c11", &repo().join("tests/c/edges.c"), "edges", &[]);
+    run(&bin, "edges");
+}
+
+#[test]
 fn two_threads_keep_their_own_last_error() {
     let bin = compile("cc", "-std=c11", &repo().join("tests/c/threads.c"), "threads", &[]);
     assert!(run(&bin, "threads").contains("checks passed"));

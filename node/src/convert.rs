@@ -108,7 +108,7 @@ pub fn pid(env: &Env, v: &Unknown, name: &str) -> Result<i32> {
 /// The range check of [`pid`] for a value napi already converted to a number (an object
 /// member declared `number`).
 pub fn pid_number(env: &Env, n: f64, name: &str) -> Result<i32> {
-    // Which pids may be read or signalled is core's decision (1..=pid_max; pid <= 0 and pid 1
+    // Which pids may be read or signalled is core's decision (1 to 4194304; pid <= 0 and pid 1
     // are refused before any system call); here only what a pid_t can hold.
     int(env, n, name, "an integer that fits a pid_t")
 }
@@ -206,6 +206,7 @@ impl<V: Send + 'static + ToNapiValue + TypeName> Task for CoreTask<V> {
     type JsValue = V;
 
     fn compute(&mut self) -> Result<Self::Output> {
+        // Unreachable: napi calls `compute` once per task, and nothing else takes `work`.
         Ok(no_panic(|| (self.work.take().expect("a task computes once"))()))
     }
 

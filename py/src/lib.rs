@@ -83,7 +83,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 }
 
 /// A pid: an `int` (or an object with `__index__`), not `bool`, not `float`, that fits a
-/// `pid_t`. Its range (`1..=pid_max`, the protected pids) is core's to decide, before any
+/// `pid_t`. Its range (1 to 4194304, the protected pids) is core's to decide, before any
 /// system call.
 fn pid_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i32> {
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyString>() {
@@ -96,9 +96,9 @@ fn pid_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i32> {
         }
         Err(_) => return Err(PyTypeError::new_err(format!("{what} must be an int, not {}", type_name(obj)))),
     };
-    // Which pids may be read or signalled is core's decision (1..=pid_max; pid <= 0 and pid 1
+    // Which pids may be read or signalled is core's decision (1 to 4194304; pid <= 0 and pid 1
     // are refused before any system call); here only what a pid_t can hold.
-    i32::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} {v} is out of range (a pid is 1..=pid_max)")))
+    i32::try_from(v).map_err(|_| PyValueError::new_err(format!("{what} {v} is out of range (a pid is 1 to 4194304)")))
 }
 
 /// Seconds as `f64`: an `int` or `float` (or anything with `__float__`), not `bool` or `str`.
@@ -414,7 +414,7 @@ fn terminate(
 /// Without a token a live process is 'unverifiable' ('no-recorded-token'); a failure to read the
 /// live identity is 'unverifiable' with its errno, never 'gone'.
 ///
-/// Raises ValueError for a pid outside 1..pid_max, InvalidArgumentError for a malformed token.
+/// Raises ValueError for a pid outside 1 to 4194304, InvalidArgumentError for a malformed token.
 #[pyfunction]
 #[pyo3(signature = (pid, expected_token=None))]
 fn judge(py: Python<'_>, pid: &Bound<'_, PyAny>, expected_token: Option<&Bound<'_, PyAny>>) -> PyResult<JudgementView> {

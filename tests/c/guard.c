@@ -67,6 +67,9 @@ static void my_token_with(int index, const char *value, char *out, size_t len) {
     /* Other start ticks stand for another process only in a record without a pidfs inode:
      * with inodes on both sides the inode decides alone. */
     if (index == 3) parts[5] = "-";
+    /* Another machine is another machine id and another boot: an equal boot id proves the same
+     * kernel, and the machine id is then not consulted. */
+    if (index == 0) parts[2] = "00000000-0000-4000-8000-000000000000";
     snprintf(out, len, "%s:%s:%s:%s:%s:%s", parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
 }
 

@@ -186,10 +186,12 @@ test('errors: code PIDGUARD_<KIND>, errno where there is one, the path in the me
   }
   assert.ok(!fs.existsSync(path.join(dir, 't.pid')));
 
-  // Above pid_max: core's range check, as in the Rust test `lookup_refuses_bad_pids`.
+  // Above the kernel's hard limit (PID_MAX_LIMIT, 4194304): core's range check, as in the Rust
+  // test `lookup_refuses_bad_pids`. kernel.pid_max bounds nothing: a free pid above it is gone.
+  assert.throws(() => pidguard.lookup(4194305), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT');
   const pidMax = Number(fs.readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
-  if (pidMax < 2 ** 31 - 1) {
-    assert.throws(() => pidguard.lookup(pidMax + 1), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT');
+  if (pidMax < 4194304) {
+    assert.throws(() => pidguard.lookup(pidMax + 1), (e) => e.code === 'PIDGUARD_NO_SUCH_PROCESS');
   }
   // As abx-dl's write_cmd_file: an empty argv gives the shebang line alone, a line break is quoted.
   pidguard.writeCmdFile(path.join(dir, 'x.sh'), []);

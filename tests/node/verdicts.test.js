@@ -38,14 +38,18 @@ test('token and lookup of a live process; match, mismatch, unverifiable', async 
   assert.deepEqual(pidguard.judge(p.pid, null), { verdict: 'unverifiable', reason: 'no-recorded-token' });
 });
 
-test('a record from another boot is a mismatch, from another machine unverifiable (A3)', () => {
+test('a record from another boot is a mismatch, from another machine unverifiable, a new machine id alone changes nothing (A3)', () => {
   const p = spawnGroup('exec sleep 30');
   const f = pidguard.startToken(p.pid).split(':');
   const otherBoot = [...f];
   otherBoot[2] = '00000000-0000-4000-8000-000000000000';
   assert.deepEqual(pidguard.judge(p.pid, otherBoot.join(':')), { verdict: 'mismatch', reason: 'boot-id-differs' });
+  // Another machine: another machine id and another boot (an equal boot id proves the same
+  // kernel whatever the machine id: rook/rook#182).
   const otherMachine = [...f];
   otherMachine[1] = '0123456789abcdef0123456789abcdef';
+  assert.deepEqual(pidguard.judge(p.pid, otherMachine.join(':')), { verdict: 'match', reason: 'token-equal' });
+  otherMachine[2] = '00000000-0000-4000-8000-000000000000';
   assert.deepEqual(pidguard.judge(p.pid, otherMachine.join(':')), { verdict: 'unverifiable', reason: 'foreign-machine' });
   assert.ok(alive(p.pid));
 });

@@ -380,7 +380,8 @@ def test_record_naming_another_process_is_not_signalled(tmp_path, procs):
 
 
 def test_record_that_cannot_be_judged_is_kept(tmp_path, procs):
-    # Another machine's record (its token's machine id differs): never judged, never removed.
+    # Another machine's record (its token's machine id and boot id differ): never judged, never
+    # removed. (The machine id alone is not consulted when the boot ids are equal.)
     pf = tmp_path / "h.pid"
 
     async def go():
@@ -388,6 +389,7 @@ def test_record_that_cannot_be_judged_is_kept(tmp_path, procs):
         A.write_pid_file_with_mtime(pf, p.pid, time.time())
         token = os.getxattr(pf, pidguard.TOKEN_XATTR).decode().split(":")
         token[1] = "0" * len(token[1])
+        token[2] = "00000000-0000-4000-8000-000000000000"
         os.setxattr(pf, pidguard.TOKEN_XATTR, ":".join(token).encode())
         assert pidguard.check_pid_file(pf, []).reason == "foreign"
         return p, await A.graceful_kill_by_pid_file(pf, [], grace_period=1)

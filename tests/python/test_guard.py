@@ -540,7 +540,10 @@ def test_acquire_unverifiable_and_foreign_holders(tmp_path):
         assert guard.read(p) == me
     assert not p.exists()
 
-    other_machine = Entry(os.getpid(), token_with(1, "0" * 32))
+    # Another machine: another machine id *and* boot id (an equal boot id proves the same kernel).
+    parts = token_with(1, "0" * 32).split(":")
+    parts[2] = "00000000-0000-4000-8000-000000000000"
+    other_machine = Entry(os.getpid(), ":".join(parts))
     guard.create(p, other_machine)
     with pytest.raises(pidguard.HeldError) as ei:
         guard.acquire(p, takeover=True)  # never taken over from another machine

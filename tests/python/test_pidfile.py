@@ -98,7 +98,7 @@ def test_token_decides_over_the_mtime(tmp_path, spawn):
         # other start ticks, recorded without a pidfs inode (with inodes on both sides the inode decides alone)
         ("mismatch", f"{prefix}:{machine}:{boot}:{ns}:{int(ticks) + 1}:-"),
         ("mismatch", f"{prefix}:{machine}:00000000-0000-0000-0000-000000000000:{ns}:{ticks}:{ino}"),  # A3
-        ("foreign", f"{prefix}:othermachine:{boot}:{ns}:{ticks}:{ino}"),
+        ("foreign", f"{prefix}:othermachine:00000000-0000-4000-8000-000000000000:{ns}:{ticks}:{ino}"),
         ("foreign", f"{prefix}:{machine}:{boot}:1:{ticks}:{ino}"),  # another pid namespace
         ("bad-token", "not a token"),
     ]
@@ -107,6 +107,9 @@ def test_token_decides_over_the_mtime(tmp_path, spawn):
         c = pidguard.check_pid_file(pid_file)
         assert (c.valid, c.reason) == (False, reason), value
         assert pidguard.validate_pid_file(pid_file) is False
+    # Another machine id with the same boot id: the same kernel (rook/rook#182), judged.
+    os.setxattr(pid_file, pidguard.TOKEN_XATTR, f"{prefix}:othermachine:{boot}:{ns}:{ticks}:{ino}".encode())
+    assert pidguard.check_pid_file(pid_file).valid
     assert alive_and_untouched(p)
 
 

@@ -278,6 +278,8 @@ pub fn acquire(path: &Path, entry: &Entry, options: &AcquireOptions) -> Result<G
             Err(e) => return Err(e),
         };
         let holder = judge_raw(path, &raw)?;
+        // Unreachable: `judge_raw` of a record that was read always judges it (`identity` is
+        // `None` only for a missing file, which `NotFound` above has already skipped).
         let j = holder.identity.expect("found");
         // A record naming the caller itself with a matching token, that no live Guard of this
         // process holds, is its own: a daemon that re-executed itself (`execv` keeps the pid and

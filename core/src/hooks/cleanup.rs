@@ -451,6 +451,12 @@ fn pool_for(hooks: usize) -> Option<rayon::ThreadPool> {
     if threads < 2 {
         return None;
     }
+    // A thread that cannot be started (EAGAIN under a pids limit) is no error: rayon's `build`
+    // answers it with an `Err`, and the cleanup works on the calling thread.
+    if let Err(e) = crate::sys::fault::check(crate::sys::fault::Call::ThreadSpawn) {
+        log::debug!("no thread pool for the cleanup ({e}): working on the calling thread");
+        return None;
+    }
     let faults = crate::sys::fault::snapshot();
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -604,7 +610,7 @@ impl Pending {
             CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
             // A guard record matched by the pattern is not this format's to judge: left alone and
             // reported — removing it could end a live holder's single-instance guard. Other
-            // content that is not one pid in 1..=pid_max names no process: stale, as in the seed.
+            // content that is not one pid from 1 to 4194304 names no process: stale, as in the seed.
             CheckReason::Malformed if crate::pidfile::Format::of(&report.pid_file) == crate::pidfile::Format::Guard => {
                 report.outcome = HookOutcome::Unreadable;
                 report.error = Some("a guard record, not an abx-dl pidfile: left alone".to_string());
@@ -674,6 +680,9 @@ impl Pending {
             };
             if report.outcome == HookOutcome::Unkillable {
                 report.error = Some("Process unkillable".to_string());
+            }
+            if let (Outcome::Refused(crate::Refusal::UntrustedPidfile), false) = (&r.outcome, r.survivors.is_empty()) {
+                report.error = Some(format!("refused to signal: {}", crate::signal::stop::skipped_detail(r)));
             }
         }
         let judged = !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified);

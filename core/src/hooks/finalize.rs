@@ -377,6 +377,8 @@ pub(crate) fn default_finalize(
         };
         // Both lines serialised into one buffer, sized for them at once.
         let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
+        // Unreachable: serde_json fails only on a writer error (a Vec never fails) or a map with
+        // non-string keys (these records have none).
         serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
         lines.push(b'\n');
         serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
@@ -387,6 +389,7 @@ pub(crate) fn default_finalize(
             return Err(Error::new(e.kind(), format!("{e}; nothing of this hook was appended, {kept}")));
         }
         if !is_tty {
+            // Unreachable: serde_json writes UTF-8 only.
             print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
         }
     }

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::process::{create_time, ProcessInfo};
 use super::token::StartToken;
-use super::verdict::{compare_tokens, judge_record, Judgement, Policy, Reason, Verdict};
+use super::liveness::thread_group_exited;
+use super::verdict::{compare_machine, compare_tokens, machine_facts, Judgement, Policy, Reason, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protect::{refuse, Refusal, Target};
 use crate::signo::Signal;
@@ -68,6 +69,8 @@ pub struct ProcessRef {
     /// whose identity the pidfs inode decided without a procfs read (see [`Self::probe`]).
     stat: Option<Stat>,
     token: Option<StartToken>,
+    /// This machine's facts (machine id, boot id, pid namespace) when the handle was opened.
+    base: StartToken,
     zombie_at_open: bool,
     judgement: Judgement,
     unpinned_because: Option<i32>,
@@ -77,6 +80,10 @@ pub struct ProcessRef {
     /// When set, only processes whose real or saved uid is this one are signalled (a
     /// pidfile owned by that uid aimed this handle; see [`ProcessRef::restrict_to_uid`]).
     only_uid: Option<u32>,
+    /// Group members left unsignalled because their uid is not [`Self::only_uid`], as met by
+    /// [`Self::signal_group`] (for the report: a survivor nobody was allowed to signal is not
+    /// "unkillable").
+    skipped_for_uid: std::sync::Mutex<Vec<i32>>,
 }
 
 fn gone(reason: Reason) -> Judgement {
@@ -91,7 +98,7 @@ impl ProcessRef {
     /// Pin `pid` and check it against `expected` under `policy`: the handle to signal with.
     ///
     /// Errors, with nothing sent:
-    /// - `Refused` (see [`Error::refusal`]) for a protected target (pid ≤ 0, above `pid_max`,
+    /// - `Refused` (see [`Error::refusal`]) for a protected target (pid ≤ 0, above 4194304 (`PID_MAX_LIMIT`),
     ///   1, our own pid, our parent unless `Match`) or a verdict the policy does not accept
     ///   (`Mismatch`; `Unverifiable` under `Strict`, or under either policy when `expected` is
     ///   given: `Lenient` relaxes only the absence of a recorded token);
@@ -166,8 +173,15 @@ impl ProcessRef {
     /// Otherwise `/proc/<pid>/stat` is read and confirmed afterwards through the pin. No
     /// protected-target refusal is applied here: judging pid 1 is harmless.
     pub(crate) fn probe(pid: i32, expected: Option<&StartToken>, with_stat: bool) -> std::result::Result<ProcessRef, Judgement> {
-        if let Some(j) = expected.and_then(judge_record) {
-            return Err(j);
+        // Without the machine's facts (no /proc) nothing can be judged: unknown, never a value.
+        // A record from another boot, machine or namespace is decided here, before any look at
+        // the process (`judge_record`'s rules, on the facts read once).
+        let base = machine_facts()?;
+        if let Some(exp) = expected {
+            let j = compare_machine(exp, &base);
+            if j.verdict != Verdict::Match {
+                return Err(j);
+            }
         }
         for _ in 0..3 {
             let fd = match sys::pidfd_open(pid) {
@@ -178,7 +192,7 @@ impl ProcessRef {
                     // has it (pidfd_open(2)).
                     Some(libc::ESRCH) | Some(libc::EINVAL) | Some(libc::ENOENT) => return Err(gone(Reason::NoSuchProcess)),
                     // No pidfd on this system (old kernel, seccomp): pin by /proc/<pid> instead.
-                    Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error()),
+                    Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error(), base),
                     _ => return Err(unreadable(&e)),
                 },
             };
@@ -193,15 +207,18 @@ impl ProcessRef {
                 pidfs_ino,
                 stat: None,
                 token: None,
+                base: base.clone(),
                 zombie_at_open: exited,
                 judgement: Judgement::new(Verdict::Unverifiable, Reason::NoRecordedToken),
                 unpinned_because: None,
                 procfd: None,
                 only_uid: None,
+                skipped_for_uid: Default::default(),
             };
             if exited {
                 // Exited: a zombie still holds its number (and its group's); a reaped process
                 // answers ESRCH through its pidfd.
+                // Unreachable: `h` was built just above with `pidfd: Some(fd)`.
                 let fd = h.pidfd.as_ref().expect("pinned");
                 if matches!(sys::pidfd_send_signal(fd.as_fd(), 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)) {
                     return Err(gone(Reason::NoSuchProcess));
@@ -232,7 +249,7 @@ impl ProcessRef {
 
     /// No pidfd here: pin by an open `/proc/<pid>` and read the stat through it, so the stat and
     /// every later check describe this process and never a successor.
-    fn probe_unpinned(pid: i32, expected: Option<&StartToken>, because: Option<i32>) -> std::result::Result<ProcessRef, Judgement> {
+    fn probe_unpinned(pid: i32, expected: Option<&StartToken>, because: Option<i32>, base: StartToken) -> std::result::Result<ProcessRef, Judgement> {
         let absent = |e: &std::io::Error| -> Judgement {
             // /proc/<pid> missing is proof of absence only if the kernel agrees: under
             // `hidepid` it is missing for a live process of another user.
@@ -255,13 +272,15 @@ impl ProcessRef {
             pid,
             pidfd: None,
             pidfs_ino: None,
-            zombie_at_open: matches!(stat.state, b'Z' | b'X'),
+            zombie_at_open: thread_group_exited(&stat, None),
             stat: None,
             token: None,
+            base,
             judgement: Judgement::new(Verdict::Unverifiable, Reason::NoRecordedToken),
             unpinned_because: because,
             procfd: Some(dir),
             only_uid: None,
+            skipped_for_uid: Default::default(),
         };
         h.set_stat(stat);
         h.judge_against(expected);
@@ -271,13 +290,7 @@ impl ProcessRef {
     /// The token as far as the pidfd alone tells it (no start ticks): only for comparing pidfs
     /// inodes, which decide before ticks are looked at.
     fn inode_token(&self) -> StartToken {
-        StartToken {
-            machine_id: procfs::machine_id().to_string(),
-            boot_id: procfs::boot_id().to_string(),
-            pidns_ino: procfs::pidns_ino(),
-            start_ticks: 0,
-            pidfs_ino: self.pidfs_ino,
-        }
+        StartToken { pidfs_ino: self.pidfs_ino, ..self.base.clone() }
     }
 
     fn set_stat(&mut self, stat: Stat) {
@@ -286,7 +299,18 @@ impl ProcessRef {
     }
 
     fn judge_against(&mut self, expected: Option<&StartToken>) {
-        self.judgement = if self.zombie_at_open || self.stat.as_ref().is_some_and(|s| matches!(s.state, b'Z' | b'X')) {
+        // The one rule (liveness.rs): pinned, the pidfd's readiness decides — a stat in `Z` is
+        // re-checked against it (a leader whose main thread exited while others run is alive);
+        // unpinned, `Z` counts only with a thread count of 1.
+        let exited_now = |h: &Self| match (&h.pidfd, &h.stat) {
+            (_, None) => false,
+            (Some(fd), Some(st)) => {
+                matches!(st.state, b'Z' | b'X')
+                    && thread_group_exited(st, Some(matches!(sys::poll_readable(&[fd.as_fd()], Some(Duration::ZERO)).as_deref(), Ok([true]))))
+            }
+            (None, Some(st)) => thread_group_exited(st, None),
+        };
+        self.judgement = if self.zombie_at_open || exited_now(self) {
             self.zombie_at_open = true;
             gone(Reason::Zombie)
         } else {
@@ -301,6 +325,8 @@ impl ProcessRef {
     /// Read `/proc/<pid>/stat` for a pinned handle, and confirm afterwards through the pidfd
     /// that the pinned process still holds the number (so the stat is its own).
     fn read_stat(&mut self) -> std::result::Result<(), ReadStat> {
+        // Unreachable by construction: called only on handles built with a pidfd (probe's loop,
+        // and `complete`, which returns first when there is none).
         let fd = self.pidfd.as_ref().expect("read_stat needs a pidfd");
         let read = procfs::read_stat(self.pid);
         let confirm = sys::pidfd_send_signal(fd.as_fd(), 0, 0);
@@ -353,6 +379,7 @@ impl ProcessRef {
             sid: st.session,
             uid: procfs::read_uid(self.pid).ok(),
             state: st.state as char,
+            exited: self.zombie_at_open || self.judgement.reason == Reason::Zombie,
             start_ticks: st.start_ticks,
             token: token.clone(),
             create_time: create_time(st.start_ticks).unwrap_or(f64::NAN),
@@ -375,6 +402,12 @@ impl ProcessRef {
     /// themselves; call it when acting on a record of your own format.
     pub fn restrict_to_uid(&mut self, uid: u32) {
         self.only_uid = Some(uid);
+    }
+
+    /// The members of this process's group that a signal call left unsignalled because their
+    /// uid is not the [uid restriction](Self::restrict_to_uid)'s, in the order met.
+    pub fn skipped_for_uid(&self) -> Vec<i32> {
+        self.skipped_for_uid.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The uid restriction set by [`restrict_to_uid`](Self::restrict_to_uid), if any.
@@ -438,6 +471,9 @@ impl ProcessRef {
     }
     /// The live start token read when the handle was opened.
     pub fn token(&self) -> &StartToken {
+        // Unreachable: every public constructor (`open`, `open_child`, `lookup`) reads the
+        // stat (probe with `with_stat`), which sets the token; only crate-internal judging
+        // handles skip it, and they never reach a caller.
         self.token.as_ref().expect("a public ProcessRef has read its stat")
     }
     /// The verdict against the expected token when the handle was opened.
@@ -568,6 +604,7 @@ impl ProcessRef {
     /// which documents the setuid window that remains), never all members first and all
     /// signals after.
     fn signal_members(&self, sig: Signal) -> Result<Delivery> {
+        // Unreachable: both callers return first when the handle has no pidfd.
         let leader = self.pidfd.as_ref().expect("members mode needs a pinned leader");
         let mut done: Vec<i32> = Vec::new();
         let mut sent_any = false;
@@ -612,6 +649,10 @@ impl ProcessRef {
                     // others were being signalled is skipped.
                     if !member_has_uid(m, fd.as_fd(), owner) {
                         log::warn!("pid {m} in group {}: not signalled, its uid is not the pidfile owner's ({owner})", self.pid);
+                        let mut skipped = self.skipped_for_uid.lock().unwrap_or_else(|p| p.into_inner());
+                        if !skipped.contains(&m) {
+                            skipped.push(m);
+                        }
                         continue;
                     }
                     crate::sys::fault::point(crate::sys::fault::Point::BeforeMemberSignal);
@@ -639,7 +680,7 @@ impl ProcessRef {
             None => {
                 let Some(dir) = &self.procfd else { return true };
                 match procfs::read_stat_at(dir.as_fd()) {
-                    Ok(st) => !self.stat.as_ref().is_some_and(|m| m.start_ticks == st.start_ticks) || matches!(st.state, b'Z' | b'X'),
+                    Ok(st) => !self.stat.as_ref().is_some_and(|m| m.start_ticks == st.start_ticks) || thread_group_exited(&st, None),
                     // Reaped. Any other error (EACCES, …) is not proof of death: EPERM-like
                     // answers never mean "dead".
                     Err(e) => matches!(e.raw_os_error(), Some(libc::ESRCH) | Some(libc::ENOENT)),
@@ -674,8 +715,29 @@ impl ProcessRef {
     /// `reap`, the child is reaped (`waitid(P_PIDFD)`, Linux ≥ 5.4); without, it is left
     /// waitable (`WNOWAIT`) for the code that spawned it (Python's `Popen`, Node's
     /// `ChildProcess`). `Unknown` for anybody else's process: never an invented 0.
+    ///
+    /// Unpinned (no pidfd): the status is read by number with `WNOWAIT` only while the open
+    /// `/proc/<pid>` still answers for this very process, before and after the read (so the
+    /// status read is its own, not a successor's), and the child is **never reaped**, even with
+    /// `reap`: a `waitid(P_PID)` that reaps could take the status of a successor child of the
+    /// caller if another thread of the caller reaped ours first and the number was reused.
+    /// Reap it with the caller's own `waitpid` (its spawner knows whether anything else reaps).
     pub fn exit_status(&self, reap: bool) -> ExitStatus {
-        let Some(fd) = &self.pidfd else { return ExitStatus::Unknown };
+        let Some(fd) = &self.pidfd else {
+            if !self.unpinned_still_ours() {
+                return ExitStatus::Unknown;
+            }
+            let st = sys::waitid_pid_peek(self.pid);
+            if !self.unpinned_still_ours() {
+                return ExitStatus::Unknown;
+            }
+            return match st {
+                Ok(Some(sys::ChildExit::Code(c))) => ExitStatus::Code(c),
+                Ok(Some(sys::ChildExit::Signal(s))) => ExitStatus::Signaled(s),
+                Ok(None) => ExitStatus::Running,
+                Err(_) => ExitStatus::Unknown,
+            };
+        };
         match sys::waitid_pidfd(fd.as_fd(), !reap) {
             Ok(Some(sys::ChildExit::Code(c))) => ExitStatus::Code(c),
             Ok(Some(sys::ChildExit::Signal(s))) => ExitStatus::Signaled(s),

@@ -1,12 +1,14 @@
 //! Process identity: the start token, the four verdicts, policies and the pinned handle.
 
 mod handle;
+mod liveness;
 mod process;
 mod token;
 mod verdict;
 
 pub use handle::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
-pub use process::{is_process_alive, lookup, start_token, ProcessInfo};
+pub use liveness::{is_process_alive, probe_alive, thread_group_exited};
+pub use process::{lookup, start_token, ProcessInfo};
 pub(crate) use process::{check_pid_range, create_time};
 pub use token::{StartToken, TOKEN_PREFIX};
 pub use verdict::{compare_tokens, judge, judge_record, Judgement, Policy, Reason, Verdict};

@@ -22,8 +22,14 @@ pub struct ProcessInfo {
     pub sid: i32,
     /// The real uid (`/proc/<pid>/status`), when readable.
     pub uid: Option<u32>,
-    /// The state letter of `/proc/<pid>/stat` (`'Z'` is a zombie).
+    /// The state letter of `/proc/<pid>/stat` as the kernel gives it. `'Z'` alone is not proof
+    /// of exit: a leader whose main thread exited while others run shows `'Z'`; see
+    /// [`is_zombie`](Self::is_zombie).
     pub state: char,
+    /// Whether the whole process has exited (a zombie), by the one rule
+    /// ([`thread_group_exited`](super::thread_group_exited)): the pidfd's readiness, or without
+    /// one state `Z` with a thread count of 1.
+    pub exited: bool,
     /// Start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
     pub start_ticks: u64,
     /// The start token of §2.1.
@@ -42,9 +48,9 @@ pub struct ProcessInfo {
 }
 
 impl ProcessInfo {
-    /// Whether the process is a zombie (exited, not yet reaped).
+    /// Whether the process is a zombie: exited as a whole, not yet reaped ([`Self::exited`]).
     pub fn is_zombie(&self) -> bool {
-        self.state == 'Z' || self.state == 'X'
+        self.exited
     }
     /// Whether the process leads its own process group.
     pub fn is_group_leader(&self) -> bool {
@@ -52,11 +58,13 @@ impl ProcessInfo {
     }
 }
 
-/// Check that `pid` is in `1..=pid_max` before anything reads or signals it.
+/// Check that `pid` is well-formed — from 1 to the kernel's hard limit
+/// [`PID_MAX_LIMIT`](procfs::PID_MAX_LIMIT) — before anything reads or signals it.
+/// `kernel.pid_max` bounds nothing: it can be lowered while higher pids live.
 pub(crate) fn check_pid_range(pid: i64) -> Result<i32> {
-    let max = procfs::pid_max() as i64;
+    let max = procfs::PID_MAX_LIMIT as i64;
     if pid <= 0 || pid > max {
-        return Err(Error::invalid(format!("pid {pid} is outside 1..={max} (/proc/sys/kernel/pid_max)")));
+        return Err(Error::invalid(format!("pid {pid} is not a pid: a pid is from 1 to {max}")));
     }
     Ok(pid as i32)
 }
@@ -69,7 +77,7 @@ pub(crate) fn create_time(start_ticks: u64) -> io::Result<f64> {
 
 /// Everything procfs says about `pid` now.
 ///
-/// Errors: `InvalidArgument` for a pid outside `1..=pid_max`; `NoSuchProcess` when there is no
+/// Errors: `InvalidArgument` for a pid outside 1 to 4194304; `NoSuchProcess` when there is no
 /// such process, or the number is now a thread of another process (a zombie is returned, with
 /// `state == 'Z'`); `PermissionDenied` (errno `ENOENT`/`EACCES`/`EPERM`) when `/proc` hides
 /// the process (`hidepid`); `Io` with its errno for anything else (`EMFILE` is not "not
@@ -77,21 +85,6 @@ pub(crate) fn create_time(start_ticks: u64) -> io::Result<f64> {
 pub fn lookup(pid: i32) -> Result<ProcessInfo> {
     let pid = check_pid_range(pid as i64)?;
     ProcessRef::probe(pid, None, true).map_err(|j| unreadable(pid, j))?.info()
-}
-
-/// Whether a process with this pid exists and has not exited (abx-dl's `is_process_alive`),
-/// decided by the identity rule of [`ProcessRef`]'s probe: a pid the probe answers `Gone` for
-/// (no such process, or a zombie) is not alive; a live process is alive whoever owns it; and
-/// a process whose identity could not be read (`EPERM`, `EACCES`, `EMFILE`, a `hidepid`
-/// /proc) counts as alive, since a failed read is never proof of death. `pid` <= 0 (which
-/// names a group or every process, never one process) and a pid above `pid_max` (no process
-/// can have it) are not alive. Never fails; nothing is signalled.
-pub fn is_process_alive(pid: i64) -> bool {
-    let Ok(pid) = check_pid_range(pid) else { return false };
-    match ProcessRef::probe(pid, None, false) {
-        Ok(h) => h.judgement().verdict != crate::identity::Verdict::Gone,
-        Err(j) => j.verdict != crate::identity::Verdict::Gone,
-    }
 }
 
 /// The error for a process that could not be looked at: gone, or its identity unreadable.

@@ -61,6 +61,10 @@ pub enum Reason {
     /// The live identity could not be read; the errno says why (`EMFILE`, `EACCES`, `ENOENT`
     /// from a `/proc` mounted `hidepid` after `pidfd_open` succeeded, …) (`Unverifiable`).
     LiveIdentityUnreadable(i32),
+    /// A fact about this machine that the comparison needs — the boot id or the pid namespace
+    /// — could not be read; the errno says why (`ENOENT`: `/proc` is not mounted, a chroot or a
+    /// minimal container) (`Unverifiable`). Never "differs": an unknown is not a value.
+    MachineIdentityUnreadable(i32),
     /// The record was written in another PID namespace (`Unverifiable`, foreign).
     ForeignPidNamespace,
     /// The record was written on another machine (`Unverifiable`, foreign: never removed here).
@@ -82,6 +86,7 @@ impl Reason {
             Reason::NoRecordedToken => "no-recorded-token",
             Reason::LiveTokenUnreadable => "live-token-unreadable",
             Reason::LiveIdentityUnreadable(_) => "live-identity-unreadable",
+            Reason::MachineIdentityUnreadable(_) => "machine-identity-unreadable",
             Reason::ForeignPidNamespace => "foreign-pid-namespace",
             Reason::ForeignMachine => "foreign-machine",
             Reason::NoSuchProcess => "no-such-process",
@@ -95,10 +100,11 @@ impl Reason {
         matches!(self, Reason::ForeignMachine | Reason::ForeignPidNamespace)
     }
 
-    /// The errno behind [`Reason::LiveIdentityUnreadable`].
+    /// The errno behind [`Reason::LiveIdentityUnreadable`] and
+    /// [`Reason::MachineIdentityUnreadable`].
     pub const fn errno(self) -> Option<i32> {
         match self {
-            Reason::LiveIdentityUnreadable(e) => Some(e),
+            Reason::LiveIdentityUnreadable(e) | Reason::MachineIdentityUnreadable(e) => Some(e),
             _ => None,
         }
     }
@@ -108,7 +114,9 @@ impl fmt::Display for Reason {
     /// The slug, and for an unreadable identity its errno: `live-identity-unreadable: EMFILE`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reason::LiveIdentityUnreadable(e) => write!(f, "{}: {}", self.as_str(), sys::errno_name(*e)),
+            Reason::LiveIdentityUnreadable(e) | Reason::MachineIdentityUnreadable(e) => {
+                write!(f, "{}: {}", self.as_str(), sys::errno_name(*e))
+            }
             _ => f.write_str(self.as_str()),
         }
     }
@@ -134,7 +142,10 @@ impl Judgement {
     }
     /// Whether the live identity could not be read (an errno, not a fact about the process).
     pub fn is_unreadable(&self) -> bool {
-        matches!(self.reason, Reason::LiveIdentityUnreadable(_) | Reason::LiveTokenUnreadable)
+        matches!(
+            self.reason,
+            Reason::LiveIdentityUnreadable(_) | Reason::LiveTokenUnreadable | Reason::MachineIdentityUnreadable(_)
+        )
     }
 }
 
@@ -146,25 +157,74 @@ impl fmt::Display for Judgement {
 }
 
 /// Judge a recorded token against this machine before looking at any process: a record from
-/// another boot is `Mismatch` and one from another machine or PID namespace is `Unverifiable`,
-/// whatever runs at that pid now. `None` means the process must be looked at.
+/// an earlier boot of this machine is `Mismatch`, one from another machine or PID namespace is
+/// `Unverifiable`, whatever runs at that pid now; a fact of this machine that cannot be read
+/// (no `/proc`) is `Unverifiable` (`machine-identity-unreadable`). `None` means the process
+/// must be looked at. The order is [`compare_tokens`]'s.
 pub fn judge_record(recorded: &StartToken) -> Option<Judgement> {
-    if recorded.machine_id != procfs::machine_id() {
-        return Some(Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine));
+    let here = match machine_facts() {
+        Ok(t) => t,
+        Err(j) => return Some(j),
+    };
+    let j = compare_machine(recorded, &here);
+    (j.verdict != Verdict::Match).then_some(j)
+}
+
+/// This machine's facts as a token without a process (start ticks 0, no pidfs inode):
+/// the machine id ([`procfs::UNKNOWN`] when unknown: it is consulted only when boot ids
+/// differ), the boot id and the pid namespace. `Err` with `machine-identity-unreadable` and the
+/// errno when the boot id or the pid namespace cannot be read: an unknown is never a value.
+pub(crate) fn machine_facts() -> std::result::Result<StartToken, Judgement> {
+    let unreadable = |e: i32| Judgement::new(Verdict::Unverifiable, Reason::MachineIdentityUnreadable(e));
+    let boot_id = procfs::boot_id().map_err(unreadable)?;
+    let pidns_ino = procfs::pidns_ino().map_err(unreadable)?;
+    Ok(StartToken {
+        machine_id: procfs::machine_id().unwrap_or(procfs::UNKNOWN).to_string(),
+        boot_id: boot_id.to_string(),
+        pidns_ino,
+        start_ticks: 0,
+        pidfs_ino: None,
+    })
+}
+
+fn known(field: &str) -> bool {
+    !field.is_empty() && field != procfs::UNKNOWN
+}
+
+/// Rules 1–3 of [`compare_tokens`]: `Match` here means "the same kernel and namespace: go on".
+pub(crate) fn compare_machine(recorded: &StartToken, live: &StartToken) -> Judgement {
+    if !known(&live.boot_id) {
+        return Judgement::new(Verdict::Unverifiable, Reason::MachineIdentityUnreadable(libc::ENOENT));
     }
-    if recorded.boot_id != procfs::boot_id() {
-        return Some(Judgement::new(Verdict::Mismatch, Reason::BootIdDiffers));
+    if recorded.boot_id != live.boot_id {
+        // Another boot: of this machine (provably stale), or of another machine (foreign). A
+        // record whose boot cannot be placed, or a machine id unknown on either side, is
+        // never judged here.
+        let same_machine = known(&recorded.boot_id)
+            && known(&recorded.machine_id)
+            && known(&live.machine_id)
+            && recorded.machine_id == live.machine_id;
+        return if same_machine {
+            Judgement::new(Verdict::Mismatch, Reason::BootIdDiffers)
+        } else {
+            Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine)
+        };
     }
-    if recorded.pidns_ino != procfs::pidns_ino() {
-        return Some(Judgement::new(Verdict::Unverifiable, Reason::ForeignPidNamespace));
+    if recorded.pidns_ino != live.pidns_ino {
+        return Judgement::new(Verdict::Unverifiable, Reason::ForeignPidNamespace);
     }
-    None
+    Judgement::new(Verdict::Match, Reason::TokenEqual)
 }
 
 /// Compare a recorded token with a live one. The first rule that decides, decides:
 ///
-/// 1. machine id differs → `Unverifiable` (foreign: never judged, never removed here);
-/// 2. boot id differs → `Mismatch` (an earlier boot: provably stale);
+/// 1. boot ids equal → the same kernel and boot: go on to rule 3 (the machine id is not
+///    consulted: 128 random bits per boot already prove the same kernel, even when
+///    `/etc/machine-id` was generated or replaced after the record was written);
+/// 2. boot ids differ: machine ids equal (both known) → `Mismatch` (an earlier boot: provably
+///    stale); machine ids differ, or either is unknown → `Unverifiable` (foreign: never
+///    judged, never removed here). A live boot id that is unknown ([`procfs::UNKNOWN`]) is
+///    `Unverifiable` (`machine-identity-unreadable: ENOENT`), never "differs";
 /// 3. pid namespace differs → `Unverifiable` (the number means another process there);
 /// 4. pidfs inodes on both sides: equal → `Match`, different → `Mismatch`. A pidfs inode is
 ///    never reused within a boot (a 64-bit counter, Linux ≥ 6.9), so it proves identity alone;
@@ -176,14 +236,9 @@ pub fn judge_record(recorded: &StartToken) -> Option<Judgement> {
 ///    (`LiveTokenUnreadable`). Without inodes on both sides, tokens compare only within one
 ///    time namespace.
 pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
-    if recorded.machine_id != live.machine_id {
-        return Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine);
-    }
-    if recorded.boot_id != live.boot_id {
-        return Judgement::new(Verdict::Mismatch, Reason::BootIdDiffers);
-    }
-    if recorded.pidns_ino != live.pidns_ino {
-        return Judgement::new(Verdict::Unverifiable, Reason::ForeignPidNamespace);
+    let m = compare_machine(recorded, live);
+    if m.verdict != Verdict::Match {
+        return m;
     }
     match (recorded.pidfs_ino, live.pidfs_ino) {
         (Some(a), Some(b)) if a == b => Judgement::new(Verdict::Match, Reason::TokenEqual),
@@ -204,7 +259,7 @@ pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
 /// `/proc` read at all (`pidfd_open`, `fstat`, `poll`, `close`), so a reader under a `/proc`
 /// mounted `hidepid` still gets `Match`.
 ///
-/// Errors: `InvalidArgument` for a pid outside `1..=pid_max` (nothing else: every other
+/// Errors: `InvalidArgument` for a pid outside 1 to 4194304 (nothing else: every other
 /// problem is a verdict).
 pub fn judge(pid: i32, recorded: Option<&StartToken>) -> Result<Judgement> {
     let pid = super::process::check_pid_range(pid as i64)?;
@@ -298,10 +353,35 @@ mod tests {
         assert_eq!(compare_tokens(&r, &tok(5, None)).verdict, Verdict::Mismatch);
         let mut r = tok(5, None);
         r.machine_id = "x".into();
+        // The same boot id proves the same kernel: the machine id is not consulted.
+        assert_eq!(compare_tokens(&r, &tok(5, None)).verdict, Verdict::Match);
+        r.boot_id = "x".into();
         assert_eq!(compare_tokens(&r, &tok(5, None)).reason, Reason::ForeignMachine);
         let mut r = tok(5, None);
         r.pidns_ino = 9;
         assert_eq!(compare_tokens(&r, &tok(5, None)).reason, Reason::ForeignPidNamespace);
+    }
+
+    #[test]
+    fn an_unknown_field_is_never_a_value() {
+        // A live boot id that could not be read never "differs".
+        let mut live = tok(5, None);
+        live.boot_id = procfs::UNKNOWN.into();
+        assert_eq!(compare_tokens(&tok(5, None), &live).reason, Reason::MachineIdentityUnreadable(libc::ENOENT));
+        // Boot ids differ and a machine id is unknown on either side: foreign, not stale.
+        let mut r = tok(5, None);
+        r.boot_id = "old".into();
+        r.machine_id = procfs::UNKNOWN.into();
+        assert_eq!(compare_tokens(&r, &tok(5, None)).reason, Reason::ForeignMachine);
+        let mut live = tok(5, None);
+        live.machine_id = procfs::UNKNOWN.into();
+        let mut r = tok(5, None);
+        r.boot_id = "old".into();
+        assert_eq!(compare_tokens(&r, &live).reason, Reason::ForeignMachine);
+        // A recorded boot id "unknown" (written by a reader without /proc) is never stale.
+        let mut r = tok(5, None);
+        r.boot_id = procfs::UNKNOWN.into();
+        assert_eq!(compare_tokens(&r, &tok(5, None)).verdict, Verdict::Unverifiable);
     }
 
     #[test]

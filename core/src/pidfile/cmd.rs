@@ -95,7 +95,13 @@ fn read_examined(f: &std::fs::File, m: &std::fs::Metadata, path: &Path) -> CmdFi
     if !m.is_file() || m.len() > MAX_CMD_FILE {
         return Err(Error::at(crate::ErrorKind::Untrusted, path, "not a regular file of at most 1 MiB"));
     }
-    let buf = super::read_bounded(f, m.len(), MAX_CMD_FILE).map_err(|e| Error::io_at(path, "read", &e))?;
+    // A procfs file (`--cmd-file /proc/<pid>/cmdline`-like) reports size 0 whatever it holds:
+    // read_bounded then reads until end of file, and one byte more than the limit tells "too
+    // large".
+    let buf = super::read_bounded(f, m.len(), MAX_CMD_FILE + 1).map_err(|e| Error::io_at(path, "read", &e))?;
+    if buf.len() as u64 > MAX_CMD_FILE {
+        return Err(Error::at(crate::ErrorKind::Untrusted, path, "not a regular file of at most 1 MiB"));
+    }
     let text = String::from_utf8(buf).map_err(|_| Error::at(crate::ErrorKind::Malformed, path, "not UTF-8"))?;
     let argv = recorded_argv(&text);
     Ok(Some((text, argv)))

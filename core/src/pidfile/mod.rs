@@ -58,10 +58,26 @@ impl Format {
 /// Reads what fstat said is there and stops: a file of `size` bytes costs one `read` instead of
 /// two (the second only seeing end-of-file), an empty one none — the content as of the `fstat`
 /// (a writer that appends afterwards is not waited for). Only for the regular files of hook
-/// directories (pidfiles, `.sh`, logs), whose size is their content's (unlike procfs files).
+/// directories (pidfiles, `.sh`, logs), whose size is their content's. A `size` of 0 is not
+/// trusted — procfs and sysfs files report 0 whatever they hold — so such a file is read until
+/// end of file, at most `max` bytes (an empty regular file costs one `read` that sees the end).
 /// Errors: the `pread` error (`EINTR` is retried).
 pub(crate) fn read_bounded(f: &std::fs::File, size: u64, max: u64) -> std::io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
+    if size == 0 {
+        let mut buf = Vec::new();
+        let mut chunk = vec![0u8; 4096.min(max.max(1) as usize)];
+        while (buf.len() as u64) < max {
+            let room = (max - buf.len() as u64).min(chunk.len() as u64) as usize;
+            match f.read_at(&mut chunk[..room], buf.len() as u64) {
+                Ok(0) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        return Ok(buf);
+    }
     let want = size.min(max) as usize;
     let mut buf = vec![0u8; want];
     let mut len = 0usize;

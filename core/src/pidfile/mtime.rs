@@ -33,7 +33,7 @@ const MAX_CONTENT: u64 = 4096;
 /// it.
 ///
 /// Errors (nothing is written, and a previous pidfile stays byte for byte as it was):
-/// `InvalidArgument` when `start_time` is not finite or `pid` is outside `1..=pid_max`;
+/// `InvalidArgument` when `start_time` is not finite or `pid` is outside 1 to 4194304;
 /// `Untrusted` when the target is a symlink, FIFO or directory; file system errors as
 /// `NotFound`, `PermissionDenied` or `Io` — including an `fsetxattr` of the token that fails
 /// with anything but `ENOTSUP` (`ENOSPC`, `EDQUOT`, `E2BIG`, `EIO`).
@@ -77,7 +77,7 @@ pub enum CheckReason {
     Unreadable,
     /// A symlink, FIFO, directory or other non-regular file.
     NotRegular,
-    /// The content is not one decimal pid in `1..=pid_max`.
+    /// The content is not one decimal pid from 1 to 4194304.
     Malformed,
     /// The token xattr is present but is not a pidguard start token.
     BadToken,
@@ -179,11 +179,11 @@ impl PidFileCheck {
 /// Parse pidfile content as the original's `int(text.strip())`, restricted: UTF-8 text, the
 /// whitespace `str.strip()` removes around it (Unicode White_Space and `\x1c`–`\x1f`: a vertical
 /// tab, a no-break space, an ideographic space), then one run of ASCII digits, value in
-/// `1..=pid_max`. Signs, underscores, non-ASCII digits, several numbers and NUL bytes are
+/// 1 to 4194304. Signs, underscores, non-ASCII digits, several numbers and NUL bytes are
 /// refused; so is text that is not UTF-8 (the original's `read_text()` raises there).
 ///
 /// Leading zeros are allowed, however many (`int("000000000007")` is 7); a value that
-/// overflows is refused like any other value above `pid_max`.
+/// overflows is refused like any other value above 4194304 (`PID_MAX_LIMIT`).
 pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
     let Ok(text) = std::str::from_utf8(content) else { return None };
     let t = text.trim_matches(py_isspace).as_bytes();
@@ -210,7 +210,7 @@ pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedComm
 /// Judge an abx-dl pidfile and say why. Never fails: every problem is a reason.
 ///
 /// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
-///   refused, a FIFO cannot block) holding one decimal pid in `1..=pid_max`.
+///   refused, a FIFO cannot block) holding one decimal pid from 1 to 4194304.
 /// - A zombie or missing process is `Gone`/`Zombie`.
 /// - With a `user.pidguard.token`, the token decides: another boot → `Mismatch` without looking
 ///   at the process; another machine or PID namespace → `Foreign`.

@@ -1,7 +1,7 @@
 //! Signals, the protected-target rules, schedules and parallel termination.
 
 mod schedule;
-mod stop;
+pub(crate) mod stop;
 mod terminate;
 
 pub use crate::protect::Refusal;

@@ -290,7 +290,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
 /// all (`Malformed`: only `stop_pid_file`).
 fn unusable(pid_file: &Path, reason: CheckReason) -> Error {
     match reason {
-        CheckReason::Malformed => Error::at(ErrorKind::Malformed, pid_file, "content is not one pid in 1..=pid_max"),
+        CheckReason::Malformed => Error::at(ErrorKind::Malformed, pid_file, "content is not one pid from 1 to 4194304"),
         CheckReason::BadToken => Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token"),
         CheckReason::NotRegular => Error::at(ErrorKind::Untrusted, pid_file, "not a regular file"),
         // A path refused by the unsafe-transition rule says which step; any other failure keeps
@@ -507,6 +507,7 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
 /// set the report's outcome from it; the caller keeps or removes the record.
 fn run_schedule(h: crate::identity::ProcessRef, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
+    // Unreachable: terminate returns exactly one report per target.
     let t = terminate(vec![h], &topts).pop().expect("one target, one report");
     report.outcome = match &t.outcome {
         Outcome::AlreadyGone => StopOutcome::AlreadyGone,
@@ -515,5 +516,21 @@ fn run_schedule(h: crate::identity::ProcessRef, opts: &StopOptions, report: &mut
         Outcome::Refused(r) => StopOutcome::Refused(*r),
         Outcome::Error(e) => StopOutcome::Error(e.clone()),
     };
+    if let (Outcome::Refused(Refusal::UntrustedPidfile), false) = (&t.outcome, t.survivors.is_empty()) {
+        report.detail = Some(skipped_detail(&t));
+    }
     t
+}
+
+/// The detail of a group whose only survivors were skipped for their uid: their pids, and that
+/// nothing was sent to them.
+pub(crate) fn skipped_detail(t: &TerminateReport) -> String {
+    let pids: Vec<String> = t.survivors.iter().map(|p| p.to_string()).collect();
+    format!(
+        "the group's survivor{} {} not signalled: {} uid is not the pidfile owner's (no signal reached {})",
+        if pids.len() == 1 { "" } else { "s" },
+        if pids.len() == 1 { format!("pid {} was", pids[0]) } else { format!("pids {} were", pids.join(", ")) },
+        if pids.len() == 1 { "its" } else { "their" },
+        if pids.len() == 1 { "it" } else { "them" },
+    )
 }

@@ -81,7 +81,9 @@ pub struct TerminateOptions {
     /// not lead its group is always signalled alone: its group is someone else's.
     pub group: bool,
     /// Reap targets that are the caller's children once they exit (default false: they are
-    /// left for the code that spawned them, and their status is read with `WNOWAIT`).
+    /// left for the code that spawned them, and their status is read with `WNOWAIT`). Only
+    /// through a pidfd: an unpinned handle reads the status but never reaps (see
+    /// [`ProcessRef::exit_status`]).
     pub reap: bool,
 }
 
@@ -108,7 +110,10 @@ pub struct TerminateReport {
     pub pin_mode: PinMode,
     /// How group signals were delivered, when any was.
     pub group_mode: Option<GroupMode>,
-    /// Members of the group still alive at the end (for `Unkillable`).
+    /// Members of the group still alive at the end: for `Unkillable`, and for
+    /// `Refused(UntrustedPidfile)` when every survivor was left unsignalled because its uid is
+    /// not the pidfile owner's (a root caller acting on another user's pidfile: nothing reached
+    /// them, so the outcome names them instead of calling them unkillable).
     pub survivors: Vec<i32>,
     /// Time from the start of the call to the outcome.
     pub elapsed: Duration,
@@ -136,9 +141,18 @@ struct Run<'a> {
     group_mode: Option<GroupMode>,
     elapsed: Duration,
     error_kind: Option<ErrorKind>,
+    /// The schedule is over and the final grace (see [`FINAL_GRACE`]) is running.
+    final_grace: bool,
 }
 
-/// Live (non-zombie) members of the given groups, in one pass over `/proc`.
+/// How long a target may still take to exit after the last signal of a schedule that ends
+/// without a wait at least this long (`TERM/-1`, `--retry 0`) before it is called unkillable:
+/// signal delivery is asynchronous, and even SIGKILL takes effect only when the target is next
+/// scheduled. 250 ms: enough on a loaded machine; added only to such schedules.
+pub const FINAL_GRACE: Duration = Duration::from_millis(250);
+
+/// Live members of the given groups, in one pass over `/proc` (a zombie is left out; a leader in
+/// `Z` whose other threads run is live: [`crate::identity::thread_group_exited`]).
 fn scan_groups(pgids: &HashSet<i32>) -> HashMap<i32, Vec<i32>> {
     let mut out: HashMap<i32, Vec<i32>> = HashMap::new();
     if pgids.is_empty() {
@@ -146,7 +160,7 @@ fn scan_groups(pgids: &HashSet<i32>) -> HashMap<i32, Vec<i32>> {
     }
     for pid in procfs::list_pids().unwrap_or_default() {
         if let Ok(st) = procfs::read_stat(pid) {
-            if pgids.contains(&st.pgrp) && !matches!(st.state, b'Z' | b'X') {
+            if pgids.contains(&st.pgrp) && !crate::identity::thread_group_exited(&st, None) {
                 out.entry(st.pgrp).or_default().push(pid);
             }
         }
@@ -174,7 +188,7 @@ impl Run<'_> {
             }
             let fd = if self.h.is_pinned() { sys::pidfd_open(m).ok() } else { None };
             // Pinned, then re-read: it must still be a live member of our group.
-            let still = matches!(procfs::read_stat(m), Ok(st) if st.pgrp == pid && !matches!(st.state, b'Z' | b'X'));
+            let still = matches!(procfs::read_stat(m), Ok(st) if st.pgrp == pid && !crate::identity::thread_group_exited(&st, None));
             if still {
                 new.push(Member { pid: m, fd, exited: false });
             }
@@ -226,7 +240,16 @@ impl Run<'_> {
                 return;
             }
             let Some(step) = schedule.get(self.step).copied() else {
-                self.finish(Outcome::Unkillable, t0);
+                // The schedule is over. One that ends without a wait of at least FINAL_GRACE
+                // (`TERM/-1`, `--retry 0` = `TERM/0/KILL/0`) gives the target FINAL_GRACE to act
+                // on the last signal first: a target is never called unkillable before it could.
+                let waited = matches!(schedule.last(), Some(Step::Wait(d)) if *d >= FINAL_GRACE);
+                if waited || self.final_grace {
+                    self.finish(Outcome::Unkillable, t0);
+                } else {
+                    self.final_grace = true;
+                    self.deadline = Some(Instant::now() + FINAL_GRACE);
+                }
                 return;
             };
             match step {
@@ -302,6 +325,7 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateRep
             group_mode: None,
             elapsed: Duration::ZERO,
             error_kind: None,
+            final_grace: false,
         })
         .collect();
 
@@ -406,6 +430,7 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateRep
         .map(|r| {
             let exit = if r.h.is_child() { r.h.exit_status(opts.reap) } else { ExitStatus::Unknown };
             let survivors = if r.outcome == Some(Outcome::Unkillable) {
+                // (Kept for `Refused(UntrustedPidfile)` below too.)
                 let mut s: Vec<i32> = r.members.iter().filter(|m| !m.exited).map(|m| m.pid).collect();
                 if !r.leader_exited {
                     s.insert(0, r.h.pid());
@@ -414,9 +439,16 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateRep
             } else {
                 Vec::new()
             };
+            let mut outcome = r.outcome.clone().unwrap_or(Outcome::Unkillable);
+            // Survivors that were all skipped for their uid (a root caller acting on another
+            // user's pidfile, §3.3) were never signalled: refused, not unkillable.
+            let skipped = r.h.skipped_for_uid();
+            if outcome == Outcome::Unkillable && !survivors.is_empty() && survivors.iter().all(|p| skipped.contains(p)) {
+                outcome = Outcome::Refused(Refusal::UntrustedPidfile);
+            }
             TerminateReport {
                 pid: r.h.pid(),
-                outcome: r.outcome.clone().unwrap_or(Outcome::Unkillable),
+                outcome,
                 signals: r.signals,
                 exit,
                 group: r.group,
@@ -438,7 +470,7 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateRep
 /// (`NoSuchProcess`, also for a zombie), a rule refused it (`Refused`, with the
 /// [refusal](crate::Error::refusal)), the kernel refused the signal (`PermissionDenied`, errno
 /// `EPERM`: another user's process), or its identity could not be read (`PermissionDenied` or
-/// `Io` with the errno); a pid ≤ 0 or above `pid_max` is `Refused` like the other protected
+/// `Io` with the errno); a pid ≤ 0 or above 4194304 (`PID_MAX_LIMIT`) is `Refused` like the other protected
 /// targets. A call that did its
 /// work returns the report: exited (after which signal), already gone by the first signal, or
 /// unkillable.
@@ -467,6 +499,7 @@ impl ProcessRef {
     /// the kernel refused a signal (another user's process), `Refused` when a safety rule
     /// refused the group (see [`Error::refusal`]), `Io` for other signalling failures.
     pub fn terminate(&self, opts: &TerminateOptions) -> Result<TerminateReport, Error> {
+        // Unreachable: run_all returns exactly one report per target.
         let r = run_all(&[self], opts).pop().expect("one target, one report");
         let pid = self.pid();
         match (&r.outcome, r.error_kind) {

@@ -37,6 +37,13 @@ pub enum Call {
     Poll,
     /// The `openat(2)` of a hook's log by cleanup's default finalize.
     LogOpen,
+    /// The reads of the machine's facts: `/proc/sys/kernel/random/boot_id` and
+    /// `/proc/self/ns/pid` (as when `/proc` is not mounted). Only reads not yet cached fail:
+    /// a test that injects it runs in a fresh process (a forked child) or before any read.
+    MachineFact,
+    /// `std::thread::Builder::spawn` of pidguard's own threads (a cleanup's pool, the CLI's
+    /// spinner): fails as under a pids limit (`EAGAIN`).
+    ThreadSpawn,
 }
 
 #[cfg(feature = "fault-injection")]

@@ -288,11 +288,33 @@ pub(crate) fn waitid_pidfd(fd: BorrowedFd<'_>, peek: bool) -> io::Result<Option<
     }
 }
 
+/// `waitid(P_PID, pid, WEXITED | WNOHANG | WNOWAIT)`: the exit of the caller's child `pid`,
+/// left waitable (never reaped: see `ProcessRef::exit_status`). `Ok(None)` while it runs.
+pub(crate) fn waitid_pid_peek(pid: i32) -> io::Result<Option<ChildExit>> {
+    fault::check(Call::Waitid)?;
+    // SAFETY: zeroed siginfo is a valid out-parameter.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        if libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if info.si_pid() == 0 {
+            return Ok(None);
+        }
+        let status = info.si_status();
+        Ok(Some(match info.si_code {
+            libc::CLD_EXITED => ChildExit::Code(status),
+            _ => ChildExit::Signal(status),
+        }))
+    }
+}
+
 /// `fgetxattr(2)` of `name` on an open file. `Ok(None)` when the attribute is absent or the
 /// file system has no user xattrs.
 pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
     fault::check(Call::Getxattr)?;
     // Raw libc: nix 0.32 has no extended-attribute wrappers.
+    // Unreachable: every caller passes the constant `TOKEN_XATTR` (no NUL), never input.
     let cname = CString::new(name).expect("xattr name has no NUL");
     // A token fits the first, stack-held buffer; the heap is used only for what is returned
     // (nothing at all for the common "no such attribute").
@@ -320,6 +342,7 @@ pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec
 pub(crate) fn fsetxattr(fd: BorrowedFd<'_>, name: &str, value: &[u8]) -> io::Result<bool> {
     // Raw libc: nix 0.32 has no extended-attribute wrappers.
     let r = fault::check(Call::Setxattr).and_then(|()| {
+        // Unreachable: every caller passes the constant `TOKEN_XATTR` (no NUL), never input.
         let cname = CString::new(name).expect("xattr name has no NUL");
         // SAFETY: `value` is valid for its length.
         cvt(unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) } as libc::c_long)

@@ -22,6 +22,9 @@ pub struct Stat {
     pub pgrp: i32,
     /// Field 6, the session.
     pub session: i32,
+    /// Field 20, `num_threads`: the threads of the whole thread group, the leader counted while
+    /// it is not released (a leader in `Z` whose other threads run counts them too).
+    pub num_threads: i64,
     /// Field 22, `starttime`, in clock ticks since boot.
     pub start_ticks: u64,
 }
@@ -45,9 +48,10 @@ pub fn parse_stat(buf: &[u8]) -> Option<Stat> {
     let ppid = f.next()?.parse().ok()?;
     let pgrp = f.next()?.parse().ok()?;
     let session = f.next()?.parse().ok()?;
-    // Fields 7..=21 are skipped: 15 of them; field 22 is the 20th after the `)`.
-    let start_ticks = f.nth(15)?.parse().ok()?;
-    Some(Stat { comm, state: state.as_bytes()[0], ppid, pgrp, session, start_ticks })
+    // Fields 7..=19 are skipped (13 of them), then field 20 (`num_threads`), 21 skipped, 22.
+    let num_threads = f.nth(13)?.parse().ok()?;
+    let start_ticks = f.nth(1)?.parse().ok()?;
+    Some(Stat { comm, state: state.as_bytes()[0], ppid, pgrp, session, num_threads, start_ticks })
 }
 
 /// Read a procfs file with plain `read(2)`s into `buf`, `chunk` bytes at a time. procfs files
@@ -104,10 +108,30 @@ pub fn read_stat_at(dir: std::os::fd::BorrowedFd<'_>) -> io::Result<Stat> {
 }
 
 /// `/proc/<pid>/cmdline` split at NUL bytes. Empty for kernel threads and most zombies.
+///
+/// A leader whose main thread exited (`pthread_exit`) while other threads run has an empty
+/// `cmdline` of its own; the argv is then read from the first of its other threads
+/// (`/proc/<pid>/task/<tid>/cmdline`) that has one, so the process keeps its argv.
 pub fn read_cmdline(pid: i32) -> io::Result<Vec<Vec<u8>>> {
     super::fault::check(super::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(256);
     read_small(&format!("/proc/{pid}/cmdline"), &mut buf)?;
+    if buf.is_empty() {
+        // Only when empty: a kernel thread or a zombie has one task, and this finds nothing.
+        if let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) {
+            for t in tasks.flatten() {
+                let name = t.file_name();
+                let Some(tid) = name.to_str() else { continue };
+                if tid == pid.to_string() {
+                    continue;
+                }
+                if read_small(&format!("/proc/{pid}/task/{tid}/cmdline"), &mut buf).is_ok() && !buf.is_empty() {
+                    break;
+                }
+                buf.clear();
+            }
+        }
+    }
     if buf.last() == Some(&0) {
         buf.pop();
     }
@@ -172,17 +196,22 @@ pub fn btime() -> io::Result<u64> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no btime in /proc/stat"))
 }
 
-/// `/proc/sys/kernel/pid_max` (default 4194304 on 64-bit since systemd raises it; 32768 by the
-/// kernel's own default). Cached for the life of the process.
+/// The kernel's hard limit on pids, `PID_MAX_LIMIT` on 64-bit kernels
+/// (include/linux/threads.h): no process can have a larger pid.
+pub const PID_MAX_LIMIT: i32 = 4_194_304;
+
+/// The largest well-formed pid: [`PID_MAX_LIMIT`], a constant. `kernel.pid_max` is not a bound
+/// on live pids — it can be lowered while processes above it run (Qihoo360/phptrace#7) — so it
+/// bounds nothing here; a pid up to the hard limit is judged by its identity.
 pub fn pid_max() -> i32 {
-    static PID_MAX: OnceLock<i32> = OnceLock::new();
-    *PID_MAX.get_or_init(|| {
-        fs::read_to_string("/proc/sys/kernel/pid_max")
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            // PID_MAX_LIMIT on 64-bit kernels (include/linux/threads.h).
-            .unwrap_or(4_194_304)
-    })
+    PID_MAX_LIMIT
+}
+
+/// `/proc/sys/kernel/pid_max` as the kernel says it now (informational only: see [`pid_max`]).
+/// Errors: the read's, or `InvalidData`; never cached.
+pub fn kernel_pid_max() -> io::Result<i32> {
+    let s = fs::read_to_string("/proc/sys/kernel/pid_max")?;
+    s.trim().parse().map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "unparsable pid_max"))
 }
 
 /// Make a string safe as one field of a start token: printable ASCII without `:`.
@@ -195,44 +224,77 @@ fn token_field(raw: &str) -> String {
     }
 }
 
-/// `/etc/machine-id`, else the host name, as a token field. Cached.
-pub fn machine_id() -> &'static str {
+/// The value a token field takes when a fact is unknown. Never equal to anything: see
+/// [`crate::identity`]'s comparison, which treats it as unknown, not as a value.
+pub const UNKNOWN: &str = "unknown";
+
+/// `/etc/machine-id`, else the host name (`uname(2)`, no `/proc` needed), as a token field;
+/// `None` when unknown: the file is empty or `uninitialized` (first boot, systemd's
+/// machine-id(5)) or unreadable and no host name can be had. Cached only once known: a failed
+/// read is never a value and is tried again next time.
+pub fn machine_id() -> Option<&'static str> {
     static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| {
-        let id = fs::read_to_string("/etc/machine-id").ok().filter(|s| !s.trim().is_empty());
-        let id = id.or_else(|| fs::read_to_string("/proc/sys/kernel/hostname").ok());
-        token_field(id.as_deref().unwrap_or("unknown"))
-    })
+    if let Some(id) = ID.get() {
+        return Some(id);
+    }
+    let id = match fs::read_to_string("/etc/machine-id") {
+        Ok(s) if s.trim().is_empty() || s.trim() == "uninitialized" => None,
+        Ok(s) => Some(s),
+        Err(_) => hostname(),
+    }?;
+    Some(ID.get_or_init(|| token_field(&id)))
 }
 
-/// `/proc/sys/kernel/random/boot_id`, a fresh UUID every boot. Cached.
-pub fn boot_id() -> &'static str {
-    static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| {
-        token_field(fs::read_to_string("/proc/sys/kernel/random/boot_id").as_deref().unwrap_or("unknown"))
-    })
+/// The host name from `gethostname(2)` (`uname`, no `/proc`), when it has one.
+fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its whole length; gethostname NUL-terminates within it
+    // when the name fits, and the last byte is never written (len - 1).
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if r != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let h = String::from_utf8_lossy(&buf[..end]).into_owned();
+    (!h.trim().is_empty()).then_some(h)
 }
 
-/// The inode of `/proc/self/ns/pid`: which PID namespace our pids mean something in.
+/// `/proc/sys/kernel/random/boot_id`, a fresh UUID every boot, as a token field. Cached once
+/// read; `Err(errno)` when it cannot be read (no `/proc`: a chroot, a minimal container) —
+/// never a value, never cached.
+pub fn boot_id() -> Result<&'static str, i32> {
+    static ID: OnceLock<String> = OnceLock::new();
+    if let Some(id) = ID.get() {
+        return Ok(id);
+    }
+    super::fault::check(super::Call::MachineFact).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    let raw = fs::read_to_string("/proc/sys/kernel/random/boot_id").map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    if raw.trim().is_empty() {
+        return Err(libc::ENODATA);
+    }
+    Ok(ID.get_or_init(|| token_field(&raw)))
+}
+
+/// The inode of `/proc/self/ns/pid`: which PID namespace our pids mean something in;
+/// `Err(errno)` when it cannot be read (no `/proc`) — never a value, never cached.
 ///
 /// A process's PID namespace is fixed when it is created and never changes (pid_namespaces(7);
 /// `setns`/`unshare` only move its future children), so the value is cached — keyed by our pid,
 /// because a child forked after `unshare(CLONE_NEWPID)` inherits the cache but lives in the new
 /// namespace.
-pub fn pidns_ino() -> u64 {
+pub fn pidns_ino() -> Result<u64, i32> {
     use std::sync::Mutex;
     static CACHE: Mutex<Option<(u64, u64)>> = Mutex::new(None);
     // Keyed by the fork generation rather than the pid: no system call on the hot path.
     let gen = super::fork_generation();
     let mut c = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     match *c {
-        Some((g, ino)) if g == gen => ino,
+        Some((g, ino)) if g == gen => Ok(ino),
         _ => {
-            let ino = fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).unwrap_or(0);
-            if ino != 0 {
-                *c = Some((gen, ino));
-            }
-            ino
+            super::fault::check(super::Call::MachineFact).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+            let ino = fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+            *c = Some((gen, ino));
+            Ok(ino)
         }
     }
 }
@@ -249,12 +311,13 @@ pub fn list_pids() -> io::Result<Vec<i32>> {
     Ok(out)
 }
 
-/// Members of process group `pgid` that are not zombies, as `(pid, stat)`.
+/// Members of process group `pgid` that have not exited, as `(pid, stat)`: a zombie is left out,
+/// a leader in `Z` whose other threads run is a member ([`crate::identity::thread_group_exited`]).
 pub fn group_members(pgid: i32) -> io::Result<Vec<(i32, Stat)>> {
     let mut out = Vec::new();
     for pid in list_pids()? {
         if let Ok(st) = read_stat(pid) {
-            if st.pgrp == pgid && st.state != b'Z' && st.state != b'X' {
+            if st.pgrp == pgid && !crate::identity::thread_group_exited(&st, None) {
                 out.push((pid, st));
             }
         }
@@ -269,7 +332,7 @@ pub fn group_table() -> io::Result<HashMap<i32, Vec<i32>>> {
     let mut out: HashMap<i32, Vec<i32>> = HashMap::new();
     for pid in list_pids()? {
         if let Ok(st) = read_stat(pid) {
-            if st.state != b'Z' && st.state != b'X' {
+            if !crate::identity::thread_group_exited(&st, None) {
                 out.entry(st.pgrp).or_default().push(pid);
             }
         }

@@ -65,7 +65,7 @@ Different, on purpose:
    one — or, when running as root, a group-writable one — at none (kept, nothing signalled).
 6. **Safer files.** ``write_pid_file_with_mtime`` writes through a temporary file and
    ``rename`` (no reader sees an empty file or a wrong mtime), refuses a symlink, FIFO or
-   directory at the path, and raises ``ValueError`` for a pid outside 1..pid_max or a
+   directory at the path, and raises ``ValueError`` for a pid outside 1 to 4194304 or a
    non-finite start time before writing anything. Paths may be ``str``, ``bytes`` or
    ``os.PathLike``; pidfile content must be one decimal pid (no sign, no underscore, no
    non-ASCII digit, which ``int()`` would accept).
@@ -138,7 +138,7 @@ def write_pid_file_with_mtime(pid_file: _Path, pid: int, start_time: float) -> N
     """Write ``pid`` to ``pid_file`` with mtime and atime ``start_time`` (seconds since the
     epoch), plus the child's start token in the ``user.pidguard.token`` xattr, atomically.
 
-    Raises TypeError/ValueError (pid outside 1..pid_max, non-finite start time) before writing;
+    Raises TypeError/ValueError (pid outside 1 to 4194304, non-finite start time) before writing;
     UntrustedError (an OSError) for a symlink, FIFO or directory at the path; other OSErrors from
     the file system. abx-dl catches ``(OSError, ValueError)`` around it.
     """

@@ -116,7 +116,8 @@ impl Serialize for Entry {
 /// The exact bytes [`create`](crate::guard::create) writes for `entry`: one compact JSON object with
 /// `pid`, `start_token`, then the fields in order, and `\n`.
 pub fn encode(entry: &Entry) -> Vec<u8> {
-    // Serialising strings and an integer into a Vec cannot fail.
+    // Unreachable: serialising strings, an integer and JSON values (string-keyed maps only) into
+    // a Vec cannot fail.
     let mut out = serde_json::to_vec(entry).expect("a guard entry always serialises");
     out.push(b'\n');
     out
@@ -158,7 +159,7 @@ impl<'de> Deserialize<'de> for Members {
 /// members are `pid` (an integer in `1..=i32::MAX`), `start_token` (a non-empty string) and any
 /// other members with string values, each name non-empty and present once: exactly what
 /// [`Entry::validate`] lets [`create`](crate::guard::create) write. [`read`](crate::guard::read) additionally bounds
-/// the size and the pid by `pid_max`.
+/// the size and the pid by 4194304 (`PID_MAX_LIMIT`).
 ///
 /// Errors: `InvalidJson` (bad syntax, not UTF-8, not an object, an empty or duplicate member
 /// name, a non-string field);

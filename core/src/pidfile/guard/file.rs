@@ -109,7 +109,7 @@ pub(crate) fn make_parent(path: &Path, dir: &Path) -> Result<()> {
 /// The file is opened with `O_NOFOLLOW|O_NONBLOCK` (a symlink is refused, a FIFO cannot block
 /// the reader) and must be a regular file with exactly one link, no permission bits for group
 /// or others, and at most 4096 bytes; its content must [`decode`] with a pid no
-/// larger than `pid_max`. The start token is not judged here (see [`check`](crate::guard::check)).
+/// larger than 4194304 (`PID_MAX_LIMIT`). The start token is not judged here (see [`check`](crate::guard::check)).
 ///
 /// Errors, each its own kind (families in brackets): `NotFound` when there is no file;
 /// `Symlink`, `IsDirectory`, `NotRegularFile` (FIFO, socket, device), `HardLinked`,
@@ -138,7 +138,7 @@ pub(crate) fn read_raw(path: &Path) -> Result<Raw> {
     }
     let entry = decode(&bytes).map_err(|e| Error::at(e.kind(), path, e.message()))?;
     if entry.pid > procfs::pid_max() {
-        return Err(Error::at(ErrorKind::BadPid, path, format_args!("pid {} is above pid_max", entry.pid)));
+        return Err(Error::at(ErrorKind::BadPid, path, format_args!("pid {} is above 4194304, the kernel's limit: no process can have it", entry.pid)));
     }
     Ok(Raw { entry, bytes, owner_uid: meta.uid() })
 }
