@@ -23,6 +23,9 @@ members() { # live members of process group $1
 count_members() { PGID=$1; members | wc -l; }
 # spawn_group CMD...: run in a new session (own process group), print its pid
 spawn_group() { setsid "$@" </dev/null >/dev/null 2>&1 & local p=$!; started+=("$p"); echo "$p"; }
+# True once pid $1 ignores or catches SIGTERM (SigIgn/SigCgt in /proc/PID/status): its trap is set.
+handles_term() { local v; for v in $(awk '/^Sig(Ign|Cgt):/ {print $2}' "/proc/$1/status" 2>/dev/null); do (( 0x$v & 0x4000 )) && return 0; done; return 1; }
+wait_term_handled() { for _ in $(seq 1000); do handles_term "$1" && return 0; sleep 0.02; done; return 1; }
 wait_members() { for _ in $(seq 200); do [ "$(count_members "$1")" -ge "$2" ] && return 0; sleep 0.02; done; return 1; }
 write_pidfile() { # path pid: abx-dl pidfile with token, via the Python-free way: pidguard has no writer command,
   # so the content is written here and the mtime set to the process's create time read back by `status --json`.
@@ -47,7 +50,7 @@ write_pidfile "$T/a.pid" "$p"
 touch -d "@$(( $(date +%s) - 3600 ))" "$T/a.pid"
 "$PG" status "$T/a.pid" >/dev/null; expect_status "status with an mtime 1 h off (no token)" 1 $?
 printf '503\n7\n' > "$T/e1.pid"
-"$PG" status "$T/e1.pid" --json | grep -q '"reason":"malformed"' && ok "E1: two numbers are malformed" || bad "E1 malformed"
+"$PG" status "$T/e1.pid" --json | grep '"reason":"malformed"' >/dev/null && ok "E1: two numbers are malformed" || bad "E1 malformed"
 "$PG" status "$T/missing.pid" >/dev/null; expect_status "status of a missing pidfile" 1 $?
 
 # --- stop: a group leader whose child ignores SIGTERM (C2) ---
@@ -230,7 +233,7 @@ out=$("$PG" status "$T/run/svc.json"); case "$out" in *"valid — guard record o
 # write: record a process that is already running.
 wp=$(spawn_group sleep 300)
 # Record it once setsid has exec'd sleep: the .sh then holds the argv it keeps.
-for _ in $(seq 200); do tr '\0' ' ' < "/proc/$wp/cmdline" 2>/dev/null | grep -q '^sleep 300' && break; sleep 0.01; done
+for _ in $(seq 200); do tr '\0' ' ' < "/proc/$wp/cmdline" 2>/dev/null | grep '^sleep 300' >/dev/null && break; sleep 0.01; done
 "$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write records a running process" 0 $?
 out=$("$PG" status "$T/w.pid"); case "$out" in *"valid — pid $wp, match") ok "status after write: $out";; *) bad "status after write: $out";; esac
 "$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write again of the same process" 0 $?
@@ -252,11 +255,11 @@ write_pidfile "$T/one2.pid" 1
 if command -v script >/dev/null; then
   mkdir -p "$T/slow"
   sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep 300 & wait"); started+=("$sp")
-  sleep 0.3
+  wait_term_handled "$sp" || bad "the slow hook never set its TERM trap"
   PGBIN="$PG" SLOWDIR="$T/slow" script -qec '"$PGBIN" cleanup "$SLOWDIR" --retry TERM/1.6/KILL/2 >/dev/null' /dev/null > "$T/tty.txt" 2>&1
   grep -q "cleanup: " "$T/tty.txt" && ok "a cleanup longer than 1 s shows a progress line on a terminal" || bad "no progress line: $(tr -d '\r' < "$T/tty.txt" | head -c 300)"
   sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep 300 & wait"); started+=("$sp")
-  sleep 0.3
+  wait_term_handled "$sp" || bad "the slow hook never set its TERM trap"
   "$PG" cleanup "$T/slow" --retry TERM/1.6/KILL/2 >/dev/null 2>"$T/pipe.err"
   [ ! -s "$T/pipe.err" ] && ok "no progress line when stderr is not a terminal" || bad "progress on a pipe: $(head -c 200 "$T/pipe.err")"
 else
@@ -268,9 +271,9 @@ man_src="$(dirname "$0")/../../cli/pidguard.1"
 if [ -f "$man_src" ]; then
   "$PG" man | diff -q - "$man_src" >/dev/null && ok "cli/pidguard.1 is what 'pidguard man' generates" || bad "cli/pidguard.1 is stale: regenerate with 'target/debug/pidguard man > cli/pidguard.1'"
 fi
-"$PG" man | grep -q '^.SH "EXIT STATUS"' && ok "the man page has an EXIT STATUS section" || bad "man page without exit statuses"
+"$PG" man | grep '^.SH "EXIT STATUS"' >/dev/null && ok "the man page has an EXIT STATUS section" || bad "man page without exit statuses"
 for sh in bash zsh fish; do
-  "$PG" completions $sh | grep -q "cleanup" && ok "completions for $sh" || bad "completions for $sh"
+  "$PG" completions $sh | grep "cleanup" >/dev/null && ok "completions for $sh" || bad "completions for $sh"
 done
 
 # --- demo ---
