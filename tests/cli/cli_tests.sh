@@ -21,6 +21,7 @@ members() { # live members of process group $1
   done 2>/dev/null
 }
 count_members() { PGID=$1; members | wc -l; }
+alive() { [ -e "/proc/$1" ] && ! grep "^[0-9]* (.*) Z" "/proc/$1/stat" >/dev/null 2>&1; }
 # spawn_group CMD...: run in a new session (own process group), print its pid
 spawn_group() { setsid "$@" </dev/null >/dev/null 2>&1 & local p=$!; started+=("$p"); echo "$p"; }
 # True once pid $1 ignores or catches SIGTERM (SigIgn/SigCgt in /proc/PID/status): its trap is set.
@@ -66,7 +67,7 @@ grep -q '"signals":\["TERM","CONT","KILL"\]' "$T/out.json" && ok "signals TERM, 
 b=$(spawn_group bash -c "sleep 300 & sleep 300 & wait")
 wait_members "$b" 3 || bad "bystander did not fill"
 printf '%s' "$b" > "$T/stale.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale.pid"
-"$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop refuses a token-less record whose mtime is off" 3 $?
+"$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop refuses a token-less record whose mtime is off (could not be verified)" 5 $?
 [ "$(count_members "$b")" = 3 ] && ok "A1/A4: bystander group intact" || bad "bystander group damaged"
 # A record with a token that differs: proven stale, removed, nothing sent.
 printf '%s' "$b" > "$T/stale2.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale2.pid"
@@ -217,6 +218,20 @@ grep -q "held by pid $rp" "$T/held.err" && ok "the refusal names the holder" || 
 "$PG" run "$T/run1/on_x.bg.pid" -- /no/such/program >/dev/null 2>"$T/nx.err"; st=$?
 [ $st = 4 ] && grep -q "No such file" "$T/nx.err" && ok "run of a missing program: bad input with the OS text" || bad "missing program: $st $(cat "$T/nx.err")"
 [ ! -e "$T/run1/on_x.bg.pid" ] && ok "nothing recorded for a command that did not start" || bad "pidfile written for a failed start"
+# Arguments are checked before anything is created: a command that cannot start leaves nothing.
+mkdir -p "$T/run0"
+run_leaves_nothing() { # NAME EXPECTED-EXIT EXPECTED-TEXT ARGS...
+  local name=$1 want=$2 text=$3 st; shift 3
+  (cd "$T/run0" && "$PG" run "$@" >/dev/null 2>"$T/r0.err"); st=$?
+  [ $st = "$want" ] && grep -F -- "$text" "$T/r0.err" >/dev/null && ok "$name (exit $st: $(head -1 "$T/r0.err"))" || bad "$name: exit $st: $(cat "$T/r0.err")"
+  [ -z "$(ls -A "$T/run0")" ] && ok "$name: nothing left behind" || bad "$name left: $(ls -A "$T/run0")"
+}
+run_leaves_nothing "run of a missing program" 4 "No such file" app.pid -- /no/such/program
+run_leaves_nothing "run of a program not on \$PATH" 4 "not found in \$PATH" app.pid -- no-such-program-pidguard
+run_leaves_nothing "run with a missing --cwd" 4 "--cwd" app.pid --cwd "$T/nowhere" -- sleep 1
+run_leaves_nothing "run whose pidfile's directory is missing names the directory" 4 "$T/run0/missing: directory does not exist" "$T/run0/missing/web.pid" -- sleep 1
+run_leaves_nothing "run -- CMD ... app.pid: the pidfile put last is a usage error" 64 '"app.pid" looks like one' -- sleep 100 app.pid
+run_leaves_nothing "run CMD ARGS (no pidfile): a program taken as the pidfile is a usage error" 64 "is a program on \$PATH" sleep 100
 # A stale record (its process gone) does not block a new start.
 printf '%s' 3999999 > "$T/run1/stale.pid"
 rp2=$("$PG" run "$T/run1/stale.pid" -- sleep 300); expect_status "run replaces a stale record" 0 $?
@@ -280,6 +295,27 @@ done
 "$PG" demo > "$T/demo.txt" 2>&1; st=$?
 expect_status "demo" 0 $st
 grep -q "demo passed" "$T/demo.txt" && ok "demo says it passed" || { bad "demo output"; cat "$T/demo.txt"; }
+
+# --- messages a newcomer meets ---
+mkdir -p "$T/msg/dir.pid"
+"$PG" stop "$T/msg/dir.pid" >/dev/null 2>"$T/msg.err"; st=$?
+[ $st = 4 ] && grep "is a directory" "$T/msg.err" >/dev/null && ok "stop of a directory given as the pidfile: bad input (exit 4)" || bad "stop of a directory: $st $(cat "$T/msg.err")"
+"$PG" status "$T/msg/dir.pid" >/dev/null 2>&1; expect_status "status of a directory given as the pidfile: bad input" 4 $?
+ln -s "$T/msg/dir.pid" "$T/msg/link.pid"
+"$PG" stop "$T/msg/link.pid" >/dev/null 2>&1; expect_status "a symlink at the pidfile stays a refusal" 3 $?
+"$PG" status "$T/msg/x.pid" --tolerance -3 >/dev/null 2>"$T/msg.err"; st=$?
+[ $st = 4 ] && grep "bad tolerance -3" "$T/msg.err" >/dev/null && ! grep "tip:" "$T/msg.err" >/dev/null && ok "--tolerance -3: our message, not clap's '-- -3' tip" || bad "--tolerance -3: $st $(cat "$T/msg.err")"
+"$PG" stop "$T/msg/none.pid" >/dev/null; expect_status "stop of a missing pidfile: nothing to do" 1 $?
+"$PG" stop "$T/msg/none.pid" --oknodo >/dev/null; expect_status "stop --oknodo of a missing pidfile (a repeated stop) succeeds" 0 $?
+printf '%s' 3999999 > "$T/msg/stale.pid"
+"$PG" stop "$T/msg/stale.pid" --oknodo >/dev/null 2>&1; expect_status "stop --oknodo of a stale record succeeds" 0 $?
+# A hand-written token-less pidfile whose mtime says nothing: could not be verified, not "not the process".
+hp=$(spawn_group sleep 300)
+printf '%s\n' "$hp" > "$T/msg/hand.pid"; touch -d '-1 hour' "$T/msg/hand.pid"
+out=$("$PG" stop "$T/msg/hand.pid"); st=$?
+[ $st = 5 ] && case "$out" in *"could not be verified"*) true;; *) false;; esac && alive "$hp" \
+  && ok "a token-less pidfile with an old mtime: could not be verified, nothing sent (exit 5)" || bad "hand-written pidfile: $st $out"
+"$PG" stop "$T/msg/hand.pid" --lenient >/dev/null 2>&1; expect_status "--lenient stops it" 0 $?
 
 # The CLI column of the operations table (tests/operations/operations.json): each named
 # subcommand exists; an operation without one says why.

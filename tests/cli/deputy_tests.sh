@@ -59,7 +59,7 @@ tok=$(as_user "$PG" token "$v")
 as_user sh -c "umask 077; printf '{\"pid\":%s,\"start_token\":\"%s\"}\n' $v '$tok' > '$user_dir/plug/guard.json'"
 "$PG" stop "$user_dir/plug/guard.json" > "$T/g1.txt" 2>&1; st=$?
 alive "$v" && [ "$st" = 3 ] && grep -q "owned by uid 65534, target uid 0" "$T/g1.txt" && ok "case 1: a forged guard record is refused (exit 3) and says why" || bad "case 1 guard: exit $st $(cat "$T/g1.txt")"
-kill -KILL "$v" 2>/dev/null
+kill -KILL "$v" 2>/dev/null; wait "$v" 2>/dev/null
 
 # The user's own process, named by the user's own pidfile, is still stopped by root's cleanup.
 setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u=$!; started+=("$u")
@@ -138,7 +138,7 @@ PYEOF
   alive "$victim" && [ -e "$T/swap/root/plug/on_victim.bg.pid" ] && [ -e "$T/swap/root/plug/on_victim.bg.stdout.log" ] \
     && ok "a symlink swapped into the user's tree never steers root's cleanup into root's tree (15 races)" \
     || bad "root's hook was reached through a swapped symlink (try $try)"
-  kill -KILL "$victim" 2>/dev/null
+  kill -KILL "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
 else
   echo "skip - the directory-swap race needs /usr/bin/python3"
 fi
@@ -181,7 +181,7 @@ as_user ln -s "$F/home/real" "$F/home/mine"
 user_pidfile "$F/home/real/u.pid" "$u2"
 "$PG" stop "$F/home/mine/u.pid" --retry TERM/5 > "$T/f2mine.txt" 2>&1; st=$?
 ! alive "$u2" && [ "$st" = 0 ] && ok "F2: a user's link into the user's own tree is followed: the user's process stopped" || bad "F2 own link: exit $st $(cat "$T/f2mine.txt")"
-kill -KILL "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null
+kill -KILL "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null; wait "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null
 
 # F3: the index spelled differently from DIR (./snap vs snap/sub/i.jsonl, absolute DIR with a
 # relative INDEX) still goes through the beneath-DIR protection; an index outside DIR behind a
@@ -234,7 +234,7 @@ SHEOF
     && ok "F1: the hook is undecided (exit 5) and the report says its directory was replaced" || bad "F1: exit $st $(cat "$T/x1.json")"
   [ -f "$X/snap/userplug/on_S__1.bg.stdout.log" ] && [ -f "$X/snap/rootplug/on_S__1.bg.pid" ] \
     && ok "F1: both directories keep their files" || bad "F1: files removed: $(ls -la "$X/snap"/*)"
-  kill -KILL "$h" 2>/dev/null
+  kill -KILL "$h" 2>/dev/null; wait "$h" 2>/dev/null
 else
   echo "skip - the directory-exchange test needs /usr/bin/python3"
 fi
@@ -252,7 +252,7 @@ as_user sh -c "printf 'python3 -c other\n' > '$S/snap/plug/on_S__root.bg.sh'"
 ! grep -q 'cmd-mismatch' "$T/f8.json" && grep -q '"outcome":"exited"' "$T/f8.json" && ! alive "$rh" \
   && ok "F8: a planted .sh does not make root's live record stale (exit $st)" || bad "F8: exit $st, alive: $(alive "$rh" && echo yes), $(cat "$T/f8.json")"
 grep -q 'owned by uid 65534' "$T/f8.json" && ok "F8: the report says the planted .sh was ignored" || bad "F8 report: $(cat "$T/f8.json")"
-kill -KILL "$rh" 2>/dev/null
+kill -KILL "$rh" 2>/dev/null; wait "$rh" 2>/dev/null
 
 echo "cli deputy: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -89,7 +89,7 @@ if unshare --time --boottime 86400 --fork true 2>/dev/null && command -v nsenter
     record "$T/timens/on_x.bg.pid" "$tp" "$inside"
     "$PG" status "$T/timens/on_x.bg.pid" --json | grep '"valid":true' >/dev/null && ok "I3: the abx-dl record is valid from the host" || bad "I3: abx-dl record not valid"
   fi
-  kill -KILL "$tp" 2>/dev/null
+  kill -KILL "$tp" 2>/dev/null; wait "$tp" 2>/dev/null
 else
   skip "I3: time namespaces (unshare --time) or nsenter are not available"
 fi
@@ -108,7 +108,7 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   alive "$ep" && [ "$st" = 77 ] && grep -q '"outcome":"error"' "$T/eperm/stop.json" && [ -f "$T/eperm/on_x.bg.pid" ] \
     && ok "I6: EPERM through the owner rule is an error (exit 77), the record kept" \
     || bad "I6: exit $st $(cat "$T/eperm/stop.json" "$T/eperm/stop.err")"
-  kill -KILL "$ep" 2>/dev/null
+  kill -KILL "$ep" 2>/dev/null; wait "$ep" 2>/dev/null
 else
   skip "I6: needs root and setpriv"
 fi
