@@ -50,9 +50,9 @@ export PATH="$ROOT/.venv/bin:$PATH"
 # and `node` features, and one cargo invocation that builds them with ffi-c would link pyo3 and
 # napi into the C library. Each binding's script builds its own crate.
 echo "== cargo build (core, cli, ffi-c) =="
-timed cargo-build cargo build --all-targets
+timed cargo-build cargo build --locked --all-targets
 echo "== cargo test =="
-timed cargo-test cargo test
+timed cargo-test cargo test --locked
 
 # The suites in their usual order, then any other scripts/test-*.sh (packages and the
 # system check last, below).

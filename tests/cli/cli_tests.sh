@@ -295,6 +295,17 @@ done
 "$PG" demo > "$T/demo.txt" 2>&1; st=$?
 expect_status "demo" 0 $st
 grep -q "demo passed" "$T/demo.txt" && ok "demo says it passed" || { bad "demo output"; cat "$T/demo.txt"; }
+# Not root: the demo uses an unprivileged user namespace (unshare -r) for a real reuse when the
+# machine allows one.
+if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups unshare -r --pid --fork --mount-proc true 2>/dev/null; then
+  U=$(mktemp -d /tmp/pidguard-demo-user-XXXXXX); cp "$PG" "$U/pidguard"; chmod 755 "$U" "$U/pidguard"; chown 65534:65534 "$U"
+  (cd "$U" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$U" TMPDIR="$U" ./pidguard demo) > "$T/demo-user.txt" 2>&1; st=$?
+  [ $st = 0 ] && grep "inside a private PID namespace" "$T/demo-user.txt" >/dev/null && grep "real reuse" "$T/demo-user.txt" >/dev/null \
+    && ok "demo as a non-root user: a real reuse inside an unprivileged user namespace" || { bad "demo as non-root: exit $st"; cat "$T/demo-user.txt"; }
+  rm -rf "$U"
+else
+  echo "skip - demo as non-root (no setpriv, or unprivileged user namespaces are not allowed here)"
+fi
 
 # --- messages a newcomer meets ---
 mkdir -p "$T/msg/dir.pid"
