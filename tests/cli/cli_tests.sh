@@ -307,6 +307,12 @@ else
   echo "skip - demo as non-root (no setpriv, or unprivileged user namespaces are not allowed here)"
 fi
 
+# --- the console examples of README.md and docs/cli.md, run as written ---
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+while IFS= read -r line; do
+  case "$line" in "ok   - "*) ok "${line#ok   - }";; "FAIL - "*) bad "${line#FAIL - }";; *) echo "     $line";; esac
+done < <(python3 "$repo/tests/cli/console_examples.py" "$PG" "$repo/README.md" "$repo/docs/cli.md" 2>&1)
+
 # --- messages a newcomer meets ---
 mkdir -p "$T/msg/dir.pid"
 "$PG" stop "$T/msg/dir.pid" >/dev/null 2>"$T/msg.err"; st=$?

@@ -429,7 +429,7 @@ def test_is_process_alive_and_send_signal(spawn):
 def test_the_swap_and_the_differences_are_documented():
     from conftest import REPO
 
-    readme = (REPO / "README.md").read_text().split("\n## Using pidguard in abx-dl\n", 1)[1].split("\n## ", 1)[0]
+    readme = (REPO / "docs/python.md").read_text().split("\n## Using pidguard in abx-dl\n", 1)[1].split("\n## ", 1)[0]
     swap = 'sys.modules["abx_dl.process_utils"] = pidguard.abx_dl'
     assert swap in readme and swap in A.__doc__
     for n in range(1, 9):  # the numbered differences, in both places
