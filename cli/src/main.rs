@@ -2,7 +2,7 @@
 //! start-stop-daemon, for shell scripts and operators.
 //!
 //! Exit codes are decided in core ([`pidguard::ExitCode`]); this binary only maps its results
-//! to them. `pidguard --help`, the README and the man page (`pidguard man`) list them.
+//! to them. `pidguard --help`, docs/cli.md and the man page (`pidguard man`) list them.
 
 mod demo;
 mod man;

@@ -2,7 +2,7 @@
 
 Each scenario of scenarios.py runs twice in a fresh interpreter: abx-dl as released, then with
 ``sys.modules["abx_dl.process_utils"] = pidguard.abx_dl``. The two must observe the same thing,
-except where pidguard is documented to do better (pidguard/abx_dl.py, README "Using pidguard in
+except where pidguard is documented to do better (pidguard/abx_dl.py, docs/python.md "Using pidguard in
 abx-dl"); those differences are asserted exactly. Run by scripts/test-abx-dl.sh inside a private
 PID namespace and a loopback-only network namespace.
 """
