@@ -6,7 +6,8 @@ set -u
 PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
 T=$(mktemp -d /tmp/pidguard-cli-XXXXXX)
 pass=0; fail=0; started=()
-trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+# Reaped after the kill, so that bash does not report each one as "Killed" (noise, not failure).
+trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; if [ ${#started[@]} -gt 0 ]; then wait "${started[@]}" 2>/dev/null; fi; rm -rf "$T"' EXIT
 
 ok()   { pass=$((pass+1)); echo "ok   - $1"; }
 bad()  { fail=$((fail+1)); echo "FAIL - $1"; }
@@ -203,7 +204,8 @@ rp=$("$PG" run "$T/run1/on_x.bg.pid" -- bash -c 'echo out; echo err >&2; sleep 3
 started+=("$rp")
 expect_status "run starts a command" 0 $st
 case "$rp" in ''|*[!0-9]*) bad "run prints the pid, got: $rp";; *) ok "run prints the pid ($rp)";; esac
-sleep 0.3
+# The command has written both lines once its logs hold them (polled, with a deadline).
+for _ in $(seq 1000); do grep -q out "$T/run1/on_x.bg.stdout.log" && grep -q err "$T/run1/on_x.bg.stderr.log" && break; sleep 0.01; done
 out=$("$PG" status "$T/run1/on_x.bg.pid"); expect_status "status of what run recorded" 0 $?
 case "$out" in *": valid — pid $rp, match") ok "status says simply valid, match: $out";; *) bad "status after run: $out";; esac
 [ "$(cat "$T/run1/on_x.bg.sh")" = "$(printf '#!/bin/bash\nbash -c %s' "'echo out; echo err >&2; sleep 300 & wait'")" ] && ok "run writes the .sh beside the pidfile" || bad ".sh: $(cat "$T/run1/on_x.bg.sh")"
