@@ -334,7 +334,7 @@ enum pidguard_refusal
      */
     PIDGUARD_REFUSAL_UNTRUSTED_PIDFILE = 9,
     /**
-     * The process is not the one the pidfile's mtime or command file describes.
+     * The live argv is not the one the pidfile's command file (the `.sh`) records.
      */
     PIDGUARD_REFUSAL_NOT_THE_RECORDED_PROCESS = 10,
 };

@@ -55,8 +55,9 @@ function loadNative() {
   }
   const err = new Error(
     `pidguard: no native addon for ${platform}. Tried:\n  ${failures.join('\n  ')}\n` +
-    'Install the platform package (npm install pidguard-' + platform + '), or build from a clone: ' +
-    '`cd node && npm ci && npm run build`.');
+    'pidguard is not published on npm yet: build the addon in a clone (`cd node && npm ci && npm run build`), ' +
+    'or install the platform package\'s tarball with this one (`npm pack` in node/npm/' + platform + '/; ' +
+    'see docs/node.md, "Packaging").');
   err.code = 'MODULE_NOT_FOUND';
   throw err;
 }

@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "demo: cargo not found (install Rust with rustup: https://rustup.rs)" >&2; exit 1; }
-echo "== cargo build -p pidguard-cli (the first build fetches and compiles the dependencies: about a minute) =="
-cargo build -p pidguard-cli
+echo "== cargo build --locked -p pidguard-cli (the first build fetches and compiles the dependencies: about a minute) =="
+cargo build --locked -p pidguard-cli
 exec target/debug/pidguard demo "$@"

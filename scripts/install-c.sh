@@ -11,7 +11,8 @@ flag=()
 if [ "${2:-}" = "--release" ]; then profile=release; flag=(--release); fi
 prefix="$(mkdir -p "$prefix" && cd "$prefix" && pwd)"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
-cargo build -q -p pidguard-ffi-c "${flag[@]}"
+echo "building libpidguard ($profile; cargo build --locked -p pidguard-ffi-c: a first build takes a minute or two) ..."
+cargo build -q --locked -p pidguard-ffi-c "${flag[@]}"
 install -d "$prefix/lib/pkgconfig" "$prefix/include"
 install -m 0755 "target/$profile/libpidguard.so" "$prefix/lib/libpidguard.so.$version"
 ln -sfn "libpidguard.so.$version" "$prefix/lib/libpidguard.so.0"

@@ -22,7 +22,8 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic "$tmp/example.c" $(pkg-config --cfla
 cc -std=c11 -Wall -Wextra -Werror -pedantic "$tmp/example.c" $(pkg-config --cflags pidguard) \
   "$tmp/prefix/lib/libpidguard.a" $(pkg-config --libs-only-l --static pidguard | sed 's/-lpidguard//') -o "$tmp/example-static"
 (cd "$tmp" && ./example-static) && passed=$((passed + 1))
-echo "installed-library examples: $passed passed"
+echo "installed-library examples: $passed of 2 passed"
+[ "$passed" = 2 ] || exit 1
 # The shared conformance vectors: tests/c/vectors.c, built against the installed library, makes
 # each call; the shared fixture (core/examples/vector_fixture.rs) sets every case up with that
 # program as the caller, drives it, compares, and prints "vectors (c): N passed, N failed, N

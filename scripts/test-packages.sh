@@ -114,10 +114,10 @@ step "npm pack (platform package and main package)"
 (cd node && npm pack --silent --pack-destination "$OUT" >/dev/null)
 main_tgz=$OUT/pidguard-0.1.0.tgz
 plat_tgz=$OUT/pidguard-linux-x64-gnu-0.1.0.tgz
-tar tzf "$plat_tgz" | grep -q 'package/pidguard.linux-x64-gnu.node' && ok "the platform tarball carries the addon" || bad "platform tarball: $(tar tzf "$plat_tgz" | tr '\n' ' ')"
-tar tzf "$main_tgz" | grep -q '\.node$' && bad "the main tarball carries an addon" || ok "the main tarball carries no addon (the platform package does)"
+tar tzf "$plat_tgz" | grep 'package/pidguard.linux-x64-gnu.node' >/dev/null && ok "the platform tarball carries the addon" || bad "platform tarball: $(tar tzf "$plat_tgz" | tr '\n' ' ')"
+tar tzf "$main_tgz" | grep '\.node$' >/dev/null && bad "the main tarball carries an addon" || ok "the main tarball carries no addon (the platform package does)"
 for f in index.js index.mjs index.d.ts package.json; do
-  tar tzf "$main_tgz" | grep -qx "package/$f" || bad "main tarball lacks $f"
+  tar tzf "$main_tgz" | grep -x "package/$f" >/dev/null || bad "main tarball lacks $f"
 done
 proj=$WORK/node-project
 mkdir -p "$proj"

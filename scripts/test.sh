@@ -3,28 +3,35 @@
 # abx-dl's own process code with pidguard swapped in (test-abx-dl.sh: when a Python >= 3.12
 # exists; it says so and skips otherwise), the packages a user installs
 # (scripts/test-packages.sh), and finally a check that none of this touched the system Python.
-# Exit status is non-zero if anything failed.
+# Every step runs even after another failed (a newcomer sees flaky from broken at once); the run
+# ends with one table of all steps, their times and results, and exits non-zero if any failed.
 #
 # What it needs from the machine is installed by scripts/install-system-deps.sh (apt-get; the one
 # step that changes the system). Python tools go into .venv/, Node tools into node/node_modules.
 # PIDGUARD_SKIP_PACKAGES=1 skips the release builds of scripts/test-packages.sh.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 t0=$SECONDS
-timing=()
-timed() { # NAME CMD...: run, and remember how long it took
+rows=()
+failed=0
+timed() { # NAME CMD...: run, and remember how long it took and how it ended
   local s=$SECONDS rc=0
   "${@:2}" || rc=$?
-  timing+=("$(printf '%-22s %4d s%s' "$1" $((SECONDS - s)) "$([ $rc = 0 ] || echo "  (failed: exit $rc)")")")
-  return $rc
+  if [ $rc = 0 ]; then
+    rows+=("$(printf '%-22s %5d s  passed' "$1" $((SECONDS - s)))")
+  else
+    failed=$((failed + 1))
+    rows+=("$(printf '%-22s %5d s  FAILED (exit %d)' "$1" $((SECONDS - s)) $rc)")
+  fi
+  return 0
 }
-print_timing() {
-  echo "== time per step =="
-  printf '  %s\n' "${timing[@]}"
-  echo "  total                  $((SECONDS - t0)) s"
+skipped() { rows+=("$(printf '%-22s %5s    skipped (%s)' "$1" - "$2")"); }
+print_table() {
+  echo "== steps =="
+  printf '  %s\n' "${rows[@]}"
+  printf '  %-22s %5d s\n' total $((SECONDS - t0))
 }
-trap print_timing EXIT
 
 # The system interpreter's packages before anything ran (compared at the end).
 mkdir -p target
@@ -43,9 +50,9 @@ export PATH="$ROOT/.venv/bin:$PATH"
 # and `node` features, and one cargo invocation that builds them with ffi-c would link pyo3 and
 # napi into the C library. Each binding's script builds its own crate.
 echo "== cargo build (core, cli, ffi-c) =="
-timed cargo-build cargo build --all-targets
+timed cargo-build cargo build --locked --all-targets
 echo "== cargo test =="
-timed cargo-test cargo test
+timed cargo-test cargo test --locked
 
 # The suites in their usual order, then any other scripts/test-*.sh (packages and the
 # system check last, below).
@@ -63,8 +70,16 @@ done
 if [ "${PIDGUARD_SKIP_PACKAGES:-0}" != 1 ]; then
   echo "== packages (release builds, installed outside the clone) =="
   timed packages bash scripts/test-packages.sh
+else
+  skipped packages "PIDGUARD_SKIP_PACKAGES=1"
 fi
 echo "== the scripts left the system Python alone =="
 timed system-untouched bash scripts/test-system-untouched.sh target/system-pip-before.txt
 
-echo "== all test suites passed =="
+print_table
+if [ $failed = 0 ]; then
+  echo "== all test suites passed =="
+else
+  echo "== $failed step(s) FAILED (see the table above; each step's output is above it) =="
+  exit 1
+fi

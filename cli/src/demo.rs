@@ -25,20 +25,29 @@ use crate::report;
 const NS_LAST_PID: &str = "/proc/sys/kernel/ns_last_pid";
 const BYSTANDER: &str = "sleep 600 & sleep 600 & wait";
 
-fn namespace_available() -> bool {
-    Command::new("unshare")
-        .args(["--pid", "--fork", "--mount-proc", "true"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+/// The `unshare` options that give a private PID namespace here, if any: as root (or with
+/// `CAP_SYS_ADMIN`) a plain one; otherwise one inside an unprivileged user namespace
+/// (`-r`, `--map-root-user`: the caller is root only inside, over its own processes), which
+/// most distributions allow (`kernel.unprivileged_userns_clone`, `user.max_user_namespaces`).
+fn namespace_args() -> Option<&'static [&'static str]> {
+    const PLAIN: &[&str] = &["--pid", "--fork", "--mount-proc"];
+    const USERNS: &[&str] = &["-r", "--pid", "--fork", "--mount-proc"];
+    [PLAIN, USERNS].into_iter().find(|args| {
+        Command::new("unshare")
+            .args(*args)
+            .arg("true")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    })
 }
 
 /// Entry point: re-run inside a private PID namespace when possible.
 pub fn run(no_namespace: bool, in_namespace: bool) -> ExitCode {
     if !in_namespace && !no_namespace {
-        if namespace_available() {
+        if let Some(ns) = namespace_args() {
             let exe = match std::env::current_exe() {
                 Ok(e) => e,
                 Err(e) => {
@@ -49,7 +58,8 @@ pub fn run(no_namespace: bool, in_namespace: bool) -> ExitCode {
             // bash is the namespace's init (pid 1): it reaps the orphans a killed hook leaves, so
             // their pid numbers (and group numbers) become free for the forced reuse.
             let st = Command::new("unshare")
-                .args(["--pid", "--fork", "--mount-proc", "bash", "-c", "\"$0\" demo --in-namespace; exit $?"])
+                .args(ns)
+                .args(["bash", "-c", "\"$0\" demo --in-namespace; exit $?"])
                 .arg(exe)
                 .status();
             return match st {
@@ -60,7 +70,8 @@ pub fn run(no_namespace: bool, in_namespace: bool) -> ExitCode {
                 }
             };
         }
-        println!("(no private PID namespace here — `unshare --pid --fork --mount-proc` is not permitted —");
+        println!("(no private PID namespace here — neither `unshare --pid --fork --mount-proc` nor, unprivileged,");
+        println!(" `unshare -r --pid --fork --mount-proc` is permitted —");
         println!(" so the stale record names a live bystander with a wrong mtime and no token instead of a real reuse)\n");
     }
     match body(in_namespace) {
@@ -190,7 +201,18 @@ fn body(in_namespace: bool) -> Result<bool, String> {
     let root: PathBuf = std::env::temp_dir().join(format!("pidguard-demo-{}-{}", std::process::id(), now() as u64));
     let _ = fs::remove_dir_all(&root);
     fs::create_dir_all(&root).map_err(|e| e.to_string())?;
-    let out = root.join("snapshot");
+    // In an unprivileged user namespace (`unshare -r`) the caller is root inside, so core walks
+    // paths with the no-unsafe-transition rule, and every directory of the host (`/`, `/tmp`)
+    // shows the overflow uid: `/tmp` → our directory looks like a step from a user's directory
+    // into root's. Working from inside the demo's own directory (relative paths, which core
+    // walks from `.`) keeps the rule and the demo both.
+    let base = if in_namespace {
+        std::env::set_current_dir(&root).map_err(|e| format!("cd {}: {e}", root.display()))?;
+        PathBuf::new()
+    } else {
+        root.clone()
+    };
+    let out = base.join("snapshot");
     println!("pidguard demo — {}", if in_namespace { "inside a private PID namespace" } else { "in the current PID namespace" });
     println!("working directory: {}\n", root.display());
 
@@ -247,7 +269,7 @@ fn body(in_namespace: bool) -> Result<bool, String> {
     }
     println!();
 
-    let index = root.join("index.jsonl");
+    let index = base.join("index.jsonl");
     let opts = CleanupOptions { index_path: Some(index.clone()), is_tty: true, ..Default::default() };
     println!("cleanup_background_hooks({}, schedule {}) …", out.display(), opts.schedule);
     let t0 = Instant::now();
@@ -283,6 +305,7 @@ fn body(in_namespace: bool) -> Result<bool, String> {
         let _ = c.kill();
         let _ = c.wait();
     }
+    let _ = std::env::set_current_dir("/");
     let _ = fs::remove_dir_all(&root);
     println!("{}", if ok { "\ndemo passed: the bystander lived, every hook is stopped" } else { "\ndemo FAILED" });
     Ok(ok)

@@ -2,7 +2,7 @@
 //! start-stop-daemon, for shell scripts and operators.
 //!
 //! Exit codes are decided in core ([`pidguard::ExitCode`]); this binary only maps its results
-//! to them. `pidguard --help`, the README and the man page (`pidguard man`) list them.
+//! to them. `pidguard --help`, docs/cli.md and the man page (`pidguard man`) list them.
 
 mod demo;
 mod man;
@@ -54,8 +54,8 @@ enum Cmd {
         /// The hook's `.sh` command file (default: `<pidfile without .pid>.sh` when it exists).
         #[arg(long)]
         cmd_file: Option<PathBuf>,
-        /// Tolerance of the mtime rule for token-less pidfiles, seconds.
-        #[arg(long, default_value_t = pidguard::DEFAULT_TOLERANCE)]
+        /// Tolerance of the mtime rule for token-less pidfiles, seconds (≥ 0).
+        #[arg(long, default_value_t = pidguard::DEFAULT_TOLERANCE, allow_negative_numbers = true)]
         tolerance: f64,
         /// Print JSON (the fields are listed from core's report table by `command()`).
         #[arg(long)]
@@ -74,6 +74,10 @@ enum Cmd {
         /// The `.sh` command file to check the live argv against (default: beside the pidfile).
         #[arg(long)]
         cmd_file: Option<PathBuf>,
+        /// Exit 0 instead of 1 when there was nothing to do (no pidfile, a stale record, the
+        /// process already gone), as start-stop-daemon's `--oknodo`: a repeated stop succeeds.
+        #[arg(long)]
+        oknodo: bool,
         /// Print JSON (the fields are listed from core's report table by `command()`).
         #[arg(long)]
         json: bool,
@@ -241,7 +245,7 @@ fn main() -> ProcessExit {
         }
         Cmd::Status { pidfile, cmd_file, tolerance, json } => {
             if !tolerance.is_finite() || tolerance < 0.0 {
-                return bad_input(format!("bad tolerance {tolerance}"));
+                return bad_input(format!("bad tolerance {tolerance}: seconds, a finite number >= 0"));
             }
             let format = Format::of(&pidfile);
             let c = match format {
@@ -262,9 +266,9 @@ fn main() -> ProcessExit {
             } else {
                 println!("{}", report::check_text(&pidfile, format, &c, os_error.as_ref()));
             }
-            ExitCode::for_check(&c, os_error.as_ref()).into()
+            ExitCode::for_check_at(&pidfile, &c, os_error.as_ref()).into()
         }
-        Cmd::Stop { pidfile, retry, lenient, cmd_file, json } => {
+        Cmd::Stop { pidfile, retry, lenient, cmd_file, oknodo, json } => {
             let schedule: Schedule = match retry.parse() {
                 Ok(s) => s,
                 Err(e) => return bad_input(e),
@@ -299,7 +303,10 @@ fn main() -> ProcessExit {
             } else {
                 println!("{}", report::stop_text(&r));
             }
-            ExitCode::for_stop(&r.outcome).into()
+            match ExitCode::for_stop(&r.outcome) {
+                ExitCode::NothingToDo if oknodo => ExitCode::Done.into(),
+                code => code.into(),
+            }
         }
         Cmd::Cleanup { dir, index, retry, pattern, json } => {
             let schedule: Schedule = match retry.parse() {

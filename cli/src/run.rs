@@ -38,6 +38,27 @@ pub struct RunArgs {
     command: Vec<String>,
 }
 
+/// Why `pidfile` looks like the command put first (`pidguard run sleep 100`, `pidguard run --
+/// sleep 100 app.pid`), if it does: it does not end in `.pid` and either a word of the command
+/// ends in `.pid` or it is a bare name of a program on `$PATH`.
+fn misplaced_pidfile(pidfile: &Path, command: &[String]) -> Option<String> {
+    let name = pidfile.to_string_lossy();
+    if name.ends_with(".pid") {
+        return None;
+    }
+    if let Some(w) = command.iter().find(|w| w.ends_with(".pid")) {
+        return Some(format!("{name:?} was taken as the pidfile, but {w:?} looks like one: the pidfile comes first"));
+    }
+    let bare = !name.contains('/');
+    if bare && launch::check_command(pidfile.as_os_str(), None).is_ok() {
+        return Some(format!(
+            "{name:?} was taken as the pidfile, but it is a program on $PATH: the pidfile comes first \
+             (a pidfile not ending in .pid needs a directory, e.g. ./{name})"
+        ));
+    }
+    None
+}
+
 /// `<pidfile without .pid>.<suffix>`: abx-dl's names for a hook's logs.
 fn beside(pidfile: &Path, suffix: &str) -> PathBuf {
     let stem = pidfile.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -71,6 +92,15 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(argv: &[S], cwd: Option<&Path>, out: Fil
 /// Spawn `args.command` in a new session with its output in files, record it, print its pid.
 pub fn run(args: &RunArgs) -> ProcessExit {
     let format = if args.guard { RecordFormat::Guard } else { RecordFormat::AbxDl };
+    if let Some(msg) = misplaced_pidfile(&args.pidfile, &args.command) {
+        eprintln!("pidguard: {msg}\nusage: pidguard run PIDFILE [OPTIONS] -- COMMAND [ARGS]...");
+        return ExitCode::Usage.into();
+    }
+    // Nothing is created unless the command can start: a missing program or --cwd, or a
+    // missing directory for the logs, is reported before any file exists.
+    if let Err(e) = launch::check_command(args.command[0].as_ref(), args.cwd.as_deref()) {
+        return fail(&e);
+    }
     // Refuse before anything is started or written: the pidfile may still be another process's.
     if let Err(e) = launch::ensure_vacant(&args.pidfile, format) {
         return fail(&e);
@@ -84,6 +114,11 @@ pub fn run(args: &RunArgs) -> ProcessExit {
     }
     let out_path = args.stdout.clone().unwrap_or_else(|| beside(&args.pidfile, "stdout.log"));
     let err_path = args.stderr.clone().unwrap_or_else(|| beside(&args.pidfile, "stderr.log"));
+    for p in [&args.pidfile, &out_path, &err_path] {
+        if let Err(e) = launch::check_parent_dir(p) {
+            return fail(&e);
+        }
+    }
     let out = match open_log(&out_path) {
         Ok(f) => f,
         Err(code) => return code,

@@ -148,6 +148,16 @@ impl ExitCode {
         }
     }
 
+    /// [`for_check`](Self::for_check) of the pidfile at `path`, except that a directory given
+    /// as the pidfile (`lstat`: a symlink to one stays a refusal) is bad input (4): a wrong
+    /// argument, not a file someone planted.
+    pub fn for_check_at(path: &std::path::Path, c: &PidFileCheck, os_error: Option<&std::io::Error>) -> ExitCode {
+        if c.reason == CheckReason::NotRegular && is_directory_not_followed(path) {
+            return ExitCode::BadInput;
+        }
+        ExitCode::for_check(c, os_error)
+    }
+
     /// The code of `stop`: exited → 0; stale or already gone → 1; unkillable or a signalling
     /// error → 2 (77 when the kernel said `EPERM`); refused or foreign → 3, except a refusal
     /// because the live identity could not be read, which is 5.
@@ -214,6 +224,12 @@ impl From<ExitCode> for std::process::ExitCode {
     fn from(c: ExitCode) -> std::process::ExitCode {
         std::process::ExitCode::from(c.code())
     }
+}
+
+/// Whether `path` itself (not followed) is a directory: a directory given where a pidfile
+/// belongs is bad input, a symlink or FIFO there a refusal.
+pub(crate) fn is_directory_not_followed(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).map(|m| m.is_dir()).unwrap_or(false)
 }
 
 #[cfg(test)]

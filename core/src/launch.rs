@@ -19,6 +19,7 @@
 //! [`ensure_vacant`]. For single-instance services use [`RecordFormat::Guard`], whose
 //! [`record`] goes through [`crate::guard::acquire`] and lets exactly one win.
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -96,6 +97,77 @@ pub fn ensure_vacant(pid_file: &Path, format: RecordFormat) -> Result<()> {
                 _ => Ok(()),
             }
         }
+    }
+}
+
+/// Check, before anything is created, that `program` can be started in `cwd`: the spawner
+/// calls it first so that a command that cannot start leaves no log, pidfile or directory
+/// behind. `cwd` (default: the current directory) must be a directory; `program` with a `/` is
+/// looked up relative to it, one without in each directory of `$PATH` (`/usr/bin:/bin` when
+/// unset), as `execvp(3)` does; it must be a regular file this process may execute
+/// (`access(2)` with `X_OK`).
+///
+/// Errors: `NotFound` naming the missing program (`not found in $PATH` when it was searched) or
+/// the missing `--cwd` directory; `InvalidArgument` when `cwd` is not a directory; `PermissionDenied` when the program exists but may not be executed.
+pub fn check_command(program: &std::ffi::OsStr, cwd: Option<&Path>) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if let Some(d) = cwd {
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(Error::at(ErrorKind::InvalidArgument, d, "--cwd: not a directory")),
+            Err(e) => return Err(Error::io_at(d, "--cwd", &e)),
+        }
+    }
+    let executable = |p: &Path| -> std::result::Result<(), io::Error> {
+        let m = std::fs::metadata(p)?;
+        if !m.is_file() {
+            return Err(io::Error::from_raw_os_error(if m.is_dir() { libc::EISDIR } else { libc::EACCES }));
+        }
+        nix::unistd::access(p, nix::unistd::AccessFlags::X_OK).map_err(io::Error::from)
+    };
+    let shown = Path::new(program);
+    if program.as_bytes().contains(&b'/') {
+        let p = match cwd {
+            Some(d) if shown.is_relative() => d.join(shown),
+            _ => shown.to_path_buf(),
+        };
+        return executable(&p).map_err(|e| Error::io_at(shown, "cannot start", &e));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let mut denied = None;
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        match executable(&dir.join(program)) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EACCES) => denied = Some(e),
+            Err(_) => {}
+        }
+    }
+    Err(match denied {
+        Some(e) => Error::io_at(shown, "cannot start", &e),
+        None => Error::at(ErrorKind::NotFound, shown, "cannot start: No such file or directory (not found in $PATH)"),
+    })
+}
+
+/// Check that the directory a file at `path` is to be created in exists (the current directory
+/// for a bare name), so that the error names the directory and not the file.
+///
+/// Errors: `NotFound` "D: directory does not exist (create it first: mkdir -p D)"; `InvalidArgument`
+/// when D is not a directory; `PermissionDenied`/`Io` from `stat(2)`.
+pub fn check_parent_dir(path: &Path) -> Result<()> {
+    let d = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return Ok(()),
+    };
+    match std::fs::metadata(d) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Error::at(ErrorKind::InvalidArgument, d, format_args!("not a directory (needed for {})", path.display()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::at(
+            ErrorKind::NotFound,
+            d,
+            format_args!("directory does not exist (create it first: mkdir -p {})", d.display()),
+        )),
+        Err(e) => Err(Error::io_at(d, "stat", &e)),
     }
 }
 

@@ -31,7 +31,7 @@ pub enum Refusal {
     /// effective uids. A token in such a file is that writer's claim, not proof: anyone can
     /// compute any process's token.
     UntrustedPidfile,
-    /// The process is not the one the pidfile's mtime or command file describes.
+    /// The live argv is not the one the pidfile's command file (the `.sh`) records.
     NotTheRecordedProcess,
 }
 

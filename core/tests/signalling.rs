@@ -433,14 +433,15 @@ fn strict_and_lenient_policies() {
     for policy in [Policy::Strict, Policy::Lenient] {
         assert_eq!(ProcessRef::open(p.pid(), Some(&wrong), policy).unwrap_err().refusal(), Some(Refusal::Mismatch));
     }
-    // A token-less pidfile whose mtime is far from the start: strict refuses, lenient stops it
-    // with a warning.
+    // A token-less pidfile whose mtime is far from the start: nothing is proven, so strict
+    // refuses it as unverifiable (saying why), lenient stops it with a warning.
     let dir = TempDir::new("policies");
     let pf = dir.path().join("x.pid");
     std::fs::write(&pf, p.pid().to_string()).unwrap();
     set_mtime(&pf, now() - 3600.0);
     let strict = stop_pid_file(&pf, &StopOptions { schedule: sched("TERM/5/KILL/5"), ..StopOptions::default() }).unwrap();
-    assert_eq!(strict.outcome, StopOutcome::Refused(Refusal::NotTheRecordedProcess));
+    assert_eq!(strict.outcome, StopOutcome::Refused(Refusal::Unverifiable));
+    assert!(strict.detail.as_deref().is_some_and(|d| d.starts_with("could not be verified")), "{strict:?}");
     assert!(alive(p.pid()) && pf.exists());
     let lenient = stop_pid_file(
         &pf,

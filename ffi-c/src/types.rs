@@ -165,7 +165,7 @@ pub enum pidguard_refusal {
     /// Running as root, the pidfile could have been written by another user, and identity is
     /// not MATCH.
     PIDGUARD_REFUSAL_UNTRUSTED_PIDFILE = 9,
-    /// The process is not the one the pidfile's mtime or command file describes.
+    /// The live argv is not the one the pidfile's command file (the `.sh`) records.
     PIDGUARD_REFUSAL_NOT_THE_RECORDED_PROCESS = 10,
 }
 

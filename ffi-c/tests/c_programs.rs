@@ -218,16 +218,18 @@ fn header_compiles_as_cpp() {
 
 /// The first ```c block of the README's `## C` section.
 fn readme_example() -> String {
-    readme_c_block(0)
-}
-
-/// The `n`th (from 0) ```c block of the README's `## C` section.
-fn readme_c_block(n: usize) -> String {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let mut section = &readme[readme.find("\n## C\n").expect("README has a `## C` section") + 1..];
     section = &section[..section.find("\n## ").unwrap_or(section.len())];
-    let mut blocks = section.split("```c\n").skip(1);
-    let block = blocks.nth(n).unwrap_or_else(|| panic!("no ```c block number {n} in `## C`"));
+    let block = section.split("```c\n").nth(1).expect("a ```c block in the README's `## C`");
+    block[..block.find("```").unwrap()].to_string()
+}
+
+/// The `n`th (from 0) ```c block of docs/c.md.
+fn docs_c_block(n: usize) -> String {
+    let page = std::fs::read_to_string(repo().join("docs/c.md")).unwrap();
+    let mut blocks = page.split("```c\n").skip(1);
+    let block = blocks.nth(n).unwrap_or_else(|| panic!("no ```c block number {n} in docs/c.md"));
     block[..block.find("```").unwrap()].to_string()
 }
 
@@ -237,23 +239,32 @@ fn readme_c_example_runs() {
     std::fs::write(&src, readme_example()).unwrap();
     let bin = compile("cc", "-std=c11", &src, "readme_example", &[]);
     let out = run(&bin, "readme_example");
+    assert!(out.contains("stopped: yes"), "{out}");
+}
+
+#[test]
+fn docs_c_example_runs() {
+    let src = env().root.join("docs_example.c");
+    std::fs::write(&src, docs_c_block(0)).unwrap();
+    let bin = compile("cc", "-std=c11", &src, "docs_example", &[]);
+    let out = run(&bin, "docs_example");
     assert!(out.contains("worker.pid valid: yes"), "{out}");
     assert!(out.contains("stopped"), "{out}");
 }
 
 #[test]
-fn readme_c_guard_example_runs() {
+fn docs_c_guard_example_runs() {
     let src = env().root.join("readme_guard.c");
-    std::fs::write(&src, readme_c_block(1)).unwrap();
+    std::fs::write(&src, docs_c_block(1)).unwrap();
     let bin = compile("cc", "-std=c11", &src, "readme_guard", &[]);
     let out = run(&bin, "readme_guard");
     assert!(out.contains("guard taken"), "{out}");
 }
 
 #[test]
-fn readme_c_process_example_runs() {
+fn docs_c_process_example_runs() {
     let src = env().root.join("readme_process.c");
-    std::fs::write(&src, readme_c_block(2)).unwrap();
+    std::fs::write(&src, docs_c_block(2)).unwrap();
     let bin = compile("cc", "-std=c11", &src, "readme_process", &[]);
     let out = run(&bin, "readme_process");
     assert!(out.contains("group stopped after signal 15"), "{out}");

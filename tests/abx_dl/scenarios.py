@@ -55,6 +55,15 @@ def live_members(pgid):
     return out
 
 
+def comm(pid):
+    """The program name of pid (/proc/PID/comm), or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def alive(pid):
     try:
         return pidguard.lookup(pid).state not in ("Z", "X")
@@ -149,7 +158,9 @@ SLEEPER = "#!/bin/sh\necho ready\nwhile :; do sleep 0.1; done\n"
 QUIET = "#!/usr/bin/env python3\nimport time\nprint('ready', flush=True)\ntime.sleep(1000)\n"
 TERM_IGNORING = "#!/bin/sh\ntrap '' TERM\necho ready\nwhile :; do sleep 0.1; done\n"
 SLOW_FLUSH = "#!/bin/sh\ntrap 'sleep 1; exit 0' TERM\necho ready\nwhile :; do sleep 0.1; done\n"
-LEAVES_CHILD = "#!/bin/sh\n(trap '' TERM; while :; do sleep 0.1; done) &\necho ready\nwait\n"
+# The child says it ignores SIGTERM (a file next to the hook) only once its trap is set: the
+# scenario waits for that file, not for a count of members that a busy machine may reach first.
+LEAVES_CHILD = "#!/bin/sh\n(trap '' TERM; : > \"$0.trapped\"; while :; do sleep 0.1; done) &\necho ready\nwait\n"
 
 
 # --- scenarios --------------------------------------------------------------------------------
@@ -294,14 +305,25 @@ async def leader_exits_leaving_children(run: Run):
     """The hook's leader exits on SIGTERM; a child in its group ignores SIGTERM."""
     hook = run.hook("chrome", "on_Snapshot__50_launcher.bg.sh", LEAVES_CHILD)
     s = await run.spawn(hook, [], timeout=1)
-    for _ in range(200):
-        if len(live_members(s.pid)) >= 2:
-            break
+    trapped = Path(str(hook) + ".trapped")
+    deadline = time.monotonic() + 60
+    while not trapped.exists() and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
-    before = len(live_members(s.pid))
+    # The leader and its child (both `sh`); the child's short-lived `sleep 0.1` comes and goes
+    # with the timing of the machine, so it is not counted.
+    before = len([m for m in live_members(s.pid) if comm(m) != "sleep"])
     await run.svc.stop_background_hooks()
-    await asyncio.sleep(0.3)
-    return {"members_before": before, "returncode": s.subprocess.returncode, "group_left": len(live_members(s.pid))}
+    # The original leaves the TERM-ignoring child for good; pidguard's SIGKILLed members are gone
+    # once the kernel has reaped them into zombies: poll for an empty group, with a deadline.
+    deadline = time.monotonic() + 3
+    while live_members(s.pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return {
+        "members_before": before,
+        "child_trapped": trapped.exists(),
+        "returncode": s.subprocess.returncode,
+        "group_left": len(live_members(s.pid)),
+    }
 
 
 SCENARIOS = {

@@ -2,7 +2,7 @@
 
 Each scenario of scenarios.py runs twice in a fresh interpreter: abx-dl as released, then with
 ``sys.modules["abx_dl.process_utils"] = pidguard.abx_dl``. The two must observe the same thing,
-except where pidguard is documented to do better (pidguard/abx_dl.py, README "Using pidguard in
+except where pidguard is documented to do better (pidguard/abx_dl.py, docs/python.md "Using pidguard in
 abx-dl"); those differences are asserted exactly. Run by scripts/test-abx-dl.sh inside a private
 PID namespace and a loopback-only network namespace.
 """
@@ -135,7 +135,8 @@ def test_grace_period_respected():
 
 def test_leader_exits_leaving_children():
     without, with_ = both("leader_exits_leaving_children")
-    assert without["members_before"] >= 2 and with_["members_before"] >= 2
+    assert without["child_trapped"] and with_["child_trapped"]
+    assert without["members_before"] == with_["members_before"] == 2  # the leader and its child
     # The original returns when the leader exits and leaves the TERM-ignoring child (and its
     # sleep) running; pidguard SIGKILLs the rest of the group when the grace period ends.
     assert without["group_left"] >= 1

@@ -656,13 +656,14 @@ static void stop(void) {
     CHECK(r.outcome == PIDGUARD_STOP_STALE && r.reason == PIDGUARD_CHECK_GONE && r.exit_status == 1);
     CHECK(r.pid_file_removed && r.signals_sent == 0 && access(pid_file, F_OK) != 0);
 
-    /* A token-less record whose mtime is far from the process start: refused under the strict
-     * policy (exit status 3, file kept), stopped with a warning under the lenient one. */
+    /* A token-less record whose mtime is far from the process start: nothing is proven, so it is
+     * refused as unverifiable under the strict policy (exit status 5, file kept), and stopped
+     * with a warning under the lenient one. */
     w = spawn(argv, 1, NULL, NULL);
     CHECK_OK(pidguard_write_pid_file_with_mtime(pid_file, w, now_seconds() - 3600));
     CHECK_OK(pidguard_stop_pid_file(pid_file, NULL, PIDGUARD_POLICY_STRICT, NULL, 5.0, &r));
-    CHECK(r.outcome == PIDGUARD_STOP_REFUSED && r.exit_status == 3 && r.reason == PIDGUARD_CHECK_MTIME_SKEW);
-    CHECK(r.refusal == PIDGUARD_REFUSAL_NOT_THE_RECORDED_PROCESS && r.signals_sent == 0 && !r.pid_file_removed);
+    CHECK(r.outcome == PIDGUARD_STOP_REFUSED && r.exit_status == 5 && r.reason == PIDGUARD_CHECK_MTIME_SKEW);
+    CHECK(r.refusal == PIDGUARD_REFUSAL_UNVERIFIABLE && r.signals_sent == 0 && !r.pid_file_removed);
     CHECK_MESSAGE("refused to signal");
     CHECK(is_running(w) && access(pid_file, F_OK) == 0);
     CHECK_OK(pidguard_stop_pid_file(pid_file, NULL, PIDGUARD_POLICY_LENIENT, "TERM/10/KILL/5", 5.0, &r));

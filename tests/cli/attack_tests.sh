@@ -6,7 +6,8 @@ set -u
 PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
 T=$(mktemp -d /tmp/pidguard-cli-attack-XXXXXX)
 pass=0; fail=0; started=()
-trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+# Reaped after the kill, so that bash does not report each one as "Killed" (noise, not failure).
+trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; if [ ${#started[@]} -gt 0 ]; then wait "${started[@]}" 2>/dev/null; fi; rm -rf "$T"' EXIT
 ok()  { pass=$((pass+1)); echo "ok   - $1"; }
 bad() { fail=$((fail+1)); echo "FAIL - $1"; }
 spawn_group() { setsid "$@" </dev/null >/dev/null 2>&1 & local p=$!; started+=("$p"); echo "$p"; }

@@ -6,7 +6,8 @@ set -u
 PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
 T=$(mktemp -d /tmp/pidguard-cli-XXXXXX)
 pass=0; fail=0; started=()
-trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+# Reaped after the kill, so that bash does not report each one as "Killed" (noise, not failure).
+trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; if [ ${#started[@]} -gt 0 ]; then wait "${started[@]}" 2>/dev/null; fi; rm -rf "$T"' EXIT
 
 ok()   { pass=$((pass+1)); echo "ok   - $1"; }
 bad()  { fail=$((fail+1)); echo "FAIL - $1"; }
@@ -21,8 +22,12 @@ members() { # live members of process group $1
   done 2>/dev/null
 }
 count_members() { PGID=$1; members | wc -l; }
+alive() { [ -e "/proc/$1" ] && ! grep "^[0-9]* (.*) Z" "/proc/$1/stat" >/dev/null 2>&1; }
 # spawn_group CMD...: run in a new session (own process group), print its pid
 spawn_group() { setsid "$@" </dev/null >/dev/null 2>&1 & local p=$!; started+=("$p"); echo "$p"; }
+# True once pid $1 ignores or catches SIGTERM (SigIgn/SigCgt in /proc/PID/status): its trap is set.
+handles_term() { local v; for v in $(awk '/^Sig(Ign|Cgt):/ {print $2}' "/proc/$1/status" 2>/dev/null); do (( 0x$v & 0x4000 )) && return 0; done; return 1; }
+wait_term_handled() { for _ in $(seq 1000); do handles_term "$1" && return 0; sleep 0.02; done; return 1; }
 wait_members() { for _ in $(seq 200); do [ "$(count_members "$1")" -ge "$2" ] && return 0; sleep 0.02; done; return 1; }
 write_pidfile() { # path pid: abx-dl pidfile with token, via the Python-free way: pidguard has no writer command,
   # so the content is written here and the mtime set to the process's create time read back by `status --json`.
@@ -47,7 +52,7 @@ write_pidfile "$T/a.pid" "$p"
 touch -d "@$(( $(date +%s) - 3600 ))" "$T/a.pid"
 "$PG" status "$T/a.pid" >/dev/null; expect_status "status with an mtime 1 h off (no token)" 1 $?
 printf '503\n7\n' > "$T/e1.pid"
-"$PG" status "$T/e1.pid" --json | grep -q '"reason":"malformed"' && ok "E1: two numbers are malformed" || bad "E1 malformed"
+"$PG" status "$T/e1.pid" --json | grep '"reason":"malformed"' >/dev/null && ok "E1: two numbers are malformed" || bad "E1 malformed"
 "$PG" status "$T/missing.pid" >/dev/null; expect_status "status of a missing pidfile" 1 $?
 
 # --- stop: a group leader whose child ignores SIGTERM (C2) ---
@@ -63,7 +68,7 @@ grep -q '"signals":\["TERM","CONT","KILL"\]' "$T/out.json" && ok "signals TERM, 
 b=$(spawn_group bash -c "sleep 300 & sleep 300 & wait")
 wait_members "$b" 3 || bad "bystander did not fill"
 printf '%s' "$b" > "$T/stale.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale.pid"
-"$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop refuses a token-less record whose mtime is off" 3 $?
+"$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop refuses a token-less record whose mtime is off (could not be verified)" 5 $?
 [ "$(count_members "$b")" = 3 ] && ok "A1/A4: bystander group intact" || bad "bystander group damaged"
 # A record with a token that differs: proven stale, removed, nothing sent.
 printf '%s' "$b" > "$T/stale2.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale2.pid"
@@ -199,7 +204,8 @@ rp=$("$PG" run "$T/run1/on_x.bg.pid" -- bash -c 'echo out; echo err >&2; sleep 3
 started+=("$rp")
 expect_status "run starts a command" 0 $st
 case "$rp" in ''|*[!0-9]*) bad "run prints the pid, got: $rp";; *) ok "run prints the pid ($rp)";; esac
-sleep 0.3
+# The command has written both lines once its logs hold them (polled, with a deadline).
+for _ in $(seq 1000); do grep -q out "$T/run1/on_x.bg.stdout.log" && grep -q err "$T/run1/on_x.bg.stderr.log" && break; sleep 0.01; done
 out=$("$PG" status "$T/run1/on_x.bg.pid"); expect_status "status of what run recorded" 0 $?
 case "$out" in *": valid — pid $rp, match") ok "status says simply valid, match: $out";; *) bad "status after run: $out";; esac
 [ "$(cat "$T/run1/on_x.bg.sh")" = "$(printf '#!/bin/bash\nbash -c %s' "'echo out; echo err >&2; sleep 300 & wait'")" ] && ok "run writes the .sh beside the pidfile" || bad ".sh: $(cat "$T/run1/on_x.bg.sh")"
@@ -214,6 +220,20 @@ grep -q "held by pid $rp" "$T/held.err" && ok "the refusal names the holder" || 
 "$PG" run "$T/run1/on_x.bg.pid" -- /no/such/program >/dev/null 2>"$T/nx.err"; st=$?
 [ $st = 4 ] && grep -q "No such file" "$T/nx.err" && ok "run of a missing program: bad input with the OS text" || bad "missing program: $st $(cat "$T/nx.err")"
 [ ! -e "$T/run1/on_x.bg.pid" ] && ok "nothing recorded for a command that did not start" || bad "pidfile written for a failed start"
+# Arguments are checked before anything is created: a command that cannot start leaves nothing.
+mkdir -p "$T/run0"
+run_leaves_nothing() { # NAME EXPECTED-EXIT EXPECTED-TEXT ARGS...
+  local name=$1 want=$2 text=$3 st; shift 3
+  (cd "$T/run0" && "$PG" run "$@" >/dev/null 2>"$T/r0.err"); st=$?
+  [ $st = "$want" ] && grep -F -- "$text" "$T/r0.err" >/dev/null && ok "$name (exit $st: $(head -1 "$T/r0.err"))" || bad "$name: exit $st: $(cat "$T/r0.err")"
+  [ -z "$(ls -A "$T/run0")" ] && ok "$name: nothing left behind" || bad "$name left: $(ls -A "$T/run0")"
+}
+run_leaves_nothing "run of a missing program" 4 "No such file" app.pid -- /no/such/program
+run_leaves_nothing "run of a program not on \$PATH" 4 "not found in \$PATH" app.pid -- no-such-program-pidguard
+run_leaves_nothing "run with a missing --cwd" 4 "--cwd" app.pid --cwd "$T/nowhere" -- sleep 1
+run_leaves_nothing "run whose pidfile's directory is missing names the directory" 4 "$T/run0/missing: directory does not exist" "$T/run0/missing/web.pid" -- sleep 1
+run_leaves_nothing "run -- CMD ... app.pid: the pidfile put last is a usage error" 64 '"app.pid" looks like one' -- sleep 100 app.pid
+run_leaves_nothing "run CMD ARGS (no pidfile): a program taken as the pidfile is a usage error" 64 "is a program on \$PATH" sleep 100
 # A stale record (its process gone) does not block a new start.
 printf '%s' 3999999 > "$T/run1/stale.pid"
 rp2=$("$PG" run "$T/run1/stale.pid" -- sleep 300); expect_status "run replaces a stale record" 0 $?
@@ -230,7 +250,7 @@ out=$("$PG" status "$T/run/svc.json"); case "$out" in *"valid — guard record o
 # write: record a process that is already running.
 wp=$(spawn_group sleep 300)
 # Record it once setsid has exec'd sleep: the .sh then holds the argv it keeps.
-for _ in $(seq 200); do tr '\0' ' ' < "/proc/$wp/cmdline" 2>/dev/null | grep -q '^sleep 300' && break; sleep 0.01; done
+for _ in $(seq 200); do tr '\0' ' ' < "/proc/$wp/cmdline" 2>/dev/null | grep '^sleep 300' >/dev/null && break; sleep 0.01; done
 "$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write records a running process" 0 $?
 out=$("$PG" status "$T/w.pid"); case "$out" in *"valid — pid $wp, match") ok "status after write: $out";; *) bad "status after write: $out";; esac
 "$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write again of the same process" 0 $?
@@ -252,11 +272,11 @@ write_pidfile "$T/one2.pid" 1
 if command -v script >/dev/null; then
   mkdir -p "$T/slow"
   sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep 300 & wait"); started+=("$sp")
-  sleep 0.3
+  wait_term_handled "$sp" || bad "the slow hook never set its TERM trap"
   PGBIN="$PG" SLOWDIR="$T/slow" script -qec '"$PGBIN" cleanup "$SLOWDIR" --retry TERM/1.6/KILL/2 >/dev/null' /dev/null > "$T/tty.txt" 2>&1
   grep -q "cleanup: " "$T/tty.txt" && ok "a cleanup longer than 1 s shows a progress line on a terminal" || bad "no progress line: $(tr -d '\r' < "$T/tty.txt" | head -c 300)"
   sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep 300 & wait"); started+=("$sp")
-  sleep 0.3
+  wait_term_handled "$sp" || bad "the slow hook never set its TERM trap"
   "$PG" cleanup "$T/slow" --retry TERM/1.6/KILL/2 >/dev/null 2>"$T/pipe.err"
   [ ! -s "$T/pipe.err" ] && ok "no progress line when stderr is not a terminal" || bad "progress on a pipe: $(head -c 200 "$T/pipe.err")"
 else
@@ -268,15 +288,53 @@ man_src="$(dirname "$0")/../../cli/pidguard.1"
 if [ -f "$man_src" ]; then
   "$PG" man | diff -q - "$man_src" >/dev/null && ok "cli/pidguard.1 is what 'pidguard man' generates" || bad "cli/pidguard.1 is stale: regenerate with 'target/debug/pidguard man > cli/pidguard.1'"
 fi
-"$PG" man | grep -q '^.SH "EXIT STATUS"' && ok "the man page has an EXIT STATUS section" || bad "man page without exit statuses"
+"$PG" man | grep '^.SH "EXIT STATUS"' >/dev/null && ok "the man page has an EXIT STATUS section" || bad "man page without exit statuses"
 for sh in bash zsh fish; do
-  "$PG" completions $sh | grep -q "cleanup" && ok "completions for $sh" || bad "completions for $sh"
+  "$PG" completions $sh | grep "cleanup" >/dev/null && ok "completions for $sh" || bad "completions for $sh"
 done
 
 # --- demo ---
 "$PG" demo > "$T/demo.txt" 2>&1; st=$?
 expect_status "demo" 0 $st
 grep -q "demo passed" "$T/demo.txt" && ok "demo says it passed" || { bad "demo output"; cat "$T/demo.txt"; }
+# Not root: the demo uses an unprivileged user namespace (unshare -r) for a real reuse when the
+# machine allows one.
+if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups unshare -r --pid --fork --mount-proc true 2>/dev/null; then
+  U=$(mktemp -d /tmp/pidguard-demo-user-XXXXXX); cp "$PG" "$U/pidguard"; chmod 755 "$U" "$U/pidguard"; chown 65534:65534 "$U"
+  (cd "$U" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$U" TMPDIR="$U" ./pidguard demo) > "$T/demo-user.txt" 2>&1; st=$?
+  [ $st = 0 ] && grep "inside a private PID namespace" "$T/demo-user.txt" >/dev/null && grep "real reuse" "$T/demo-user.txt" >/dev/null \
+    && ok "demo as a non-root user: a real reuse inside an unprivileged user namespace" || { bad "demo as non-root: exit $st"; cat "$T/demo-user.txt"; }
+  rm -rf "$U"
+else
+  echo "skip - demo as non-root (no setpriv, or unprivileged user namespaces are not allowed here)"
+fi
+
+# --- the console examples of README.md and docs/cli.md, run as written ---
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+while IFS= read -r line; do
+  case "$line" in "ok   - "*) ok "${line#ok   - }";; "FAIL - "*) bad "${line#FAIL - }";; *) echo "     $line";; esac
+done < <(python3 "$repo/tests/cli/console_examples.py" "$PG" "$repo/README.md" "$repo/docs/cli.md" 2>&1)
+
+# --- messages a newcomer meets ---
+mkdir -p "$T/msg/dir.pid"
+"$PG" stop "$T/msg/dir.pid" >/dev/null 2>"$T/msg.err"; st=$?
+[ $st = 4 ] && grep "is a directory" "$T/msg.err" >/dev/null && ok "stop of a directory given as the pidfile: bad input (exit 4)" || bad "stop of a directory: $st $(cat "$T/msg.err")"
+"$PG" status "$T/msg/dir.pid" >/dev/null 2>&1; expect_status "status of a directory given as the pidfile: bad input" 4 $?
+ln -s "$T/msg/dir.pid" "$T/msg/link.pid"
+"$PG" stop "$T/msg/link.pid" >/dev/null 2>&1; expect_status "a symlink at the pidfile stays a refusal" 3 $?
+"$PG" status "$T/msg/x.pid" --tolerance -3 >/dev/null 2>"$T/msg.err"; st=$?
+[ $st = 4 ] && grep "bad tolerance -3" "$T/msg.err" >/dev/null && ! grep "tip:" "$T/msg.err" >/dev/null && ok "--tolerance -3: our message, not clap's '-- -3' tip" || bad "--tolerance -3: $st $(cat "$T/msg.err")"
+"$PG" stop "$T/msg/none.pid" >/dev/null; expect_status "stop of a missing pidfile: nothing to do" 1 $?
+"$PG" stop "$T/msg/none.pid" --oknodo >/dev/null; expect_status "stop --oknodo of a missing pidfile (a repeated stop) succeeds" 0 $?
+printf '%s' 3999999 > "$T/msg/stale.pid"
+"$PG" stop "$T/msg/stale.pid" --oknodo >/dev/null 2>&1; expect_status "stop --oknodo of a stale record succeeds" 0 $?
+# A hand-written token-less pidfile whose mtime says nothing: could not be verified, not "not the process".
+hp=$(spawn_group sleep 300)
+printf '%s\n' "$hp" > "$T/msg/hand.pid"; touch -d '-1 hour' "$T/msg/hand.pid"
+out=$("$PG" stop "$T/msg/hand.pid"); st=$?
+[ $st = 5 ] && case "$out" in *"could not be verified"*) true;; *) false;; esac && alive "$hp" \
+  && ok "a token-less pidfile with an old mtime: could not be verified, nothing sent (exit 5)" || bad "hand-written pidfile: $st $out"
+"$PG" stop "$T/msg/hand.pid" --lenient >/dev/null 2>&1; expect_status "--lenient stops it" 0 $?
 
 # The CLI column of the operations table (tests/operations/operations.json): each named
 # subcommand exists; an operation without one says why.

@@ -13,10 +13,16 @@ fi
 T=$(mktemp -d /tmp/pidguard-cli-deputy-XXXXXX)
 chmod 755 "$T"
 pass=0; fail=0; started=()
-trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+# Reaped after the kill, so that bash does not report each one as "Killed" (noise, not failure).
+trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; if [ ${#started[@]} -gt 0 ]; then wait "${started[@]}" 2>/dev/null; fi; rm -rf "$T"' EXIT
 ok()  { pass=$((pass+1)); echo "ok   - $1"; }
 bad() { fail=$((fail+1)); echo "FAIL - $1"; }
 alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+# wait_exec PID COMM: poll (with a deadline) until PID runs COMM — it has exec'd past setsid and
+# setpriv, so its uids and its program are final — instead of sleeping for it.
+wait_exec() { for _ in $(seq 1000); do [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0; sleep 0.01; done; bad "pid $1 never ran $2"; return 1; }
+# wait_term_handled PID: poll until PID catches or ignores SIGTERM (SigCgt/SigIgn): its trap is set.
+wait_term_handled() { local v; for _ in $(seq 1000); do for v in $(awk '/^Sig(Ign|Cgt):/ {print $2}' "/proc/$1/status" 2>/dev/null); do (( 0x$v & 0x4000 )) && return 0; done; sleep 0.01; done; bad "pid $1 never set its TERM trap"; return 1; }
 as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # psutil's create time of pid $1: btime + start ticks / CLK_TCK.
 create_time() {
@@ -43,7 +49,7 @@ user_dir=$T/snap; mkdir -p "$user_dir/plug"; chown -R 65534:65534 "$user_dir"
 
 # Case 1: a forged token makes root kill root's process — must not.
 setsid sleep 300 </dev/null >/dev/null 2>&1 & v=$!; started+=("$v")
-sleep 0.2
+wait_exec "$v" sleep
 user_pidfile "$user_dir/plug/on_Snapshot__10_x.bg.pid" "$v"
 "$PG" cleanup "$user_dir" --json > "$T/c1.json" 2>&1; st=$?
 alive "$v" && ok "case 1: root's process lives" || bad "case 1: root's process was killed"
@@ -59,11 +65,11 @@ tok=$(as_user "$PG" token "$v")
 as_user sh -c "umask 077; printf '{\"pid\":%s,\"start_token\":\"%s\"}\n' $v '$tok' > '$user_dir/plug/guard.json'"
 "$PG" stop "$user_dir/plug/guard.json" > "$T/g1.txt" 2>&1; st=$?
 alive "$v" && [ "$st" = 3 ] && grep -q "owned by uid 65534, target uid 0" "$T/g1.txt" && ok "case 1: a forged guard record is refused (exit 3) and says why" || bad "case 1 guard: exit $st $(cat "$T/g1.txt")"
-kill -KILL "$v" 2>/dev/null
+kill -KILL "$v" 2>/dev/null; wait "$v" 2>/dev/null
 
 # The user's own process, named by the user's own pidfile, is still stopped by root's cleanup.
 setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u=$!; started+=("$u")
-sleep 0.2
+wait_exec "$u" sleep
 rm -f "$user_dir/plug"/*
 user_pidfile "$user_dir/plug/on_Snapshot__11_own.bg.pid" "$u"
 "$PG" cleanup "$user_dir" --json > "$T/own.json" 2>&1; st=$?
@@ -138,7 +144,7 @@ PYEOF
   alive "$victim" && [ -e "$T/swap/root/plug/on_victim.bg.pid" ] && [ -e "$T/swap/root/plug/on_victim.bg.stdout.log" ] \
     && ok "a symlink swapped into the user's tree never steers root's cleanup into root's tree (15 races)" \
     || bad "root's hook was reached through a swapped symlink (try $try)"
-  kill -KILL "$victim" 2>/dev/null
+  kill -KILL "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
 else
   echo "skip - the directory-swap race needs /usr/bin/python3"
 fi
@@ -167,7 +173,7 @@ timeout 20 "$PG" run "$F/home/run2/app.pid" -- true > "$T/f2run2.txt" 2>&1; st=$
   || bad "F2 run: exit $st, log '$(cat "$F/rootdir/app.stdout.log")', dir: $(ls "$F/rootdir" | tr '\n' ' ') $(cat "$T/f2run2.txt")"
 timeout 20 "$PG" run --guard "$F/home/run2/g.json" -- true > "$T/f2run3.txt" 2>&1; st=$?
 [ "$st" != 0 ] && [ ! -e "$F/rootdir/g.json" ] && [ ! -e "$F/rootdir/g.stdout.log" ] && ok "F2 run --guard: refused (exit $st), nothing created" || bad "F2 run --guard: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
-setsid sleep 300 </dev/null >/dev/null 2>&1 & w=$!; started+=("$w"); sleep 0.2
+setsid sleep 300 </dev/null >/dev/null 2>&1 & w=$!; started+=("$w"); wait_exec "$w" sleep
 "$PG" write "$F/home/run2/w.pid" "$w" > "$T/f2write.txt" 2>&1; st=$?
 [ "$st" != 0 ] && [ ! -e "$F/rootdir/w.pid" ] && [ ! -e "$F/rootdir/w.sh" ] && ok "F2 write: refused (exit $st), nothing created" || bad "F2 write: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
 # Safe layouts still work: root's own link (a /var/run -> /run layout) …
@@ -176,12 +182,12 @@ ln -s "$F/rootrun" "$F/varrun"
 "$PG" stop "$F/varrun/app2.pid" --retry TERM/5 > "$T/f2var.txt" 2>&1; st=$?
 [ -n "$rootd2" ] && ! alive "$rootd2" && [ "$st" = 0 ] && ok "F2: root's own symlink (/var/run-style) is followed: root's daemon stopped" || bad "F2 root link: exit $st $(cat "$T/f2var.txt")"
 # … and a user's link into the user's own tree.
-setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u2=$!; started+=("$u2"); sleep 0.2
+setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u2=$!; started+=("$u2"); wait_exec "$u2" sleep
 as_user ln -s "$F/home/real" "$F/home/mine"
 user_pidfile "$F/home/real/u.pid" "$u2"
 "$PG" stop "$F/home/mine/u.pid" --retry TERM/5 > "$T/f2mine.txt" 2>&1; st=$?
 ! alive "$u2" && [ "$st" = 0 ] && ok "F2: a user's link into the user's own tree is followed: the user's process stopped" || bad "F2 own link: exit $st $(cat "$T/f2mine.txt")"
-kill -KILL "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null
+kill -KILL "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null; wait "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null
 
 # F3: the index spelled differently from DIR (./snap vs snap/sub/i.jsonl, absolute DIR with a
 # relative INDEX) still goes through the beneath-DIR protection; an index outside DIR behind a
@@ -224,7 +230,7 @@ sleep 300 & wait
 SHEOF
   chmod 644 "$T/xhook.sh"
   setpriv --reuid=65534 --regid=65534 --clear-groups setsid bash "$T/xhook.sh" "$X/snap/userplug" "$X/snap/rootplug" "$T/xchg.py" </dev/null >/dev/null 2>&1 & h=$!; started+=("$h")
-  sleep 0.3
+  wait_exec "$h" bash && wait_term_handled "$h"
   user_pidfile "$X/snap/userplug/on_S__1.bg.pid" "$h"
   "$PG" cleanup "$X/snap" --index "$X/index.jsonl" --json > "$T/x1.json" 2>&1; st=$?
   ! grep -q 'ROOT-SECRET\|root-private-name' "$X/index.jsonl" "$T/x1.json" 2>/dev/null \
@@ -234,7 +240,7 @@ SHEOF
     && ok "F1: the hook is undecided (exit 5) and the report says its directory was replaced" || bad "F1: exit $st $(cat "$T/x1.json")"
   [ -f "$X/snap/userplug/on_S__1.bg.stdout.log" ] && [ -f "$X/snap/rootplug/on_S__1.bg.pid" ] \
     && ok "F1: both directories keep their files" || bad "F1: files removed: $(ls -la "$X/snap"/*)"
-  kill -KILL "$h" 2>/dev/null
+  kill -KILL "$h" 2>/dev/null; wait "$h" 2>/dev/null
 else
   echo "skip - the directory-exchange test needs /usr/bin/python3"
 fi
@@ -244,7 +250,7 @@ fi
 # removed while its hook runs on; it is judged as without the file (and the hook stopped).
 S=$T/sticky; rm -rf "$S"; mkdir -p "$S/snap/plug"; chmod 1777 "$S/snap/plug"
 setsid sleep 300 </dev/null >/dev/null 2>&1 & rh=$!; started+=("$rh")
-sleep 0.2
+wait_exec "$rh" sleep
 /usr/bin/python3 -c 'import os, sys; open(sys.argv[1], "w").write(sys.argv[2]); t = float(sys.argv[3]); os.utime(sys.argv[1], (t, t))' \
   "$S/snap/plug/on_S__root.bg.pid" "$rh" "$(create_time "$rh")"
 as_user sh -c "printf 'python3 -c other\n' > '$S/snap/plug/on_S__root.bg.sh'"
@@ -252,7 +258,7 @@ as_user sh -c "printf 'python3 -c other\n' > '$S/snap/plug/on_S__root.bg.sh'"
 ! grep -q 'cmd-mismatch' "$T/f8.json" && grep -q '"outcome":"exited"' "$T/f8.json" && ! alive "$rh" \
   && ok "F8: a planted .sh does not make root's live record stale (exit $st)" || bad "F8: exit $st, alive: $(alive "$rh" && echo yes), $(cat "$T/f8.json")"
 grep -q 'owned by uid 65534' "$T/f8.json" && ok "F8: the report says the planted .sh was ignored" || bad "F8 report: $(cat "$T/f8.json")"
-kill -KILL "$rh" 2>/dev/null
+kill -KILL "$rh" 2>/dev/null; wait "$rh" 2>/dev/null
 
 echo "cli deputy: $pass passed, $fail failed"
 [ "$fail" = 0 ]

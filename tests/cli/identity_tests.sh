@@ -7,12 +7,16 @@ PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
 T=$(mktemp -d /tmp/pidguard-cli-identity-XXXXXX)
 chmod 755 "$T"
 pass=0; fail=0; started=()
-trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+# Reaped after the kill, so that bash does not report each one as "Killed" (noise, not failure).
+trap 'for p in "${started[@]}"; do kill -KILL "$p" 2>/dev/null; done; if [ ${#started[@]} -gt 0 ]; then wait "${started[@]}" 2>/dev/null; fi; rm -rf "$T"' EXIT
 ok()  { pass=$((pass+1)); echo "ok   - $1"; }
 bad() { fail=$((fail+1)); echo "FAIL - $1"; }
 skip() { echo "skip - $1"; }
 alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 # An abx-dl pidfile with the start token the writer reads for the pid (pidguard token).
+# wait_exec PID COMM: poll (with a deadline) until PID runs COMM — it has exec'd past setsid and
+# setpriv, so its uids and its program are final — instead of sleeping for it.
+wait_exec() { for _ in $(seq 1000); do [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && return 0; sleep 0.01; done; bad "pid $1 never ran $2"; return 1; }
 record() { # FILE PID [TOKEN]
   local tok=${3:-$("$PG" token "$2")}
   printf '%s' "$2" > "$1"
@@ -27,7 +31,7 @@ pids=()
 for i in $(seq 30); do
   setsid sleep 300 </dev/null >/dev/null 2>&1 & p=$!; started+=("$p"); pids+=("$p")
 done
-sleep 0.3
+for p in "${pids[@]}"; do wait_exec "$p" sleep; done
 for i in $(seq 30); do record "$T/emfile/on_Snapshot__${i}_h.bg.pid" "${pids[$((i-1))]}"; done
 (ulimit -n 10; "$PG" cleanup "$T/emfile" --json > "$T/emfile.json" 2>"$T/emfile.err"); st=$?
 lost=0; running=0
@@ -46,7 +50,7 @@ fi
 # uid 65534. Never "gone", nothing removed, nothing signalled.
 if command -v setpriv >/dev/null && unshare --mount --propagation private true 2>/dev/null; then
   setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & h=$!; started+=("$h")
-  sleep 0.3
+  wait_exec "$h" sleep
   mkdir "$T/hidden"; record "$T/hidden/h.pid" "$h"; chown -R 65534:65534 "$T/hidden"
   unshare --mount --propagation private sh -c "
     mount -t proc -o hidepid=2 proc /proc || exit 99
@@ -73,7 +77,7 @@ if unshare --time --boottime 86400 --fork true 2>/dev/null && command -v nsenter
   unshare --time --boottime 86400 --fork sh -c 'echo $$ > '"$T"'/timens.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & l=$!; started+=("$l")
   for _ in $(seq 50); do [ -s "$T/timens.pid" ] && break; sleep 0.1; done
   tp=$(cat "$T/timens.pid"); started+=("$tp")
-  sleep 0.2
+  wait_exec "$tp" sleep
   inside=$(nsenter --time -t "$tp" "$PG" token "$tp")
   host=$("$PG" token "$tp")
   if [ "$(echo "$inside" | cut -d: -f6)" = - ]; then
@@ -87,9 +91,9 @@ if unshare --time --boottime 86400 --fork true 2>/dev/null && command -v nsenter
     grep -q '"verdict":"match"' "$T/timens/status.json" && [ "$st" = 0 ] \
       && ok "I3: recorded inside a time namespace, match from the host" || bad "I3: $(cat "$T/timens/status.json") exit $st"
     record "$T/timens/on_x.bg.pid" "$tp" "$inside"
-    "$PG" status "$T/timens/on_x.bg.pid" --json | grep -q '"valid":true' && ok "I3: the abx-dl record is valid from the host" || bad "I3: abx-dl record not valid"
+    "$PG" status "$T/timens/on_x.bg.pid" --json | grep '"valid":true' >/dev/null && ok "I3: the abx-dl record is valid from the host" || bad "I3: abx-dl record not valid"
   fi
-  kill -KILL "$tp" 2>/dev/null
+  kill -KILL "$tp" 2>/dev/null; wait "$tp" 2>/dev/null
 else
   skip "I3: time namespaces (unshare --time) or nsenter are not available"
 fi
@@ -100,7 +104,7 @@ fi
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   mkdir -m 755 "$T/eperm"; chown 1000:1000 "$T/eperm"
   setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & ep=$!; started+=("$ep")
-  sleep 0.2
+  wait_exec "$ep" sleep
   setpriv --reuid=1000 --regid=1000 --clear-groups "$PG" write "$T/eperm/on_x.bg.pid" "$ep" >/dev/null 2>&1 \
     || record "$T/eperm/on_x.bg.pid" "$ep"
   chown 1000:1000 "$T/eperm/on_x.bg.pid" 2>/dev/null
@@ -108,7 +112,7 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   alive "$ep" && [ "$st" = 77 ] && grep -q '"outcome":"error"' "$T/eperm/stop.json" && [ -f "$T/eperm/on_x.bg.pid" ] \
     && ok "I6: EPERM through the owner rule is an error (exit 77), the record kept" \
     || bad "I6: exit $st $(cat "$T/eperm/stop.json" "$T/eperm/stop.err")"
-  kill -KILL "$ep" 2>/dev/null
+  kill -KILL "$ep" 2>/dev/null; wait "$ep" 2>/dev/null
 else
   skip "I6: needs root and setpriv"
 fi

@@ -376,7 +376,7 @@ test('stopPidFile: argument errors throw at once; unreadable files reject with t
   await assert.rejects(pidguard.stopPidFile(path.join(dir, 'link.pid')), { code: 'PIDGUARD_UNTRUSTED' });
 });
 
-test("the README's Node guard example runs and prints what its comments say", () => {
+test("docs/node.md's guard example runs and prints what its comments say", () => {
   const { out, expected } = runReadmeExample('Guard pidfiles');
   assert.ok(expected.length >= 4);
   assert.deepEqual(out, expected);

@@ -176,7 +176,7 @@ test('the kernel refusing a signal (EPERM) is PIDGUARD_PERMISSION_DENIED, from s
   assert.equal(alive(child.pid), true, 'nothing reached it');
 });
 
-test("the README's Node handle example runs and prints what its comments say", () => {
+test("docs/node.md's handle example runs and prints what its comments say", () => {
   const { out, expected } = runReadmeExample('Process handles');
   assert.ok(expected.length >= 4);
   assert.deepEqual(out, expected);

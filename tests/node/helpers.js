@@ -110,19 +110,21 @@ async function countTicks(promiseFn, everyMs = 20) {
 }
 
 /**
- * Run the ```js block under `### heading` of the README's Node section as written, with
- * require('pidguard') resolving to node/. Returns the lines it printed and the lines its
- * `console.log(…)  // expected` comments say it prints.
+ * Run the ```js block under `## heading` of docs/node.md (the page's first block when heading is
+ * null) as written, with require('pidguard') resolving to node/. Returns the lines it printed and
+ * the lines its `console.log(…)  // expected` comments say it prints.
  */
 function runReadmeExample(heading) {
   const assert = require('node:assert/strict');
   const { execFileSync } = require('child_process');
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const node = readme.slice(readme.indexOf('\n## Node\n'));
-  const section = node.slice(node.indexOf(`\n### ${heading}\n`));
-  assert.ok(section.startsWith(`\n### ${heading}\n`), `no "### ${heading}" in the README Node section`);
+  const page = fs.readFileSync(path.join(ROOT, 'docs', 'node.md'), 'utf8');
+  let section = page;
+  if (heading !== null) {
+    section = page.slice(page.indexOf(`\n## ${heading}\n`));
+    assert.ok(section.startsWith(`\n## ${heading}\n`), `no "## ${heading}" in docs/node.md`);
+  }
   const m = /```js\n([\s\S]*?)```/.exec(section);
-  assert.ok(m, `no \`\`\`js block under "### ${heading}"`);
+  assert.ok(m, `no \`\`\`js block under "## ${heading}"`);
   const dir = tempDir('readme');
   fs.mkdirSync(path.join(dir, 'node_modules'));
   fs.symlinkSync(path.join(ROOT, 'node'), path.join(dir, 'node_modules', 'pidguard'));

@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const fs = require('fs');
 const path = require('path');
 const { execFileSync } = require('child_process');
-const { ROOT, tempDir } = require('./helpers');
+const { ROOT, tempDir, runReadmeExample } = require('./helpers');
 
 let project;
 
@@ -42,6 +42,12 @@ test("the README's Node example runs and prints what its comments say", () => {
   const out = run([path.join(project, 'example.js')]).trim().split('\n');
   // Each `console.log(...)  // expected` comment in the example is the line it must print.
   const expected = [...m[1].matchAll(/console\.log\(.*\/\/ (.*)$/gm)].map((x) => x[1].trim());
+  assert.ok(expected.length >= 2);
+  assert.deepEqual(out, expected);
+});
+
+test("docs/node.md's first example (background hooks) runs and prints what its comments say", () => {
+  const { out, expected } = runReadmeExample(null);
   assert.ok(expected.length >= 4);
   assert.deepEqual(out, expected);
 });

@@ -57,6 +57,18 @@ def group_members(pgid):
     return out
 
 
+def handles_term(pid):
+    """True once pid ignores or catches SIGTERM (its SigIgn/SigCgt masks in /proc/PID/status):
+    a shell's `trap` is set, which no fixed sleep can promise on a busy machine."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            masks = dict(line.split(":\t", 1) for line in f if line.startswith(("SigIgn", "SigCgt")))
+    except OSError:
+        return False
+    bit = 1 << (signal.SIGTERM - 1)
+    return any(int(v, 16) & bit for v in masks.values())
+
+
 def wait_until(pred, timeout=20.0, step=0.02):
     """Poll pred until true or a generous timeout; returns its last value."""
     deadline = time.monotonic() + timeout

@@ -21,7 +21,7 @@ import pytest
 import pidguard
 import pidguard.abx_dl as A
 
-from conftest import alive, group_members, wait_until
+from conftest import alive, group_members, handles_term, wait_until
 
 NODE = shutil.which("node")
 
@@ -291,7 +291,7 @@ def test_graceful_kill_process_term_then_group(procs):
 def test_graceful_kill_process_escalates_after_grace_period_loop_free(procs):
     async def go():
         p = await procs.spawn("sh", "-c", "trap '' TERM; while :; do sleep 0.05; done")
-        await asyncio.sleep(0.2)  # the trap is set
+        assert await asyncio.to_thread(wait_until, lambda: handles_term(p.pid))  # the trap is set
         await A.graceful_kill_process(p, grace_period=1.0)
         return p
 
@@ -307,7 +307,7 @@ def test_graceful_kill_process_respects_grace_period(procs):
 
     async def go(grace):
         p = await procs.spawn("sh", "-c", script)
-        await asyncio.sleep(0.2)
+        assert await asyncio.to_thread(wait_until, lambda: handles_term(p.pid))  # the trap is set
         await A.graceful_kill_process(p, grace_period=grace)
         return p
 
@@ -321,7 +321,10 @@ def test_graceful_kill_process_reaches_the_group_after_the_leader(procs):
     async def go():
         p = await procs.spawn("sh", "-c", "(trap '' TERM; while :; do sleep 0.05; done) & wait")
         await asyncio.to_thread(wait_members, p.pid, 2)
-        await asyncio.sleep(0.2)
+        # the child's trap is set (the leader itself does not handle TERM)
+        assert await asyncio.to_thread(
+            wait_until, lambda: any(handles_term(m) for m in group_members(p.pid) if m != p.pid)
+        )
         await A.graceful_kill_process(p, grace_period=0.5)
         return p
 
@@ -428,7 +431,7 @@ def test_is_process_alive_and_send_signal(spawn):
 def test_the_swap_and_the_differences_are_documented():
     from conftest import REPO
 
-    readme = (REPO / "README.md").read_text().split("\n## Using pidguard in abx-dl\n", 1)[1].split("\n## ", 1)[0]
+    readme = (REPO / "docs/python.md").read_text().split("\n## Using pidguard in abx-dl\n", 1)[1].split("\n## ", 1)[0]
     swap = 'sys.modules["abx_dl.process_utils"] = pidguard.abx_dl'
     assert swap in readme and swap in A.__doc__
     for n in range(1, 9):  # the numbered differences, in both places

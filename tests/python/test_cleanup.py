@@ -11,7 +11,7 @@ import time
 import pytest
 
 import pidguard
-from conftest import alive, group_members, proc_state, wait_until
+from conftest import alive, group_members, handles_term, proc_state, wait_until
 
 IGNORE_TERM = "trap '' TERM; while :; do sleep 0.2; done"
 FAST = "TERM/0.5/KILL/5"
@@ -179,8 +179,8 @@ def test_keyboard_interrupt_in_finalize_is_raised_after_cleanup(tmp_path, spawn)
 
 def test_cleanup_releases_the_gil(tmp_path, spawn):
     out = tmp_path / "snap"
-    start_hook(spawn, out, "s", "on_Snapshot__10_s.bg", ["bash", "-c", IGNORE_TERM])
-    time.sleep(0.1)
+    p = start_hook(spawn, out, "s", "on_Snapshot__10_s.bg", ["bash", "-c", IGNORE_TERM])
+    assert wait_until(lambda: handles_term(p.pid))  # the trap is set
     ticks, stop = [], threading.Event()
 
     def counter():
@@ -204,7 +204,7 @@ def test_cleanup_releases_the_gil(tmp_path, spawn):
 def test_many_hooks_are_stopped_in_parallel(tmp_path, spawn):
     out = tmp_path / "snap"
     procs = [start_hook(spawn, out, f"p{i}", f"on_Snapshot__{i:02d}_x.bg", ["bash", "-c", IGNORE_TERM]) for i in range(6)]
-    time.sleep(0.2)
+    assert wait_until(lambda: all(handles_term(p.pid) for p in procs))  # every trap is set
     t0 = time.monotonic()
     reports = pidguard.cleanup_background_hooks(out, schedule="TERM/1/KILL/5", finalize=lambda r: None)
     elapsed = time.monotonic() - t0

@@ -1,4 +1,5 @@
-"""The README's Python examples run as written and print what their comments say."""
+"""Every Python example of README.md and docs/python.md runs as written and prints what the
+`# comments` of its print lines say."""
 
 import re
 import subprocess
@@ -8,29 +9,34 @@ import pytest
 
 from conftest import REPO
 
+PAGES = ["README.md", "docs/python.md"]
+
 
 def python_blocks():
-    text = (REPO / "README.md").read_text()
-    section = text.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    out = []
+    for page in PAGES:
+        text = (REPO / page).read_text()
+        out += [(page, i, b) for i, b in enumerate(re.findall(r"^```python\n(.*?)^```$", text, re.S | re.M), 1)]
+    return out
 
 
-EXPECTED = [
-    # the abx-dl functions and terminate
-    ["valid", "exited TERM 143", "exited ['TERM', 'CONT']", "NoSuchProcessError 3"],
-    # pidguard.guard
-    ["True ['session', 'secret_sha256']", "match True", "False"],
-]
+def expected_output(code):
+    """The comment after each print(...) line: what that line prints."""
+    return [m.group(1).strip() for m in re.finditer(r"^\s*print\(.*\)\s+# (.*)$", code, re.M)]
 
 
-@pytest.mark.parametrize("index", range(len(EXPECTED)))
-def test_readme_example_runs(index):
-    blocks = python_blocks()
-    assert len(blocks) == len(EXPECTED)
-    code = blocks[index]
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+BLOCKS = python_blocks()
+
+
+def test_the_pages_have_their_examples():
+    pages = {p for p, _, _ in BLOCKS}
+    assert pages == set(PAGES), pages
+    assert len(BLOCKS) >= 5
+
+
+@pytest.mark.parametrize("page,index,code", BLOCKS, ids=[f"{p}:{i}" for p, i, _ in BLOCKS])
+def test_example_runs_and_prints_what_it_says(page, index, code, tmp_path):
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    expected = EXPECTED[index]
-    assert r.stdout.splitlines() == expected, r.stdout
-    for line in expected:  # the README's comments say the same
-        assert f"# {line}" in code
+    assert r.stdout.splitlines() == expected_output(code), r.stdout
+    assert not list(tmp_path.iterdir()), "the example left files in its working directory"

@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// Why the pidfile at `path` cannot be opened the way pidguard opens it (read-only, no symlink
 /// at its name followed, no blocking on a FIFO; for a privileged caller, no unsafe transition on
-/// the path — see `README`'s "Security: running as root"); `None` when it can be. For tools
+/// the path — see `docs/security.md`, "Security: running as root"); `None` when it can be. For tools
 /// that turn [`CheckReason::Unreadable`](crate::CheckReason::Unreadable) into a message and an
 /// exit status ([`crate::ExitCode::for_io`]): the `io::Error` has the system's errno, or — for
 /// an unsafe transition — no errno and a text naming both ends of the step.

@@ -180,8 +180,10 @@ impl StopReport {
 ///    nothing is sent, the file is removed if unchanged (a reused pid, a record from an earlier boot). A foreign record is left
 ///    alone. A zombie leader with a matching identity has its group (pinned by the zombie)
 ///    terminated.
-/// 3. A record that is not proven (`mtime-skew` or `cmd-mismatch` under `Strict`, an
-///    unconfirmable token under either policy) → `Refused`, file kept.
+/// 3. A record that is not proven → `Refused`, file kept: `cmd-mismatch` under `Strict` as
+///    `NotTheRecordedProcess` (the live argv is not the `.sh`'s); a token-less `mtime-skew`
+///    under `Strict`, or an unconfirmable token under either policy, as `Unverifiable` (nothing
+///    was proven either way), with a `detail` saying why.
 /// 4. Otherwise the process the check pinned is acted on: the owner rule (a file owned by
 ///    another uid aims only at that uid's processes; a world-writable one — or, for a
 ///    privileged caller, a group-writable one — at none, whatever its token says) and the
@@ -190,6 +192,7 @@ impl StopReport {
 ///
 /// Errors (nothing sent): `InvalidArgument` for a tolerance that is not finite seconds ≥ 0;
 /// `Malformed` for content that is not one pid or a bad token xattr;
+/// `InvalidArgument` for a directory given as the pidfile (bad input, not a refusal);
 /// `Untrusted` for a symlink, FIFO or other non-regular file; `PermissionDenied`/`Io` when the
 /// file cannot be read.
 pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> {
@@ -246,7 +249,14 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             acting.reason = CheckReason::Valid;
         }
         CheckReason::MtimeSkew => {
-            report.outcome = StopOutcome::Refused(Refusal::NotTheRecordedProcess);
+            // Nothing was proven: without a token only the mtime rule speaks, and a hand-written
+            // pidfile (or one touched later) fails it while naming the right process. Could not
+            // be verified, as for an unconfirmable token; the lenient policy acts on it.
+            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
+            report.detail = Some(format!(
+                "could not be verified: no start token, and the pidfile's mtime is more than {} s from the process start (--lenient stops it anyway)",
+                opts.tolerance
+            ));
             return Ok(report);
         }
         CheckReason::Valid | CheckReason::Zombie => {}
@@ -292,6 +302,11 @@ fn unusable(pid_file: &Path, reason: CheckReason) -> Error {
     match reason {
         CheckReason::Malformed => Error::at(ErrorKind::Malformed, pid_file, "content is not one pid from 1 to 4194304"),
         CheckReason::BadToken => Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token"),
+        // A directory named as the pidfile is a mistake of the caller (bad input), not a planted
+        // file; a symlink or FIFO there stays a refusal.
+        CheckReason::NotRegular if crate::exit::is_directory_not_followed(pid_file) => {
+            Error::at(ErrorKind::InvalidArgument, pid_file, "is a directory, not a pidfile")
+        }
         CheckReason::NotRegular => Error::at(ErrorKind::Untrusted, pid_file, "not a regular file"),
         // A path refused by the unsafe-transition rule says which step; any other failure keeps
         // the kind's own text (the CLI asks the system for its errno).
