@@ -157,6 +157,63 @@ if is_root && command -v setpriv >/dev/null; then
   kill -KILL "$member"
 fi
 
+# --- a /proc of another PID namespace (unshare --pid without --mount-proc): undecided (5) ---
+# /proc/<n> there shows whichever process has number n in the parent namespace. A decoy at pid
+# N here and the hook at pid N in the child namespace (both forced with ns_last_pid): a token-less record of the hook,
+# its mtime off, judged by the decoy's facts read as "stale" and lost its record while the hook
+# ran on. Now every machine fact is unknown there: nothing judged, kept, exit 5.
+if is_root && [ -w /proc/sys/kernel/ns_last_pid ] && unshare --pid --fork true 2>/dev/null; then
+  mkdir -p "$T/fp/out"
+  echo 4999 > /proc/sys/kernel/ns_last_pid
+  decoy=$(spawn_group sleep 300)
+  if [ "$decoy" -gt 1000 ]; then
+    res=$(unshare --pid --fork bash -c '
+      PG=$1; D=$2
+      echo $(( $3 - 1 )) > /proc/sys/kernel/ns_last_pid
+      setsid sleep 300 </dev/null >/dev/null 2>&1 & R=$!
+      printf %s "$R" > "$D/on_F__1_h.bg.pid"; touch -d @$(( $(date +%s) - 3600 )) "$D/on_F__1_h.bg.pid"
+      "$PG" status "$D/on_F__1_h.bg.pid" > "$D/../status.txt" 2>&1; s1=$?
+      "$PG" cleanup "$D" > "$D/../cleanup.txt" 2>&1; s2=$?
+      kill -0 "$R" 2>/dev/null && a=alive || a=gone
+      [ -f "$D/on_F__1_h.bg.pid" ] && k=kept || k=lost
+      kill -KILL "$R" 2>/dev/null; wait
+      echo "$R $s1 $s2 $a $k"' _ "$PG" "$T/fp/out" "$decoy")
+    set -- $res
+    if [ "${1:-}" = "$decoy" ]; then
+      [ "$2 $3 $4 $5" = "5 5 alive kept" ] && ok "another namespace's /proc: status and cleanup undecided, hook alive, record kept" \
+        || bad "another namespace's /proc: expected '5 5 alive kept', got '$2 $3 $4 $5': $(cat "$T/fp/status.txt" "$T/fp/cleanup.txt")"
+      grep -q 'machine-identity-unreadable' "$T/fp/status.txt" && ok "another namespace's /proc is named as unknown machine facts" \
+        || bad "status does not say machine-identity-unreadable: $(cat "$T/fp/status.txt")"
+    else
+      bad "the child namespace's hook did not get the decoy's number $decoy (got ${1:-none})"
+    fi
+  else
+    bad "the decoy did not get a pid above 1000 (got $decoy)"
+  fi
+  kill -KILL "$decoy" 2>/dev/null
+else
+  echo "skip - the foreign-/proc case needs root, ns_last_pid and unshare --pid"
+fi
+
+# --- a planted pidfile whose mtime no calendar writes (year 14645; 2^63 - 1 s): no panic ---
+# Whoever writes a pidfile sets its mtime; tmpfs keeps any 64-bit time. The cleanup still
+# reports every hook and stops the live one.
+if is_root && mkdir -p "$T/mt" && mount -t tmpfs tmpfs "$T/mt" 2>/dev/null; then
+  for secs in 400000000000 9223372036854775807; do
+    rm -rf "$T/mt/out" "$T/mt/index.jsonl"; mkdir -p "$T/mt/out"
+    p=$(spawn_group sleep 300)
+    "$PG" write "$T/mt/out/on_M__1_h.bg.pid" "$p" >/dev/null
+    printf 4000000 > "$T/mt/out/on_Z__1_h.bg.pid"; touch -d "@$secs" "$T/mt/out/on_Z__1_h.bg.pid"
+    "$PG" cleanup --index "$T/mt/index.jsonl" "$T/mt/out" > "$T/mt/out.txt" 2>&1; st=$?
+    if grep -q panicked "$T/mt/out.txt" || [ "$st" = 101 ]; then bad "mtime @$secs: cleanup panicked: $(cat "$T/mt/out.txt")"
+    else ok "mtime @$secs: no panic (exit $st)"; fi
+    wait_until "! alive $p" && ok "mtime @$secs: the live hook beside it was stopped" || bad "mtime @$secs: the live hook runs on"
+  done
+  umount "$T/mt"
+else
+  echo "skip - the planted-mtime case needs root and a tmpfs mount"
+fi
+
 # --- the progress spinner under a pids limit (no thread can be started): no panic ---
 if is_root && [ -d /sys/fs/cgroup/pids ] && command -v script >/dev/null; then
   CG=/sys/fs/cgroup/pids/pidguard-edges-$$

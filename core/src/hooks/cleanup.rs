@@ -559,7 +559,7 @@ fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileChe
         output_files: Arc::from(Vec::new()),
         cmd,
         unverified_leftovers: Vec::new(),
-        started_at: check.mtime.filter(|m| *m >= 0.0).map(|m| SystemTime::UNIX_EPOCH + std::time::Duration::from_secs_f64(m)),
+        started_at: check.mtime.and_then(crate::hooks::finalize::mtime_instant),
         ended_at: SystemTime::now(),
         pid_file_removed: false,
         elapsed: None,

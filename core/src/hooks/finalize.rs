@@ -25,6 +25,20 @@ fn iso(t: SystemTime) -> String {
     humantime::format_rfc3339_micros(t).to_string()
 }
 
+/// The first instant ISO 8601's four-digit years (and so `iso`) cannot write: 10000-01-01T00:00:00Z.
+const YEAR_10000: u64 = 253_402_300_800;
+
+/// A pidfile's mtime as the hook's start time, when it is one `iso` can write: finite, not
+/// before the epoch, before the year 10000. Anyone who can write the pidfile sets its mtime
+/// (`touch -d`, any 64-bit time on tmpfs), so a time out of that range is no start time —
+/// `None`, and the records leave `started_at` out — never a panic of the cleanup.
+pub(crate) fn mtime_instant(mtime: f64) -> Option<SystemTime> {
+    if !(mtime.is_finite() && (0.0..YEAR_10000 as f64).contains(&mtime)) {
+        return None;
+    }
+    SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::try_from_secs_f64(mtime).ok()?)
+}
+
 #[derive(Serialize)]
 struct ProcessRecord<'a> {
     #[serde(rename = "type")]
@@ -407,4 +421,18 @@ pub(crate) fn default_finalize(
         let _ = dir.unlink(&stderr_name);
     }
     Ok(Finalized { notes, removed })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_pidfile_mtime_out_of_range_is_no_start_time() {
+        use super::{iso, mtime_instant};
+        for m in [-1.0, f64::NAN, f64::INFINITY, 9.223372036854776e18, 400_000_000_000.0, 253_402_300_800.0] {
+            assert_eq!(mtime_instant(m), None, "{m}");
+        }
+        let last = mtime_instant(253_402_300_799.0).expect("the last second of 9999");
+        assert_eq!(iso(last), "9999-12-31T23:59:59.000000Z");
+        assert!(mtime_instant(0.0).is_some());
+    }
 }

@@ -179,6 +179,7 @@ pub fn errno_name(errno: i32) -> String {
         libc::EDQUOT => "EDQUOT",
         libc::E2BIG => "E2BIG",
         libc::ENODATA => "ENODATA",
+        libc::EXDEV => "EXDEV",
         _ => return format!("errno {errno}"),
     };
     name.to_string()

@@ -276,7 +276,8 @@ pub fn boot_id() -> Result<&'static str, i32> {
 }
 
 /// The inode of `/proc/self/ns/pid`: which PID namespace our pids mean something in;
-/// `Err(errno)` when it cannot be read (no `/proc`) — never a value, never cached.
+/// `Err(errno)` when it cannot be read (no `/proc`), or `EXDEV` when the `/proc` mount is of
+/// another PID namespace ([`proc_is_ours`]) — never a value, never cached.
 ///
 /// A process's PID namespace is fixed when it is created and never changes (pid_namespaces(7);
 /// `setns`/`unshare` only move its future children), so the value is cached — keyed by our pid,
@@ -292,10 +293,27 @@ pub fn pidns_ino() -> Result<u64, i32> {
         Some((g, ino)) if g == gen => Ok(ino),
         _ => {
             super::fault::check(super::Call::MachineFact).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+            proc_is_ours()?;
             let ino = fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
             *c = Some((gen, ino));
             Ok(ino)
         }
+    }
+}
+
+/// `Ok` when the `/proc` mount is of our own PID namespace: its `/proc/self` names our pid.
+///
+/// A process in a new PID namespace whose mount namespace still shows the parent's procfs
+/// (`unshare --pid --fork` without `--mount-proc`, a container given the host's `/proc`) reads,
+/// at `/proc/<n>`, whichever process has the number n *in the mount's namespace*: another
+/// process's uids, stat and command line. A pidfd still pins the right process, so such reads
+/// would judge one process by another's facts. `Err(EXDEV)` then, and every machine fact is
+/// unknown (`machine-identity-unreadable: EXDEV`): nothing is judged, signalled or removed.
+fn proc_is_ours() -> Result<(), i32> {
+    let link = fs::read_link("/proc/self").map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    match link.to_str().and_then(|s| s.parse::<u32>().ok()) {
+        Some(pid) if pid == std::process::id() => Ok(()),
+        _ => Err(libc::EXDEV),
     }
 }
 
