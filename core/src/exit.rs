@@ -91,7 +91,7 @@ impl ExitCode {
             ExitCode::NothingToDo => "nothing to do (stale, missing or already gone; status: not valid)",
             ExitCode::Unkillable => "still alive after the whole schedule, or signalling (or a cleanup's finalize) failed",
             ExitCode::Refused => "refused by a safety rule or policy (protected pid, untrusted or foreign record, live holder)",
-            ExitCode::BadInput => "bad input (pidfile content, schedule, tolerance, directory)",
+            ExitCode::BadInput => "bad input (pidfile content, schedule, tolerance, a missing directory or program)",
             ExitCode::Undecided => "left undecided: a record that could not be judged (unreadable identity, another machine or PID namespace) was kept, nothing sent",
             ExitCode::Usage => "usage error: unknown subcommand or option, missing argument (EX_USAGE)",
             ExitCode::NoPermission => "permission denied by the operating system (EX_NOPERM)",

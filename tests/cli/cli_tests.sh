@@ -320,6 +320,9 @@ mkdir -p "$T/msg/dir.pid"
 "$PG" stop "$T/msg/dir.pid" >/dev/null 2>"$T/msg.err"; st=$?
 [ $st = 4 ] && grep "is a directory" "$T/msg.err" >/dev/null && ok "stop of a directory given as the pidfile: bad input (exit 4)" || bad "stop of a directory: $st $(cat "$T/msg.err")"
 "$PG" status "$T/msg/dir.pid" >/dev/null 2>&1; expect_status "status of a directory given as the pidfile: bad input" 4 $?
+for d in . .. / ./; do
+  (cd "$T/msg" && "$PG" stop "$d" >/dev/null 2>&1); expect_status "stop '$d' (a directory with no file name): bad input" 4 $?
+done
 ln -s "$T/msg/dir.pid" "$T/msg/link.pid"
 "$PG" stop "$T/msg/link.pid" >/dev/null 2>&1; expect_status "a symlink at the pidfile stays a refusal" 3 $?
 "$PG" status "$T/msg/x.pid" --tolerance -3 >/dev/null 2>"$T/msg.err"; st=$?

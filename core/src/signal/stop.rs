@@ -304,7 +304,7 @@ fn unusable(pid_file: &Path, reason: CheckReason) -> Error {
         CheckReason::BadToken => Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token"),
         // A directory named as the pidfile is a mistake of the caller (bad input), not a planted
         // file; a symlink or FIFO there stays a refusal.
-        CheckReason::NotRegular if crate::exit::is_directory_not_followed(pid_file) => {
+        CheckReason::NotRegular | CheckReason::Unreadable if crate::exit::is_directory_not_followed(pid_file) => {
             Error::at(ErrorKind::InvalidArgument, pid_file, "is a directory, not a pidfile")
         }
         CheckReason::NotRegular => Error::at(ErrorKind::Untrusted, pid_file, "not a regular file"),
