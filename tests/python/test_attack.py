@@ -1,5 +1,5 @@
-"""Adversarial tests (the attack pass) of the Python binding: argument abuse, planted files,
-and error reports that must say what happened. Names carry the BUGS.md scenario ids."""
+"""Adversarial tests of the Python binding: argument abuse, planted files, and error reports
+that must say what happened."""
 
 import math
 import os
@@ -70,7 +70,7 @@ def test_argument_abuse_is_rejected_before_any_call(tmp_path):
     for tol in ("5", True):
         with pytest.raises(TypeError):
             pidguard.validate_pid_file(p, None, tol)
-    # Out-of-range tolerances are failures, not exceptions, for the checks (SPEC 3.1), and bad
+    # Out-of-range tolerances are failures, not exceptions, for the checks (False, never raised), and bad
     # input for cleanup: both decided in core.
     for tol in (math.nan, -1.0, math.inf):
         assert pidguard.validate_pid_file(p, None, tol) is False

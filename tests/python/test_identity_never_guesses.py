@@ -1,5 +1,5 @@
-"""A failed read is never a fact about a process, through the Python binding: the cases of
-issue "identity that never guesses" that name Python (I2 with an index, I5 re-exec, I6 EPERM).
+"""A failed read is never a fact about a process, through the Python binding: out of
+descriptors with an index, a daemon that re-executes itself, and EPERM from the kernel.
 Each test that changes process-wide state (rlimits, uid, the executable image) does it in a
 subprocess; processes it starts are ended by pid."""
 
