@@ -1,5 +1,6 @@
 """Cleanup of N stale hook records: pidguard's cleanup_background_hooks against abx-dl's own
-cleanup loop (process_utils) written out in plain Python, alternating, each side in a fresh child process.
+cleanup loop (process_utils) written out in plain Python, alternating, each side in a fresh
+child process.
 
     python3 bench_cleanup.py <n> <reps> <scenarios-binary> <base-dir> [per_dir ...]
 
