@@ -146,13 +146,10 @@ def test_leader_exits_leaving_children():
 @pytest.fixture(scope="module", autouse=True)
 def lifecycle_table(request):
     """Not a test: after the module's tests, print the table of every lifecycle without and with
-    pidguard.abx_dl (through the terminal reporter, which output capture does not swallow)."""
+    pidguard.abx_dl, with output capture suspended."""
     yield
-    tr = request.config.pluginmanager.getplugin("terminalreporter")
-    if tr is None:
-        return
-    tr.write_line("")
-    tr.write_line("abx-dl 1.13.273 lifecycles: without | with pidguard.abx_dl")
-    for name, k, a, b in TABLE:
-        mark = "" if a == b else "   <- differs (documented)"
-        tr.write_line(f"  {name:32} {k:24} {json.dumps(a):>14} | {json.dumps(b):<14}{mark}")
+    with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+        print("\n\nabx-dl 1.13.273 lifecycles: without | with pidguard.abx_dl")
+        for name, k, a, b in TABLE:
+            mark = "" if a == b else "   <- differs (documented)"
+            print(f"  {name:32} {k:24} {json.dumps(a):>14} | {json.dumps(b):<14}{mark}")
