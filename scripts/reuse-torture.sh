@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real PID-reuse torture (BUGS A8, A4, A2): N rounds (default 10000) inside a private PID
+# Real PID-reuse torture: N rounds (default 10000) inside a private PID
 # namespace. Each round records a group leader, kills and reaps it, forces its pid onto a
 # bystander group leader with two children (ns_last_pid), and runs judge/open/check/stop/
 # cleanup/terminate against the old record; the bystander group must survive every time.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scripts must not install anything into the system interpreter (issue 15): run the demo
+# The scripts must not install anything into the system interpreter: run the demo
 # (scripts/demo.sh) and compare the system python3's `pip list` with BEFORE (a `pip list
 # --format=freeze | sort` taken before scripts/test.sh started). Also: pidguard is not importable
 # from the system interpreter, and .venv/ is ignored by git.

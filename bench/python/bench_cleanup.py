@@ -1,5 +1,6 @@
-"""Cleanup of N stale hook records: pidguard's cleanup_background_hooks against the seed's loop
-(seed 000) written out in plain Python, alternating, each side in a fresh child process.
+"""Cleanup of N stale hook records: pidguard's cleanup_background_hooks against abx-dl's own
+cleanup loop (process_utils) written out in plain Python, alternating, each side in a fresh
+child process.
 
     python3 bench_cleanup.py <n> <reps> <scenarios-binary> <base-dir> [per_dir ...]
 
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import time
 
-# The seed's loop, as abx-dl runs it (seed 000): glob, validate_pid_file with psutil, unlink,
+# abx-dl's own cleanup loop, as abx-dl runs it: glob, validate_pid_file with psutil, unlink,
 # finalize: read both logs, the argv from the .sh, the directory's other files, one Process
 # and one ArchiveResult JSON line appended to the index, delete the logs.
 SEED_LOOP = r'''

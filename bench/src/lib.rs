@@ -1,4 +1,4 @@
-//! Shared pieces of the pidguard benchmarks (issue 9): a live-process fixture with two pidfiles
+//! Shared pieces of the pidguard benchmarks: a live-process fixture with two pidfiles
 //! (with and without the start-token xattr), the "syscall floor" of `validate_pid_file`, and
 //! small statistics helpers. Not part of the test suite; run `./scripts/bench.sh`.
 //!

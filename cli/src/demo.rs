@@ -248,7 +248,7 @@ fn body(in_namespace: bool) -> Result<bool, String> {
         fs::read_to_string(format!("/proc/{quick_pid}/stat")).map(|s| s.contains(") Z")).unwrap_or(true)
     });
     let by_before = members(by_pid);
-    // What the seed's own rule would have said about the stale record.
+    // What abx-dl's own mtime-and-argv rule would have said about the stale record.
     let stale_pidfile = stale_dir.join(format!("{stale_name}.pid"));
     let seed_rule = fs::metadata(&stale_pidfile).ok().and_then(|m| m.modified().ok()).and_then(|mt| {
         let mt = mt.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs_f64();
@@ -263,7 +263,7 @@ fn body(in_namespace: bool) -> Result<bool, String> {
     println!("  bystander group {by_pid}: {by_before:?} (not a hook; must survive)");
     if let Some(skew) = seed_rule {
         println!(
-            "  the seed's rule alone (|mtime - create_time| <= 5 s and the same argv) {}: skew {skew:.2} s",
+            "  abx-dl's rule alone (|mtime - create_time| <= 5 s and the same argv) {}: skew {skew:.2} s",
             if skew <= 5.0 { "would accept the stale record and kill the bystander group" } else { "would reject the stale record" }
         );
     }

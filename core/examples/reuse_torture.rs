@@ -1,4 +1,4 @@
-//! Real PID-reuse torture (BUGS A2, A4, A8). Run it as PID 1 of a private PID namespace:
+//! Real PID-reuse torture. Run it as PID 1 of a private PID namespace:
 //!
 //! ```sh
 //! cargo build -p pidguard-core --example reuse_torture

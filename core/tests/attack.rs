@@ -1,6 +1,5 @@
-//! Adversarial tests (the attack pass): each one is a way pidguard could have signalled the
-//! wrong process, lost a file, hung or lied, that an earlier test did not cover. Names carry
-//! the BUGS.md scenario ids.
+//! Adversarial tests: each one is a way pidguard could have signalled the wrong process, lost a
+//! file, hung or lied, that the other tests do not cover.
 
 mod common;
 
@@ -26,7 +25,7 @@ fn write_stale(path: &Path, pid: i32) {
         .unwrap();
 }
 
-/// A1 (wazuh#38155): a stale pidfile is rewritten by a new spawn (renamed into place, as
+/// The race of wazuh/wazuh#38155: a stale pidfile is rewritten by a new spawn (renamed into place, as
 /// `write_pid_file_with_mtime` and the Python original's writers do) right after `stop` judged
 /// the stale one and compared it unchanged, just before removal. The new record must survive.
 /// The race is played deterministically at the point where it hurts
@@ -34,8 +33,8 @@ fn write_stale(path: &Path, pid: i32) {
 /// name after the compare, deleting the new record); a random-timing version of this test also
 /// caught it, once in 3000 rounds.
 #[test]
-fn a1_pidfile_rewritten_between_check_and_removal_survives() {
-    let dir = TempDir::new("a1-race");
+fn a_pidfile_rewritten_between_check_and_removal_survives() {
+    let dir = TempDir::new("rewritten-race");
     let path = dir.path().join("on_x.bg.pid");
     // The new record names this test process, with its token: `stop` would refuse to signal
     // it (own pid) and keep it, so nothing but the race can take it away.
@@ -76,11 +75,11 @@ fn a1_pidfile_rewritten_between_check_and_removal_survives() {
     assert!(r.pid_file_removed && !path.exists(), "{r:?}");
 }
 
-/// A1, cleanup's path to the same removal: a stale hook pidfile rewritten at the worst moment
+/// Cleanup's path to the same removal: a stale hook pidfile rewritten at the worst moment
 /// survives `cleanup_background_hooks`, which reports it as not removed.
 #[test]
-fn a1_cleanup_keeps_a_record_rewritten_before_removal() {
-    let dir = TempDir::new("a1-cleanup-race");
+fn cleanup_keeps_a_record_rewritten_before_removal() {
+    let dir = TempDir::new("cleanup-rewritten-race");
     let path = dir.path().join("on_Snapshot__1_x.bg.pid");
     let me = std::process::id() as i32;
     let fresh = dir.path().join("fresh.tmp");

@@ -1,5 +1,5 @@
-//! `cleanup_background_hooks` against a user who shares the tree with root (the attack pass of
-//! 2026-11-30). The races are played at `sys::fault` points, so each test is
+//! `cleanup_background_hooks` against a user who shares the tree with root: the
+//! user exchanges directories, plants links and files, and exhausts descriptors. The races are played at `sys::fault` points, so each test is
 //! deterministic.
 
 mod common;
@@ -39,12 +39,12 @@ fn exchange(a: &Path, b: &Path) {
     assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
 }
 
-/// F1: the hook's directory is exchanged with a private sibling after its pidfile was judged.
+/// The hook's directory is exchanged with a private sibling after its pidfile was judged.
 /// Nothing of the sibling (its logs, its file names) may reach the index, and the record is not
 /// finalized: the directory at that name is not the one the record was judged in.
 #[test]
-fn f1_a_hook_directory_exchanged_after_the_judgement_is_not_read() {
-    let d = TempDir::new("f1");
+fn a_hook_directory_exchanged_after_the_judgement_is_not_read() {
+    let d = TempDir::new("exchanged-dir");
     let snap = d.path().join("snap");
     let (u, r) = (snap.join("u"), snap.join("r"));
     fs::create_dir_all(&u).unwrap();
@@ -79,12 +79,12 @@ fn f1_a_hook_directory_exchanged_after_the_judgement_is_not_read() {
     assert!(u.join("secret-name.txt").exists());
 }
 
-/// F6: a log that cannot be opened (here `EMFILE`) is not an empty log: no index records, the
+/// A log that cannot be opened (here `EMFILE`) is not an empty log: no index records, the
 /// logs and the record are kept, the cleanup is undecided — and the next cleanup finalizes the
 /// hook once, with its logs.
 #[test]
-fn f6_a_log_that_cannot_be_read_is_not_an_empty_log() {
-    let d = TempDir::new("f6");
+fn a_log_that_cannot_be_read_is_not_an_empty_log() {
+    let d = TempDir::new("unreadable-log");
     let snap = d.path().join("snap");
     let p = snap.join("p");
     fs::create_dir_all(&p).unwrap();
@@ -117,11 +117,11 @@ fn f6_a_log_that_cannot_be_read_is_not_an_empty_log() {
     assert!(!pid_file.exists());
 }
 
-/// F6, the other side: a symlink planted where a log belongs is the hook's user's doing, not a
+/// The other side: a symlink planted where a log belongs is the hook's user's doing, not a
 /// failed read of a real log: noted, not followed, and the hook is finalized (else any user
 /// could keep a record from ever being retired).
 #[test]
-fn f6_a_planted_symlink_log_is_noted_and_the_hook_finalized() {
+fn a_planted_symlink_log_is_noted_and_the_hook_finalized() {
     let d = TempDir::new("f6b");
     let snap = d.path().join("snap");
     let p = snap.join("p");
@@ -141,10 +141,10 @@ fn f6_a_planted_symlink_log_is_noted_and_the_hook_finalized() {
     assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Done);
 }
 
-/// F4: a hook whose finalize failed does not let the cleanup say "done".
+/// A hook whose finalize failed does not let the cleanup say "done".
 #[test]
-fn f4_a_failed_finalize_is_not_exit_0() {
-    let d = TempDir::new("f4");
+fn a_failed_finalize_is_not_exit_0() {
+    let d = TempDir::new("failed-finalize");
     let snap = d.path().join("snap");
     let p = snap.join("p");
     fs::create_dir_all(&p).unwrap();
@@ -155,10 +155,10 @@ fn f4_a_failed_finalize_is_not_exit_0() {
     assert_ne!(ExitCode::for_cleanup(&reports), ExitCode::Done, "{reports:?}");
 }
 
-/// F4: one cleanup copies at most `MAX_INDEX_LOG_BYTES` of logs into the index, whatever the
+/// One cleanup copies at most `MAX_INDEX_LOG_BYTES` of logs into the index, whatever the
 /// number of hooks; logs beyond it are cut with the marker and a note.
 #[test]
-fn f4_the_logs_one_cleanup_copies_are_bounded() {
+fn the_logs_one_cleanup_copies_are_bounded() {
     let d = TempDir::new("f4b");
     let snap = d.path().join("snap");
     let chunk = vec![b'a'; 1 << 20];
@@ -180,11 +180,11 @@ fn f4_the_logs_one_cleanup_copies_are_bounded() {
     assert_eq!(fs::read_to_string(&index).unwrap().lines().count(), 2 * hooks);
 }
 
-/// F9: the name a record is renamed to before its unlink fits NAME_MAX whatever the record's
+/// The name a record is renamed to before its unlink fits NAME_MAX whatever the record's
 /// name: a 250-byte pidfile name is retired like any other.
 #[test]
-fn f9_a_record_with_a_250_byte_name_is_retired() {
-    let d = TempDir::new("f9");
+fn a_record_with_a_250_byte_name_is_retired() {
+    let d = TempDir::new("long-name");
     let snap = d.path().join("snap");
     let p = snap.join("p");
     fs::create_dir_all(&p).unwrap();
@@ -201,17 +201,17 @@ fn f9_a_record_with_a_250_byte_name_is_retired() {
     assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Done);
 }
 
-/// F8: in a sticky world-writable directory, a `.sh` planted by another user (uid 65534) next to
+/// In a sticky world-writable directory, a `.sh` planted by another user (uid 65534) next to
 /// root's token-less record of a live hook is no evidence against the record: the hook is not
 /// called stale (and left running untracked); it is judged as if no `.sh` were there.
 #[test]
-fn f8_a_cmd_file_of_another_user_is_no_evidence() {
+fn a_cmd_file_of_another_user_is_no_evidence() {
     use std::os::unix::fs::PermissionsExt;
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: needs root (chown to uid 65534)");
         return;
     }
-    let d = TempDir::new("f8");
+    let d = TempDir::new("planted-cmd");
     let snap = d.path().join("snap");
     let p = snap.join("p");
     fs::create_dir_all(&p).unwrap();

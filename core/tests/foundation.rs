@@ -60,7 +60,7 @@ fn pidfile_round_trip_with_token() {
     assert!(check.valid, "{check:?}");
     assert!(check.token.is_some(), "token xattr expected on this file system");
     assert!((check.mtime.unwrap() - t).abs() < 1e-6);
-    // With a token, the mtime no longer matters (a clock step does not invalidate, G1).
+    // With a token, the mtime no longer matters (a clock step does not invalidate).
     write_pid_file_with_mtime(&pf, p.pid(), t).unwrap();
     let f = std::fs::File::options().write(true).open(&pf).unwrap();
     f.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000)).unwrap();
@@ -116,7 +116,7 @@ fn write_refuses_symlink_and_bad_time() {
 
 #[test]
 fn terminate_group_with_term_trapping_children() {
-    // C2: a hook whose children ignore SIGTERM: the group must end up empty.
+    // A hook whose children ignore SIGTERM: the group must end up empty.
     let p = spawn_group("trap '' TERM; sleep 300 & sleep 300 & wait");
     assert!(wait_for(Duration::from_secs(5), || group_members(p.pid()).len() >= 3));
     let tok = start_token(p.pid()).unwrap();
@@ -132,7 +132,7 @@ fn terminate_group_with_term_trapping_children() {
 
 #[test]
 fn terminate_returns_as_soon_as_the_target_exits() {
-    // B3: a target that exits on SIGTERM ends the wait at once.
+    // A target that exits on SIGTERM ends the wait at once.
     let p = spawn_group("exec sleep 300");
     let h = ProcessRef::open(p.pid(), Some(&start_token(p.pid()).unwrap()), Policy::Strict).unwrap();
     let schedule: Schedule = "TERM/20/KILL/1".parse().unwrap();

@@ -1,6 +1,7 @@
-//! Guard pidfiles (SPEC §3.2, §3.3; BUGS A7, D, F) on real files and real processes.
+//! Guard pidfiles on real files and real processes: racing creators and acquirers, stale and
+//! reused holders, refused reads, modes, and the owner rule.
 //!
-//! Racing processes are this test binary re-executed as a worker (see `race_worker_helper`),
+//! Racing processes are this test binary re-executed as a worker (see `a_guard_held_by_another_process_is_held_here_until_that_process_releases_it`),
 //! driven line by line over a pipe and killed by pid when dropped.
 
 mod common;
@@ -22,6 +23,8 @@ use pidguard::{ErrorKind, Reason, StartToken, Verdict};
 const WORKER_ENV: &str = "PIDGUARD_GUARD_TEST_WORKER";
 const UMASK_ENV: &str = "PIDGUARD_GUARD_TEST_UMASK_CHILD";
 const TAG: &str = "GUARDRACE ";
+/// The test that, re-executed with `WORKER_ENV` or `UMASK_ENV` set, is the worker or the umask child.
+const WORKER_TEST: &str = "a_guard_held_by_another_process_is_held_here_until_that_process_releases_it";
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -80,16 +83,40 @@ fn slug(r: &pidguard::Result<impl Sized>) -> String {
 // ---------------------------------------------------------------------------------------------
 // The worker: this test binary re-executed, reading commands from stdin.
 
-/// Not a test of its own: when `PIDGUARD_GUARD_TEST_WORKER` is set, this runs the racing worker
-/// loop (commands on stdin, one result line each on stdout); otherwise it returns at once.
+/// A guard that another process holds is `Held` here, naming that process's record, until that
+/// process releases it; then it is ours to acquire. The other process is this test binary
+/// re-executed as a racing worker, which is also what the races below run: with
+/// `PIDGUARD_GUARD_TEST_WORKER` set, this test is the worker loop (commands on stdin, one result
+/// line each on stdout), and with `PIDGUARD_GUARD_TEST_UMASK_CHILD` set, the umask child.
 #[test]
-fn race_worker_helper() {
+fn a_guard_held_by_another_process_is_held_here_until_that_process_releases_it() {
     if std::env::var_os(UMASK_ENV).is_some() {
         return umask_child();
     }
-    let Some(name) = std::env::var_os(WORKER_ENV) else { return };
-    let name = name.to_string_lossy().into_owned();
-    let me = my_entry(&name);
+    if let Some(name) = std::env::var_os(WORKER_ENV) {
+        return worker_loop(&name.to_string_lossy());
+    }
+    let d = fast_tempdir("held-elsewhere");
+    let path = d.path().join("run/guard.json");
+    let mut pool = Pool::new(0, 1);
+    assert_eq!(pool.all(&format!("acquire {}", path.display())), ["ok"]);
+    match guard::acquire(&path, &my_entry("here"), &AcquireOptions::default()) {
+        Err(e) if e.kind() == ErrorKind::Held => {
+            let h = e.holder().unwrap();
+            assert_eq!(h.entry.as_ref().unwrap().field("racer"), Some("p0"), "{h:?}");
+        }
+        other => panic!("a guard held by a live worker process: {:?}", other.map(|g| g.is_held())),
+    }
+    assert_eq!(guard::read(&path).unwrap().field("racer"), Some("p0"), "the worker's record is untouched");
+    assert_eq!(pool.all("release"), ["released"]);
+    let g = guard::acquire(&path, &my_entry("here"), &AcquireOptions::default()).unwrap();
+    assert!(g.is_held());
+    assert_eq!(guard::read(&path).unwrap().field("racer"), Some("here"));
+}
+
+/// The racing worker: reads commands from stdin, answers each with one tagged line on stdout.
+fn worker_loop(name: &str) {
+    let me = my_entry(name);
     let mut held: Option<guard::Guard> = None;
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
@@ -169,7 +196,7 @@ impl Pool {
         }
         for i in 0..processes {
             let mut child = Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "race_worker_helper", "--nocapture", "--test-threads=1", "-q"])
+                .args(["--exact", WORKER_TEST, "--nocapture", "--test-threads=1", "-q"])
                 .env(WORKER_ENV, format!("p{i}"))
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -222,11 +249,11 @@ fn read_tagged(stdout: &mut BufReader<ChildStdout>) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// D1: exactly one creator wins
+// Exactly one creator wins
 
 #[test]
-fn d1_create_race_32_threads_8_processes_1000_rounds_exactly_one_wins() {
-    let d = fast_tempdir("d1");
+fn racing_creates_of_32_threads_and_8_processes_have_exactly_one_winner_in_each_of_1000_rounds() {
+    let d = fast_tempdir("create-race");
     let mut pool = Pool::new(32, 8);
     let t0 = Instant::now();
     for round in 0..1000 {
@@ -248,11 +275,11 @@ fn d1_create_race_32_threads_8_processes_1000_rounds_exactly_one_wins() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// D2 + A7: racing acquire over a stale holder, with a reader that never sees a partial file
+// Racing acquire over a stale holder, with a reader that never sees a partial file
 
 #[test]
-fn d2_a7_racing_acquire_over_stale_holders_one_owner_and_readers_never_see_partial_files() {
-    let d = fast_tempdir("d2");
+fn racing_acquires_over_stale_holders_have_one_owner_and_readers_never_see_a_partial_file() {
+    let d = fast_tempdir("acquire-race");
     let path = d.path().join("run/guard.json");
     let stop = Arc::new(AtomicBool::new(false));
     let reads = Arc::new(AtomicUsize::new(0));
@@ -325,13 +352,13 @@ fn remove_after_someone_else_replaced_returns_false_and_leaves_the_new_record() 
     assert!(!guard::remove(&path, &b).unwrap(), "missing file: false, no error");
 }
 
-/// D2, deterministically: removers of one record take turns (flock on the record file itself),
+/// Deterministically: removers of one record take turns (flock on the record file itself),
 /// so a remover can never be between its check and its rename while another retires the record
 /// and creates a new one — the interleaving in which the second remover would rename the new
 /// record aside. Here the test holds the record's lock, as a remover mid-way would, and the
 /// remove must wait for it.
 #[test]
-fn d2_removers_take_turns_on_the_record_lock() {
+fn removers_of_one_record_take_turns_on_its_lock() {
     let d = TempDir::new("reclock");
     let path = d.path().join("g.json");
     let e = Entry::new(100, "tok");
@@ -463,10 +490,10 @@ fn create_never_replaces_and_never_follows_a_planted_symlink() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// F2: every read refusal, each with its own kind, naming the path, with no side effect
+// Every read refusal, each with its own kind, naming the path, with no side effect
 
 #[test]
-fn f2_read_refusals_each_have_their_own_kind_and_change_nothing() {
+fn read_refusals_each_have_their_own_kind_and_change_nothing() {
     let d = TempDir::new("refusals");
     let dir = d.path();
     let good = guard::encode(&Entry::new(std::process::id() as i32, "tok"));
@@ -565,7 +592,7 @@ fn snapshot_dir(dir: &Path) -> Vec<(String, u64, u32, Vec<u8>)> {
 }
 
 #[test]
-fn f2_a_fifo_is_refused_at_once_and_never_blocks() {
+fn a_fifo_is_refused_at_once_and_never_blocks() {
     let d = TempDir::new("fifo");
     let fifo = d.path().join("g.json");
     let status = Command::new("mkfifo").arg("-m").arg("600").arg(&fifo).status().unwrap();
@@ -590,7 +617,7 @@ fn f2_a_fifo_is_refused_at_once_and_never_blocks() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// F2: modes under umask 0 (in a child process: the umask is process-wide)
+// Modes under umask 0 (in a child process: the umask is process-wide)
 
 fn umask_child() {
     let path = PathBuf::from(std::env::var_os(UMASK_ENV).unwrap());
@@ -601,10 +628,10 @@ fn umask_child() {
 }
 
 #[test]
-fn f2_files_are_0600_and_parents_0700_even_under_umask_0() {
+fn files_are_0600_and_parents_0700_even_under_umask_0() {
     let d = TempDir::new("umask");
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "race_worker_helper", "--nocapture", "--test-threads=1", "-q"])
+        .args(["--exact", WORKER_TEST, "--nocapture", "--test-threads=1", "-q"])
         .env(UMASK_ENV, d.path())
         .output()
         .unwrap();
@@ -620,10 +647,10 @@ fn f2_files_are_0600_and_parents_0700_even_under_umask_0() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Identity: A3 earlier boot, A7 reused pid / pid 1, live holders, foreign records
+// Identity: a record of an earlier boot, a reused pid or pid 1, live holders, foreign records
 
 #[test]
-fn a3_a_record_from_an_earlier_boot_is_mismatch_whatever_runs_at_that_pid() {
+fn a_record_from_an_earlier_boot_is_mismatch_whatever_runs_at_that_pid() {
     let d = TempDir::new("boot");
     let path = d.path().join("g.json");
     // Our own pid, pid 1, a live child: all alive now, all judged by the boot id alone.
@@ -645,8 +672,8 @@ fn a3_a_record_from_an_earlier_boot_is_mismatch_whatever_runs_at_that_pid() {
 }
 
 #[test]
-fn a7_a_reused_pid_or_pid_1_does_not_block_acquire() {
-    let d = TempDir::new("a7");
+fn a_reused_pid_or_pid_1_does_not_block_acquire() {
+    let d = TempDir::new("reused-holder");
     let path = d.path().join("g.json");
     let bystander = spawn_group("exec sleep 30");
     for stale in [
@@ -740,12 +767,12 @@ fn a_machine_id_written_after_the_record_does_not_make_it_foreign() {
 }
 
 #[test]
-fn f1_i9_as_root_a_file_owned_by_another_user_aims_only_at_that_users_processes() {
+fn as_root_a_guard_file_owned_by_another_user_aims_only_at_that_users_processes() {
     if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
         eprintln!("skipped: needs root to chown a file to another user");
         return;
     }
-    let d = TempDir::new("f1");
+    let d = TempDir::new("owner-rule");
     let path = d.path().join("g.json");
     // A root process: a user's record naming it authorises nothing, even with its exact token
     // (anyone can compute a token: this is the forged record of the confused-deputy attack).

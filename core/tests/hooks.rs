@@ -1,4 +1,4 @@
-//! `cleanup_background_hooks` on real hooks (SPEC §5, seed 000).
+//! `cleanup_background_hooks` on real hooks (the cleanup of abx-dl's `process_utils`).
 
 mod common;
 
@@ -98,7 +98,7 @@ fn cleanup_stops_hooks_and_writes_index_lines() {
 
 #[test]
 fn stale_record_naming_a_live_bystander_sends_nothing() {
-    // A1, A4: the pidfile names a live group leader whose identity differs.
+    // The pidfile names a live group leader whose identity differs (a reused pid).
     let d = TempDir::new("stale");
     let dir = d.path().join("p");
     fs::create_dir_all(&dir).unwrap();

@@ -1,7 +1,7 @@
 //! A failed read is never a fact about a process: every errno on the way to a live identity is
 //! `Unverifiable` with its cause, never `Gone` or `Mismatch`, and nothing is removed, replaced or
-//! signalled on the strength of it. Cases I1–I6 of the failures found in pidguard itself, each
-//! on real processes, plus the whole kind through fault injection at the `sys` boundary.
+//! signalled on the strength of it. Hidden /proc, exhausted descriptors, a time namespace, an
+//! unstorable token, a re-executing daemon and a kernel EPERM, each on real processes, plus the whole kind through fault injection at the `sys` boundary.
 //!
 //! Tests that change process-wide state (rlimits, uid, namespaces, mounts) re-run this binary as
 //! a child for that part; the child's assertions fail the parent.
@@ -124,12 +124,12 @@ fn emfile_is_an_error_of_its_kind_not_not_found() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// I2: out of file descriptors.
+// Out of file descriptors.
 
-const EMFILE_CHILD: &str = "i2_cleanup_out_of_descriptors_stops_or_keeps_every_live_hook";
+const EMFILE_CHILD: &str = "cleanup_out_of_descriptors_stops_or_keeps_every_live_hook";
 
 #[test]
-fn i2_cleanup_out_of_descriptors_stops_or_keeps_every_live_hook() {
+fn cleanup_out_of_descriptors_stops_or_keeps_every_live_hook() {
     if let Some(role) = child_role() {
         if role != EMFILE_CHILD {
             return;
@@ -194,10 +194,10 @@ fn i2_cleanup_out_of_descriptors_stops_or_keeps_every_live_hook() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// I4: the token xattr cannot be stored.
+// The token xattr cannot be stored.
 
 #[test]
-fn i4_a_token_that_cannot_be_stored_fails_the_write_and_keeps_the_old_file() {
+fn a_token_that_cannot_be_stored_fails_the_write_and_keeps_the_old_file() {
     let p = spawn_group("exec sleep 30");
     let d = TempDir::new("xattr");
     let pf = d.path().join("h.pid");
@@ -224,12 +224,12 @@ fn i4_a_token_that_cannot_be_stored_fails_the_write_and_keeps_the_old_file() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// I5: a daemon that re-executes itself keeps its guard.
+// A daemon that re-executes itself keeps its guard.
 
-const REEXEC_CHILD: &str = "i5_a_daemon_that_reexecutes_itself_gets_its_own_guard_back";
+const REEXEC_CHILD: &str = "a_daemon_that_reexecutes_itself_gets_its_own_guard_back";
 
 #[test]
-fn i5_a_daemon_that_reexecutes_itself_gets_its_own_guard_back() {
+fn a_daemon_that_reexecutes_itself_gets_its_own_guard_back() {
     if let Some(role) = child_role() {
         if role != REEXEC_CHILD {
             return;
@@ -265,12 +265,12 @@ fn i5_a_daemon_that_reexecutes_itself_gets_its_own_guard_back() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// I1: /proc mounted hidepid=2. I3: a time namespace. I6: EPERM from the kernel.
+// /proc mounted hidepid=2; a time namespace; EPERM from the kernel.
 
-const HIDDEN_CHILD: &str = "i1_under_hidepid_a_live_process_is_never_gone";
+const HIDDEN_CHILD: &str = "under_hidepid_a_live_process_is_never_gone";
 
 #[test]
-fn i1_under_hidepid_a_live_process_is_never_gone() {
+fn under_hidepid_a_live_process_is_never_gone() {
     if let Some(role) = child_role() {
         if role != HIDDEN_CHILD {
             return;
@@ -295,7 +295,7 @@ fn i1_under_hidepid_a_live_process_is_never_gone() {
         return;
     }
     if !root() || !have("setpriv") || !have("unshare") {
-        println!("SKIP i1: needs root, setpriv and unshare");
+        println!("SKIP hidepid: needs root, setpriv and unshare");
         return;
     }
     let d = TempDir::new("hidepid");
@@ -335,7 +335,7 @@ fn i1_under_hidepid_a_live_process_is_never_gone() {
     let text = String::from_utf8_lossy(&out.stdout);
     println!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
     if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("mount") {
-        println!("SKIP i1: cannot mount /proc with hidepid here");
+        println!("SKIP hidepid: cannot mount /proc with hidepid here");
         return;
     }
     assert!(out.status.success() && text.contains("hidden-child: ok"), "{text}");
@@ -343,16 +343,16 @@ fn i1_under_hidepid_a_live_process_is_never_gone() {
 }
 
 #[test]
-fn i3_a_process_recorded_inside_a_time_namespace_matches_from_the_host() {
+fn a_process_recorded_inside_a_time_namespace_matches_from_the_host() {
     if !root() || !have("unshare") {
-        println!("SKIP i3: needs root and unshare");
+        println!("SKIP time namespace: needs root and unshare");
         return;
     }
     // The process lives in a time namespace whose boot time is a day earlier; its own view of
     // its start ticks is a day later than the host's.
     let probe = Command::new("unshare").args(["--time", "--boottime", "86400", "--fork", "true"]).status();
     if !probe.is_ok_and(|s| s.success()) {
-        println!("SKIP i3: time namespaces are not available here");
+        println!("SKIP time namespace: time namespaces are not available here");
         return;
     }
     let d = TempDir::new("timens");
@@ -385,14 +385,14 @@ fn i3_a_process_recorded_inside_a_time_namespace_matches_from_the_host() {
         s[s.rfind(')').unwrap() + 2..].split(' ').nth(19).and_then(|v| v.parse::<u64>().ok())
     };
     let Some(own_ticks) = own_ticks else {
-        println!("SKIP i3: nsenter --time could not read the stat");
+        println!("SKIP time namespace: nsenter --time could not read the stat");
         return;
     };
     assert_ne!(own_ticks, host.start_ticks, "the time namespace did not shift the start ticks");
     let recorded = pidguard::StartToken { start_ticks: own_ticks, ..host.clone() };
     let j = judge(inside.pid(), Some(&recorded)).unwrap();
     if host.pidfs_ino.is_none() {
-        println!("SKIP i3: no pidfs inode on this kernel; start ticks decide ({j:?})");
+        println!("SKIP time namespace: no pidfs inode on this kernel; start ticks decide ({j:?})");
         return;
     }
     assert_eq!(j.verdict, Verdict::Match, "{j:?} (recorded ticks {own_ticks}, host ticks {})", host.start_ticks);
@@ -411,10 +411,10 @@ impl InsidePid {
     }
 }
 
-const EPERM_CHILD: &str = "i6_the_kernel_refusing_a_signal_is_permission_denied";
+const EPERM_CHILD: &str = "the_kernel_refusing_a_signal_is_permission_denied";
 
 #[test]
-fn i6_the_kernel_refusing_a_signal_is_permission_denied() {
+fn the_kernel_refusing_a_signal_is_permission_denied() {
     if let Some(role) = child_role() {
         if role != EPERM_CHILD {
             return;
@@ -428,7 +428,7 @@ fn i6_the_kernel_refusing_a_signal_is_permission_denied() {
         return;
     }
     if !root() || !have("setpriv") {
-        println!("SKIP i6: needs root (to run the caller as another user) and setpriv");
+        println!("SKIP kernel EPERM: needs root (to run the caller as another user) and setpriv");
         return;
     }
     let p = spawn_group("exec sleep 30");

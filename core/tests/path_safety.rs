@@ -1,4 +1,4 @@
-//! F2 of the attack findings at the library level: a privileged caller's path-based calls refuse
+//! At the library level, a privileged caller's path-based calls refuse
 //! a path on which a directory (or symlink) owned by a non-root uid leads to a directory owned
 //! by another uid (systemd's CHASE_SAFE rule, CVE-2018-16888), and still follow root's own
 //! links. Needs root (to chown); skipped otherwise. The only process signalled is this test's

@@ -1,4 +1,4 @@
-//! Property tests of the text parsers (issue 8): the abx-dl pidfile content, start tokens and
+//! Property tests of the text parsers: the abx-dl pidfile content, start tokens and
 //! cmd-file lines. Each asserts that arbitrary input never panics and that the documented
 //! accept/reject rule holds, plus the round trips the formats promise. (The guard JSON has its
 //! own in `guard.rs`; schedules and `/proc/<pid>/stat` lines have theirs elsewhere.)
@@ -266,7 +266,7 @@ json.dump(out, sys.stdout)
 }
 
 /// Content longer than the 4096 bytes read is malformed, not truncated to a prefix that would
-/// parse (BUGS E3: 10 MB of digits); the same pid with 100 leading zeros is read as the pid.
+/// parse (10 MB of digits); the same pid with 100 leading zeros is read as the pid.
 #[test]
 fn long_pidfile_content_is_malformed() {
     let dir = std::env::temp_dir().join(format!("pidguard-parsers-{}", std::process::id()));

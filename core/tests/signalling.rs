@@ -1,10 +1,10 @@
-//! Signalling that cannot hit a stranger (issue 3): every kernel path through injected faults,
+//! Signalling that cannot hit a stranger: every kernel path through injected faults,
 //! the refusals, the root trust rule, stopped and zombie targets, exit statuses, and the real
-//! PID-reuse torture in a private PID namespace. Test names carry the BUGS.md scenario ids.
+//! PID-reuse torture in a private PID namespace.
 //!
 //! Some tests re-run this test binary as a child (`PIDGUARD_TEST_CHILD=<name>`) to act from
-//! another process: as `nobody` (B1), as a child of the test (H2), in a changed process group
-//! (own group), or as PID 1 of a new PID namespace (A8).
+//! another process: as `nobody`, as a child of the test, in a changed process group (own
+//! group), or as PID 1 of a new PID namespace.
 
 mod common;
 #[path = "torture/mod.rs"]
@@ -51,7 +51,7 @@ fn signal_calls() -> usize {
 }
 
 /// A group leader that ignores SIGTERM, with two children that inherit the ignored SIGTERM
-/// (BUGS C2), once all three are up.
+/// (as `sh -c 'trap "" TERM; …'` hooks do), once all three are up.
 fn term_ignoring_group() -> Proc {
     let g = spawn_group("trap '' TERM; sleep 1000 & sleep 1000 & wait");
     assert!(wait_for(Duration::from_secs(10), || group_members(g.pid()).len() == 3), "group did not form");
@@ -60,7 +60,7 @@ fn term_ignoring_group() -> Proc {
 
 /// Which child role this process plays, if it was started by `reexec`.
 // ---------------------------------------------------------------------------------------------
-// (1) every kernel path, chosen at run time and reported (H1, C2)
+// (1) every kernel path, chosen at run time and reported, stops a TERM-ignoring group
 
 /// Stop a TERM-ignoring group with children under the faults `inject` sets up; check the
 /// route the handle reports, that the group is fully stopped, and which system calls were used.
@@ -93,33 +93,33 @@ fn stop_group_on_path(inject: impl Fn(), pinned: bool, mode: GroupMode) -> (usiz
 }
 
 #[test]
-fn h1_path_pidfd_group_flag_stops_term_ignoring_group() {
+fn the_pidfd_group_flag_stops_a_term_ignoring_group() {
     let (kills, flag) = stop_group_on_path(|| {}, true, GroupMode::PidfdGroupFlag);
     assert_eq!(kills, 0, "no kill(2) on the pidfd path");
     assert!(flag >= 2);
 }
 
 #[test]
-fn h1_path_einval_for_group_flag_signals_members_through_pidfds() {
+fn einval_for_the_group_flag_signals_the_members_through_pidfds() {
     let (kills, flag) = stop_group_on_path(|| fault::inject(Call::PidfdSignalGroup, libc::EINVAL), true, GroupMode::PidfdMembers);
     assert_eq!(kills, 0, "never a bare killpg on the members path");
     assert!(flag >= 1, "the group flag was tried first");
 }
 
 #[test]
-fn h1_path_enosys_pidfd_open_is_unpinned_killpg() {
+fn enosys_from_pidfd_open_stops_the_group_unpinned_by_killpg() {
     let (kills, _) = stop_group_on_path(|| fault::inject(Call::PidfdOpen, libc::ENOSYS), false, GroupMode::Killpg);
     assert!(kills >= 2);
 }
 
 #[test]
-fn h1_path_eperm_pidfd_open_is_unpinned_killpg() {
+fn eperm_from_pidfd_open_stops_the_group_unpinned_by_killpg() {
     let (kills, _) = stop_group_on_path(|| fault::inject(Call::PidfdOpen, libc::EPERM), false, GroupMode::Killpg);
     assert!(kills >= 2);
 }
 
 #[test]
-fn h1_eperm_from_pidfd_open_is_never_read_as_dead() {
+fn eperm_from_pidfd_open_is_never_read_as_dead() {
     let p = spawn_group("sleep 1000");
     let token = start_token(p.pid()).unwrap();
     fault::clear();
@@ -139,7 +139,7 @@ fn h1_eperm_from_pidfd_open_is_never_read_as_dead() {
 }
 
 #[test]
-fn b1_eperm_from_signalling_is_an_error_not_dead() {
+fn eperm_from_signalling_is_an_error_not_dead() {
     let p = spawn_group("sleep 1000");
     let token = start_token(p.pid()).unwrap();
     fault::clear();
@@ -210,7 +210,7 @@ fn esrch_from_the_kernel_means_gone_and_no_kill_fallback() {
 }
 
 #[test]
-fn a2_handle_of_a_child_reaped_elsewhere_reports_already_gone() {
+fn a_handle_of_a_child_reaped_elsewhere_reports_already_gone() {
     for unpinned in [false, true] {
         let mut p = spawn_group("sleep 1000");
         let token = start_token(p.pid()).unwrap();
@@ -234,13 +234,13 @@ fn a2_handle_of_a_child_reaped_elsewhere_reports_already_gone() {
 }
 
 #[test]
-fn b1_unprivileged_checker_against_a_root_process() {
+fn an_unprivileged_checker_judges_a_root_process_and_is_denied_the_signal() {
     if let Some(role) = child_role() {
-        if role != "b1_unprivileged_checker_against_a_root_process" {
+        if role != "an_unprivileged_checker_judges_a_root_process_and_is_denied_the_signal" {
             return;
         }
-        let pid: i32 = std::env::var("B1_PID").unwrap().parse().unwrap();
-        let token: StartToken = std::env::var("B1_TOKEN").unwrap().parse().unwrap();
+        let pid: i32 = std::env::var("CHECKER_PID").unwrap().parse().unwrap();
+        let token: StartToken = std::env::var("CHECKER_TOKEN").unwrap().parse().unwrap();
         assert_ne!(unsafe { libc::geteuid() }, 0);
         let j = judge(pid, Some(&token)).unwrap();
         assert_eq!(j.verdict, Verdict::Match, "a root process is judged, not declared dead");
@@ -248,29 +248,29 @@ fn b1_unprivileged_checker_against_a_root_process() {
         assert_eq!(h.signal(Signal::TERM).unwrap_err().kind(), ErrorKind::PermissionDenied);
         let rep = terminate(vec![h], &topts("TERM/0.2/KILL/0.2")).pop().unwrap();
         assert!(matches!(rep.outcome, Outcome::Error(_)), "{rep:?}");
-        println!("B1 child: verdict {:?}, terminate {}", j.verdict, rep.outcome);
+        println!("unprivileged checker: verdict {:?}, terminate {}", j.verdict, rep.outcome);
         return;
     }
     if unsafe { libc::geteuid() } != 0 {
-        println!("SKIP b1: needs root to start a checker as nobody");
+        println!("SKIP unprivileged checker: needs root to start a checker as nobody");
         return;
     }
     let exe = std::env::current_exe().unwrap();
     if exe.ancestors().any(|a| std::fs::metadata(a).map(|m| m.permissions().mode() & 0o001 == 0).unwrap_or(true)) {
-        println!("SKIP b1: nobody cannot reach the test binary {}", exe.display());
+        println!("SKIP unprivileged checker: nobody cannot reach the test binary {}", exe.display());
         return;
     }
     let p = spawn_group("sleep 1000");
     let token = start_token(p.pid()).unwrap();
-    let out = reexec("b1_unprivileged_checker_against_a_root_process", &[], |c| {
-        c.uid(65534).gid(65534).env("B1_PID", p.pid().to_string()).env("B1_TOKEN", token.to_string());
+    let out = reexec("an_unprivileged_checker_judges_a_root_process_and_is_denied_the_signal", &[], |c| {
+        c.uid(65534).gid(65534).env("CHECKER_PID", p.pid().to_string()).env("CHECKER_TOKEN", token.to_string());
     });
     assert!(out.status.success(), "unprivileged checker failed");
     assert!(alive(p.pid()));
 }
 
 // ---------------------------------------------------------------------------------------------
-// (2) refusals, each a typed outcome (A5, H2)
+// (2) refusals (the caller, its parent, protected pids), each a typed outcome
 
 #[test]
 fn refusals_of_protected_pids_are_typed_and_send_nothing() {
@@ -304,8 +304,8 @@ fn refusals_of_protected_pids_are_typed_and_send_nothing() {
 }
 
 #[test]
-fn a5_pidfile_naming_the_caller_is_refused_or_stale() {
-    let dir = TempDir::new("a5");
+fn a_pidfile_naming_the_caller_is_refused_or_stale() {
+    let dir = TempDir::new("caller");
     let me = std::process::id() as i32;
     let info = lookup(me).unwrap();
     let pf = dir.path().join("on_Self__1_x.bg.pid");
@@ -378,13 +378,13 @@ fn own_group_is_never_signalled() {
 }
 
 #[test]
-fn h2_parent_is_not_ours_without_an_exact_token() {
+fn the_parent_is_not_ours_without_an_exact_token() {
     if let Some(role) = child_role() {
-        if role != "h2_parent_is_not_ours_without_an_exact_token" {
+        if role != "the_parent_is_not_ours_without_an_exact_token" {
             return;
         }
         let parent = unsafe { libc::getppid() };
-        let exact: StartToken = std::env::var("H2_TOKEN").unwrap().parse().unwrap();
+        let exact: StartToken = std::env::var("PARENT_TOKEN").unwrap().parse().unwrap();
         let e = ProcessRef::open(parent, None, Policy::Lenient).unwrap_err();
         assert_eq!(e.refusal(), Some(Refusal::Parent));
         let mut wrong = exact.clone();
@@ -395,7 +395,7 @@ fn h2_parent_is_not_ours_without_an_exact_token() {
         assert_eq!(ProcessRef::open(parent, Some(&wrong), Policy::Lenient).unwrap_err().refusal(), Some(Refusal::Mismatch));
         // A token-less pidfile whose mtime fits the parent: the mtime rule passes, the parent
         // rule still refuses.
-        let dir = TempDir::new("h2");
+        let dir = TempDir::new("parent");
         let pf = dir.path().join("on_Parent__1_x.bg.pid");
         let ct = lookup(parent).unwrap().create_time;
         std::fs::write(&pf, parent.to_string()).unwrap();
@@ -412,8 +412,8 @@ fn h2_parent_is_not_ours_without_an_exact_token() {
     }
     let me = std::process::id() as i32;
     let token = start_token(me).unwrap();
-    let out = reexec("h2_parent_is_not_ours_without_an_exact_token", &[], |c| {
-        c.env("H2_TOKEN", token.to_string());
+    let out = reexec("the_parent_is_not_ours_without_an_exact_token", &[], |c| {
+        c.env("PARENT_TOKEN", token.to_string());
     });
     assert!(out.status.success());
 }
@@ -464,7 +464,7 @@ fn bad_schedules_and_signal_names_are_errors_before_anything_is_sent() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// (3) root trust rule for pidfiles (F1, SPEC §3.3)
+// (3) root trust rule for pidfiles: a file owned by another uid aims only at that uid's processes
 
 fn set_token_xattr(path: &Path, token: Option<&StartToken>) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
@@ -490,9 +490,9 @@ fn set_mtime(path: &Path, t: f64) {
 }
 
 #[test]
-fn f1_i9_root_acts_on_another_users_pidfile_only_against_that_users_processes() {
+fn root_acts_on_another_users_pidfile_only_against_that_users_processes() {
     if unsafe { libc::geteuid() } != 0 {
-        println!("SKIP f1: the owner rule is tested from root, where the confused deputy would do harm");
+        println!("SKIP owner rule: the owner rule is tested from root, where the confused deputy would do harm");
         return;
     }
     // The target is always a root process. (owner uid, mode, keep token) → stopped?
@@ -512,7 +512,7 @@ fn f1_i9_root_acts_on_another_users_pidfile_only_against_that_users_processes() 
     for (i, &(uid, mode, keep_token, stops)) in cases.iter().enumerate() {
         for via_cleanup in [true, false] {
             let p = spawn_group("sleep 1000");
-            let dir = TempDir::new(&format!("f1-{i}-{via_cleanup}"));
+            let dir = TempDir::new(&format!("owner-{i}-{via_cleanup}"));
             let pf = dir.path().join("on_Snapshot__1_hook.bg.pid");
             write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
             if !keep_token {
@@ -569,14 +569,14 @@ fn spawn_user_group(with_root_member: bool) -> (Proc, Option<Proc>) {
 }
 
 #[test]
-fn i9_root_still_stops_the_users_own_process_named_by_the_users_pidfile() {
+fn root_still_stops_the_users_own_process_named_by_the_users_pidfile() {
     if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
-        println!("SKIP i9: needs root and setpriv");
+        println!("SKIP owner rule: needs root and setpriv");
         return;
     }
     for via_cleanup in [true, false] {
         let (leader, _) = spawn_user_group(false);
-        let dir = TempDir::new(&format!("i9-own-{via_cleanup}"));
+        let dir = TempDir::new(&format!("own-process-{via_cleanup}"));
         let pf = dir.path().join("on_Snapshot__1_hook.bg.pid");
         write_pid_file_with_mtime(&pf, leader.pid(), now()).unwrap();
         std::os::unix::fs::chown(&pf, Some(65534), Some(65534)).unwrap();
@@ -593,16 +593,16 @@ fn i9_root_still_stops_the_users_own_process_named_by_the_users_pidfile() {
 }
 
 #[test]
-fn i9_a_root_member_of_the_users_group_is_never_signalled() {
+fn a_root_member_of_the_users_group_is_never_signalled() {
     if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
-        println!("SKIP i9: needs root and setpriv");
+        println!("SKIP owner rule: needs root and setpriv");
         return;
     }
     // The user's pidfile names the user's own group leader, but a root process sits in that
     // group: the owner could not have signalled it, so neither may root on the file's word.
     let (leader, member) = spawn_user_group(true);
     let member = member.unwrap();
-    let dir = TempDir::new("i9-member");
+    let dir = TempDir::new("root-member");
     let pf = dir.path().join("on_Snapshot__1_hook.bg.pid");
     write_pid_file_with_mtime(&pf, leader.pid(), now()).unwrap();
     std::os::unix::fs::chown(&pf, Some(65534), Some(65534)).unwrap();
@@ -616,7 +616,7 @@ fn i9_a_root_member_of_the_users_group_is_never_signalled() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// (4) stopped processes, exit statuses, zombies (B2, B3, C1, C3)
+// (4) stopped processes, exit statuses, zombies, servers and escaped grandchildren
 
 #[test]
 fn stopped_process_and_group_are_ended_by_term_not_kill() {
@@ -689,8 +689,8 @@ fn exit_status_is_read_for_own_children_and_unknown_otherwise() {
 }
 
 #[test]
-fn b2_zombie_target_returns_at_once() {
-    let dir = TempDir::new("b2");
+fn a_zombie_target_returns_at_once() {
+    let dir = TempDir::new("zombie");
     let mut p = Proc(Command::new("sleep").arg("1000").process_group(0).spawn().unwrap());
     let pid = p.pid();
     let pf = dir.path().join("on_Z__1_x.bg.pid");
@@ -715,8 +715,8 @@ fn b2_zombie_target_returns_at_once() {
 }
 
 #[test]
-fn b3_target_exiting_on_term_returns_early() {
-    let dir = TempDir::new("b3");
+fn a_target_exiting_on_term_returns_early() {
+    let dir = TempDir::new("exits-on-term");
     let p = spawn_group("sleep 1000");
     let pf = dir.path().join("svc.pid");
     write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
@@ -728,7 +728,7 @@ fn b3_target_exiting_on_term_returns_early() {
 }
 
 #[test]
-fn c1_sh_server_and_wait_is_stopped_and_its_port_freed() {
+fn sh_running_a_server_and_wait_is_stopped_and_its_port_freed() {
     let server = "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(1000)";
     let mut sh = Command::new("sh")
         .args(["-c", &format!("python3 -c \"{server}\" & wait")])
@@ -741,7 +741,7 @@ fn c1_sh_server_and_wait_is_stopped_and_its_port_freed() {
     BufReader::new(sh.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let sh = Proc(sh);
     let port: u16 = line.trim().parse().expect("server port");
-    let dir = TempDir::new("c1");
+    let dir = TempDir::new("server");
     let pf = dir.path().join("server.pid");
     write_pid_file_with_mtime(&pf, sh.pid(), now()).unwrap();
     assert_eq!(group_members(sh.pid()).len(), 2);
@@ -752,7 +752,7 @@ fn c1_sh_server_and_wait_is_stopped_and_its_port_freed() {
 }
 
 #[test]
-fn c3_setsid_grandchild_leaves_the_group_and_is_not_claimed() {
+fn a_setsid_grandchild_leaves_the_group_and_is_not_claimed() {
     let mut sh = Command::new("bash")
         .args(["-c", "setsid sleep 1000 & echo $!; sleep 1000 & wait"])
         .stdout(Stdio::piped())
@@ -777,11 +777,11 @@ fn c3_setsid_grandchild_leaves_the_group_and_is_not_claimed() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// (5) the real reuse torture (A8, A4, A2)
+// (5) the real reuse torture: a recorded pid handed to a bystander group
 
 #[test]
-fn a8_a4_a2_real_pid_reuse_torture_in_a_private_pid_namespace() {
-    const NAME: &str = "a8_a4_a2_real_pid_reuse_torture_in_a_private_pid_namespace";
+fn a_pid_reused_for_real_in_a_private_pid_namespace_never_signals_its_new_group() {
+    const NAME: &str = "a_pid_reused_for_real_in_a_private_pid_namespace_never_signals_its_new_group";
     if let Some(role) = child_role() {
         if role != NAME {
             return;
@@ -802,11 +802,11 @@ fn a8_a4_a2_real_pid_reuse_torture_in_a_private_pid_namespace() {
     match probe {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
-            println!("SKIP a8 torture: unshare --pid not permitted here: {}", String::from_utf8_lossy(&o.stderr).trim());
+            println!("SKIP reuse torture: unshare --pid not permitted here: {}", String::from_utf8_lossy(&o.stderr).trim());
             return;
         }
         Err(e) => {
-            println!("SKIP a8 torture: no unshare(1): {e}");
+            println!("SKIP reuse torture: no unshare(1): {e}");
             return;
         }
     }
@@ -845,7 +845,7 @@ fn open_child_pins_an_unreaped_child_and_reaches_its_group_after_the_leader_exit
 }
 
 #[test]
-fn i9_a_root_process_that_only_lowered_its_effective_uid_is_not_the_users() {
+fn a_root_process_that_only_lowered_its_effective_uid_is_not_the_users() {
     if unsafe { libc::geteuid() } != 0 || Command::new("python3").arg("--version").output().is_err() {
         println!("SKIP: needs root and python3");
         return;
@@ -862,7 +862,7 @@ fn i9_a_root_process_that_only_lowered_its_effective_uid_is_not_the_users() {
     );
     assert!(wait_for(Duration::from_secs(10), || std::fs::read_to_string(format!("/proc/{}/status", p.pid()))
         .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("65534")))));
-    let dir = TempDir::new("i9-euid");
+    let dir = TempDir::new("lowered-euid");
     let pf = dir.path().join("on_Snapshot__1_hook.bg.pid");
     write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
     std::os::unix::fs::chown(&pf, Some(65534), Some(65534)).unwrap();

@@ -242,7 +242,7 @@ fn write_pid_file_with_mtime(
     core_call(py, move || pidguard::write_pid_file_with_mtime(&path, pid, t))
 }
 
-/// True when the pidfile names a live process that is still the one it recorded (seed 000's
+/// True when the pidfile names a live process that is still the one it recorded (abx-dl's
 /// rules, made stricter where the start token can decide). Every file or process problem gives
 /// False, never an exception; `check_pid_file` says why. `tolerance` is in seconds.
 ///

@@ -143,8 +143,12 @@ def test_leader_exits_leaving_children():
     same_except(without, with_, {"group_left": (without["group_left"], 0)})
 
 
-def test_zz_print_table(capsys):
-    with capsys.disabled():
+@pytest.fixture(scope="module", autouse=True)
+def lifecycle_table(request):
+    """Not a test: after the module's tests, print the table of every lifecycle without and with
+    pidguard.abx_dl, with output capture suspended."""
+    yield
+    with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
         print("\n\nabx-dl 1.13.273 lifecycles: without | with pidguard.abx_dl")
         for name, k, a, b in TABLE:
             mark = "" if a == b else "   <- differs (documented)"

@@ -1,4 +1,4 @@
-/* The seed's three functions on real processes, from C:
+/* abx-dl's three functions (process_utils) on real processes, from C:
  * pidguard_write_pid_file_with_mtime, pidguard_validate_pid_file and
  * pidguard_cleanup_background_hooks, with hooks spawned the way abx-dl spawns them
  * (fork, setsid, exec, a .pid and a .sh beside the logs).
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     CHECK(!valid);
 
     /* 3. A bystander: alive, but the pidfile's mtime is 1000 s off its start (a recycled pid
-     *    as the seed sees it). It must survive cleanup untouched. */
+     *    as abx-dl's mtime rule sees it). It must survive cleanup untouched. */
     struct hook bystander;
     hook_paths(&bystander, root, "plugin_bystander", "on_Snapshot__30_bystander.bg");
     char *bystander_argv[] = {"/bin/sleep", "300", NULL};

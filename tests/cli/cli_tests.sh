@@ -51,32 +51,32 @@ write_pidfile "$T/a.pid" "$p"
 "$PG" status "$T/a.pid" >/dev/null; expect_status "status of a live, matching pidfile" 0 $?
 touch -d "@$(( $(date +%s) - 3600 ))" "$T/a.pid"
 "$PG" status "$T/a.pid" >/dev/null; expect_status "status with an mtime 1 h off (no token)" 1 $?
-printf '503\n7\n' > "$T/e1.pid"
-"$PG" status "$T/e1.pid" --json | grep '"reason":"malformed"' >/dev/null && ok "E1: two numbers are malformed" || bad "E1 malformed"
+printf '503\n7\n' > "$T/two.pid"
+"$PG" status "$T/two.pid" --json | grep '"reason":"malformed"' >/dev/null && ok "two numbers are malformed" || bad "two numbers not malformed"
 "$PG" status "$T/missing.pid" >/dev/null; expect_status "status of a missing pidfile" 1 $?
 
-# --- stop: a group leader whose child ignores SIGTERM (C2) ---
+# --- stop: a group leader whose child ignores SIGTERM ---
 g=$(spawn_group bash -c "trap '' TERM; sleep 300 & sleep 300 & wait")
 wait_members "$g" 3 || bad "group $g did not fill"
 write_pidfile "$T/g.pid" "$g"
 "$PG" stop "$T/g.pid" --retry TERM/0.5/KILL/2 --json > "$T/out.json"; st=$?
 expect_status "stop a TERM-ignoring group" 0 $st
-[ "$(count_members "$g")" = 0 ] && ok "C2: zero survivors in the group" || bad "survivors in group $g"
+[ "$(count_members "$g")" = 0 ] && ok "zero survivors in the group" || bad "survivors in group $g"
 grep -q '"signals":\["TERM","CONT","KILL"\]' "$T/out.json" && ok "signals TERM, CONT, KILL reported" || bad "signals: $(cat "$T/out.json")"
 
-# --- stop: a stale pidfile naming a live bystander group (A1, A4) ---
+# --- stop: a stale pidfile naming a live bystander group ---
 b=$(spawn_group bash -c "sleep 300 & sleep 300 & wait")
 wait_members "$b" 3 || bad "bystander did not fill"
 printf '%s' "$b" > "$T/stale.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale.pid"
 "$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop refuses a token-less record whose mtime is off (could not be verified)" 5 $?
-[ "$(count_members "$b")" = 3 ] && ok "A1/A4: bystander group intact" || bad "bystander group damaged"
+[ "$(count_members "$b")" = 3 ] && ok "bystander group intact" || bad "bystander group damaged"
 # A record with a token that differs: proven stale, removed, nothing sent.
 printf '%s' "$b" > "$T/stale2.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale2.pid"
 if command -v setfattr >/dev/null; then
   setfattr -n user.pidguard.token -v "$(echo "$("$PG" token "$b")" | awk -F: 'BEGIN{OFS=":"}{$5=$5+1; $6="-"; print}')" "$T/stale2.pid"
-  "$PG" stop "$T/stale2.pid" >/dev/null; expect_status "A1: stop on a record whose token differs" 1 $?
-  [ ! -e "$T/stale2.pid" ] && ok "A1: the stale record was removed" || bad "stale record kept"
-  [ "$(count_members "$b")" = 3 ] && ok "A1: bystander intact after a token mismatch" || bad "bystander damaged"
+  "$PG" stop "$T/stale2.pid" >/dev/null; expect_status "stop on a record whose token differs" 1 $?
+  [ ! -e "$T/stale2.pid" ] && ok "the stale record was removed" || bad "stale record kept"
+  [ "$(count_members "$b")" = 3 ] && ok "bystander intact after a token mismatch" || bad "bystander damaged"
 fi
 # --lenient acts on a token-less record with a skewed mtime (a record from before tokens, named by the user).
 l=$(spawn_group sleep 300)
@@ -89,9 +89,9 @@ write_pidfile "$T/b.pid" "$b"
 "$PG" stop "$T/b.pid" --retry "TERM/x" >/dev/null 2>&1; expect_status "malformed schedule" 4 $?
 [ "$(count_members "$b")" = 3 ] && ok "nothing sent on a malformed schedule" || bad "signal sent despite bad schedule"
 
-# --- stop: world-writable pidfile is refused even when it matches (F1) ---
+# --- stop: world-writable pidfile is refused even when it matches ---
 chmod 0666 "$T/b.pid"
-"$PG" stop "$T/b.pid" >/dev/null; expect_status "F1: world-writable pidfile refused" 3 $?
+"$PG" stop "$T/b.pid" >/dev/null; expect_status "world-writable pidfile refused" 3 $?
 [ "$(count_members "$b")" = 3 ] && ok "nothing sent on a world-writable pidfile" || bad "signal sent on world-writable pidfile"
 chmod 0644 "$T/b.pid"
 "$PG" stop "$T/b.pid" >/dev/null; expect_status "stop the bystander we started, through pidguard" 0 $?
@@ -104,7 +104,7 @@ write_pidfile "$T/one.pid" 1
 } || ok "pid 1 record not valid here: nothing to refuse"
 
 
-# --- guard pidfiles (JSON records, SPEC §3.2) ---
+# --- guard pidfiles (JSON records) ---
 gp=$(spawn_group bash -c "sleep 300 & wait")
 wait_members "$gp" 2 || bad "guard group did not fill"
 tok=$("$PG" token "$gp")

@@ -149,7 +149,7 @@ else
   echo "skip - the directory-swap race needs /usr/bin/python3"
 fi
 
-# F2: a directory on the path that the user owns is a symlink to root's directory (the
+# A directory on the path that the user owns is a symlink to root's directory (the
 # CVE-2018-16888 pattern): root's stop, run and write refuse the path (an unsafe transition:
 # from a directory or link owned by uid 65534 to a directory owned by uid 0) instead of
 # stopping root's daemon, truncating root's log or writing into root's private directory.
@@ -157,39 +157,39 @@ F=$T/f2; mkdir -p "$F/rootrun" "$F/home/run" "$F/rootdir" "$F/home/real"; chmod 
 "$PG" run "$F/rootrun/app.pid" -- sleep 300 > "$T/f2run.txt" 2>&1; rootd=$(cat "$F/rootrun/app.pid" 2>/dev/null); started+=("$rootd")
 as_user sh -c "mv '$F/home/run' '$F/home/run.real' && ln -s '$F/rootrun' '$F/home/run'"
 "$PG" status "$F/home/run/app.pid" > "$T/f2status.txt" 2>&1; st=$?
-[ "$st" != 0 ] && grep -q 'uid 65534' "$T/f2status.txt" && ok "F2 status: the same path is refused (exit $st)" || bad "F2 status: exit $st $(cat "$T/f2status.txt")"
+[ "$st" != 0 ] && grep -q 'uid 65534' "$T/f2status.txt" && ok "linked path, status: the same path is refused (exit $st)" || bad "linked path, status: exit $st $(cat "$T/f2status.txt")"
 "$PG" stop "$F/home/run/app.pid" --retry TERM/1 > "$T/f2stop.txt" 2>&1; st=$?
 alive "$rootd" && [ -f "$F/rootrun/app.pid" ] && [ "$st" != 0 ] && grep -q 'owned by uid 65534 and leads to .*rootrun owned by uid 0' "$T/f2stop.txt" \
-  && ok "F2 stop: through a user's symlink to root's directory: refused (exit $st), root's daemon and pidfile intact" \
-  || bad "F2 stop: exit $st, alive $(alive "$rootd" && echo yes || echo no): $(cat "$T/f2stop.txt")"
+  && ok "linked path, stop: through a user's symlink to root's directory: refused (exit $st), root's daemon and pidfile intact" \
+  || bad "linked path, stop: exit $st, alive $(alive "$rootd" && echo yes || echo no): $(cat "$T/f2stop.txt")"
 as_user sh -c "ln -s ../rootrun '$F/home/relrun'"
 "$PG" stop "$F/home/relrun/app.pid" --retry TERM/1 > "$T/f2stop2.txt" 2>&1; st=$?
-alive "$rootd" && [ "$st" != 0 ] && ok "F2 stop: a relative link (..) out of the user's directory: refused (exit $st)" || bad "F2 stop relative: exit $st $(cat "$T/f2stop2.txt")"
+alive "$rootd" && [ "$st" != 0 ] && ok "linked path, stop: a relative link (..) out of the user's directory: refused (exit $st)" || bad "linked path, stop relative: exit $st $(cat "$T/f2stop2.txt")"
 printf 'IMPORTANT ROOT LOG\n' > "$F/rootdir/app.stdout.log"; chmod 600 "$F/rootdir/app.stdout.log"
 as_user ln -s "$F/rootdir" "$F/home/run2"
 timeout 20 "$PG" run "$F/home/run2/app.pid" -- true > "$T/f2run2.txt" 2>&1; st=$?
 [ "$st" != 0 ] && [ "$st" != 124 ] && [ "$(cat "$F/rootdir/app.stdout.log")" = "IMPORTANT ROOT LOG" ] && [ ! -e "$F/rootdir/app.pid" ] && [ ! -e "$F/rootdir/app.sh" ] \
-  && ok "F2 run: through a user's symlink: refused (exit $st), root's 0600 log intact, nothing created in root's directory" \
-  || bad "F2 run: exit $st, log '$(cat "$F/rootdir/app.stdout.log")', dir: $(ls "$F/rootdir" | tr '\n' ' ') $(cat "$T/f2run2.txt")"
+  && ok "linked path, run: through a user's symlink: refused (exit $st), root's 0600 log intact, nothing created in root's directory" \
+  || bad "linked path, run: exit $st, log '$(cat "$F/rootdir/app.stdout.log")', dir: $(ls "$F/rootdir" | tr '\n' ' ') $(cat "$T/f2run2.txt")"
 timeout 20 "$PG" run --guard "$F/home/run2/g.json" -- true > "$T/f2run3.txt" 2>&1; st=$?
-[ "$st" != 0 ] && [ ! -e "$F/rootdir/g.json" ] && [ ! -e "$F/rootdir/g.stdout.log" ] && ok "F2 run --guard: refused (exit $st), nothing created" || bad "F2 run --guard: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
+[ "$st" != 0 ] && [ ! -e "$F/rootdir/g.json" ] && [ ! -e "$F/rootdir/g.stdout.log" ] && ok "linked path, run --guard: refused (exit $st), nothing created" || bad "linked path, run --guard: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
 setsid sleep 300 </dev/null >/dev/null 2>&1 & w=$!; started+=("$w"); wait_exec "$w" sleep
 "$PG" write "$F/home/run2/w.pid" "$w" > "$T/f2write.txt" 2>&1; st=$?
-[ "$st" != 0 ] && [ ! -e "$F/rootdir/w.pid" ] && [ ! -e "$F/rootdir/w.sh" ] && ok "F2 write: refused (exit $st), nothing created" || bad "F2 write: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
+[ "$st" != 0 ] && [ ! -e "$F/rootdir/w.pid" ] && [ ! -e "$F/rootdir/w.sh" ] && ok "linked path, write: refused (exit $st), nothing created" || bad "linked path, write: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
 # Safe layouts still work: root's own link (a /var/run -> /run layout) …
 ln -s "$F/rootrun" "$F/varrun"
 "$PG" run "$F/rootrun/app2.pid" -- sleep 300 > /dev/null 2>&1; rootd2=$(cat "$F/rootrun/app2.pid" 2>/dev/null); started+=("$rootd2")
 "$PG" stop "$F/varrun/app2.pid" --retry TERM/5 > "$T/f2var.txt" 2>&1; st=$?
-[ -n "$rootd2" ] && ! alive "$rootd2" && [ "$st" = 0 ] && ok "F2: root's own symlink (/var/run-style) is followed: root's daemon stopped" || bad "F2 root link: exit $st $(cat "$T/f2var.txt")"
+[ -n "$rootd2" ] && ! alive "$rootd2" && [ "$st" = 0 ] && ok "links: root's own symlink (/var/run-style) is followed: root's daemon stopped" || bad "linked path, root link: exit $st $(cat "$T/f2var.txt")"
 # … and a user's link into the user's own tree.
 setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u2=$!; started+=("$u2"); wait_exec "$u2" sleep
 as_user ln -s "$F/home/real" "$F/home/mine"
 user_pidfile "$F/home/real/u.pid" "$u2"
 "$PG" stop "$F/home/mine/u.pid" --retry TERM/5 > "$T/f2mine.txt" 2>&1; st=$?
-! alive "$u2" && [ "$st" = 0 ] && ok "F2: a user's link into the user's own tree is followed: the user's process stopped" || bad "F2 own link: exit $st $(cat "$T/f2mine.txt")"
+! alive "$u2" && [ "$st" = 0 ] && ok "links: a user's link into the user's own tree is followed: the user's process stopped" || bad "linked path, own link: exit $st $(cat "$T/f2mine.txt")"
 kill -KILL "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null; wait "$rootd" "$rootd2" "$u2" "$w" 2>/dev/null
 
-# F3: the index spelled differently from DIR (./snap vs snap/sub/i.jsonl, absolute DIR with a
+# The index spelled differently from DIR (./snap vs snap/sub/i.jsonl, absolute DIR with a
 # relative INDEX) still goes through the beneath-DIR protection; an index outside DIR behind a
 # user's symlink is refused by the unsafe-transition rule.
 G=$T/f3; mkdir -p "$G/snap/plug" "$G/rootdir" "$G/home"; chmod 700 "$G/rootdir"
@@ -200,11 +200,11 @@ for spelled in "./snap snap/sub/i1.jsonl" "$G/snap snap/sub/i2.jsonl" "snap $G/s
   as_user sh -c "printf 3000002 > '$G/snap/plug/on_S__1_x.bg.pid'"
   (cd "$G" && "$PG" cleanup "$1" --index "$2" > "$T/f3.txt" 2>&1); st=$?
   [ "$st" != 0 ] && [ -z "$(ls "$G/rootdir")" ] && [ -f "$G/snap/plug/on_S__1_x.bg.pid" ] \
-    && ok "F3: cleanup $1 --index $2: refused (exit $st), nothing in root's directory" \
-    || bad "F3: cleanup $1 --index $2: exit $st, root dir: $(ls "$G/rootdir" | tr '\n' ' ') $(cat "$T/f3.txt")"
+    && ok "index outside DIR: cleanup $1 --index $2: refused (exit $st), nothing in root's directory" \
+    || bad "index outside DIR: cleanup $1 --index $2: exit $st, root dir: $(ls "$G/rootdir" | tr '\n' ' ') $(cat "$T/f3.txt")"
 done
 
-# F1 (attack pass 2026-11-30): the user's own live hook, when root's cleanup sends it TERM,
+# The user's own live hook, when root's cleanup sends it TERM,
 # exchanges its directory with a private root directory beside it (RENAME_EXCHANGE needs write
 # access to the parent only). The logs and the file list must come from the directory the
 # pidfile was judged in: nothing of root's directory reaches the index; the hook is undecided.
@@ -234,18 +234,18 @@ SHEOF
   user_pidfile "$X/snap/userplug/on_S__1.bg.pid" "$h"
   "$PG" cleanup "$X/snap" --index "$X/index.jsonl" --json > "$T/x1.json" 2>&1; st=$?
   ! grep -q 'ROOT-SECRET\|root-private-name' "$X/index.jsonl" "$T/x1.json" 2>/dev/null \
-    && ok "F1: a hook directory exchanged at TERM: nothing of root's directory in the index or the report" \
-    || bad "F1: root's files leaked: $(cat "$X/index.jsonl" 2>&1) $(cat "$T/x1.json")"
+    && ok "exchanged hook directory: a hook directory exchanged at TERM: nothing of root's directory in the index or the report" \
+    || bad "exchanged hook directory: root's files leaked: $(cat "$X/index.jsonl" 2>&1) $(cat "$T/x1.json")"
   [ "$st" = 5 ] && grep -q '"outcome":"unverified"' "$T/x1.json" && grep -q 'replaced' "$T/x1.json" \
-    && ok "F1: the hook is undecided (exit 5) and the report says its directory was replaced" || bad "F1: exit $st $(cat "$T/x1.json")"
+    && ok "exchanged hook directory: the hook is undecided (exit 5) and the report says its directory was replaced" || bad "exchanged hook directory: exit $st $(cat "$T/x1.json")"
   [ -f "$X/snap/userplug/on_S__1.bg.stdout.log" ] && [ -f "$X/snap/rootplug/on_S__1.bg.pid" ] \
-    && ok "F1: both directories keep their files" || bad "F1: files removed: $(ls -la "$X/snap"/*)"
+    && ok "exchanged hook directory: both directories keep their files" || bad "exchanged hook directory: files removed: $(ls -la "$X/snap"/*)"
   kill -KILL "$h" 2>/dev/null; wait "$h" 2>/dev/null
 else
   echo "skip - the directory-exchange test needs /usr/bin/python3"
 fi
 
-# F8: in a sticky 1777 directory, a .sh the user planted beside root's token-less record of a
+# In a sticky 1777 directory, a .sh the user planted beside root's token-less record of a
 # live root hook is no evidence against it: the record is not called stale (cmd-mismatch) and
 # removed while its hook runs on; it is judged as without the file (and the hook stopped).
 S=$T/sticky; rm -rf "$S"; mkdir -p "$S/snap/plug"; chmod 1777 "$S/snap/plug"
@@ -256,8 +256,8 @@ wait_exec "$rh" sleep
 as_user sh -c "printf 'python3 -c other\n' > '$S/snap/plug/on_S__root.bg.sh'"
 "$PG" cleanup "$S/snap" --json > "$T/f8.json" 2>&1; st=$?
 ! grep -q 'cmd-mismatch' "$T/f8.json" && grep -q '"outcome":"exited"' "$T/f8.json" && ! alive "$rh" \
-  && ok "F8: a planted .sh does not make root's live record stale (exit $st)" || bad "F8: exit $st, alive: $(alive "$rh" && echo yes), $(cat "$T/f8.json")"
-grep -q 'owned by uid 65534' "$T/f8.json" && ok "F8: the report says the planted .sh was ignored" || bad "F8 report: $(cat "$T/f8.json")"
+  && ok "planted .sh: a planted .sh does not make root's live record stale (exit $st)" || bad "planted .sh: exit $st, alive: $(alive "$rh" && echo yes), $(cat "$T/f8.json")"
+grep -q 'owned by uid 65534' "$T/f8.json" && ok "planted .sh: the report says the planted .sh was ignored" || bad "planted .sh, report: $(cat "$T/f8.json")"
 kill -KILL "$rh" 2>/dev/null; wait "$rh" 2>/dev/null
 
 echo "cli deputy: $pass passed, $fail failed"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A failed read is never a fact about a process, through the `pidguard` command: /proc mounted
-# hidepid=2 (I1), out of descriptors (I2), a time namespace (I3), a kernel EPERM under the owner rule (I6). Run as root by
+# hidepid=2, out of descriptors, a time namespace, a kernel EPERM under the owner rule. Run as root by
 # scripts/test-cli.sh inside a private PID namespace. Every process started here is ended by pid.
 set -u
 PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
@@ -24,7 +24,7 @@ record() { # FILE PID [TOKEN]
 }
 command -v setfattr >/dev/null || { echo "skip - setfattr (attr) is not installed"; echo "cli identity: 0 passed, 0 failed"; exit 0; }
 
-# I2: 30 live hooks, then `ulimit -n 10; pidguard cleanup`: every hook stopped or reported
+# 30 live hooks, then `ulimit -n 10; pidguard cleanup`: every hook stopped or reported
 # unverified, and no live hook without its pidfile.
 mkdir "$T/emfile"
 pids=()
@@ -39,14 +39,14 @@ for i in $(seq 30); do
   p=${pids[$((i-1))]}
   if alive "$p"; then running=$((running+1)); [ -e "$T/emfile/on_Snapshot__${i}_h.bg.pid" ] || lost=$((lost+1)); fi
 done
-[ "$lost" = 0 ] && ok "I2: no live hook lost its pidfile under ulimit -n 10 ($running still running, exit $st)" || bad "I2: $lost live hooks lost their pidfiles (exit $st): $(head -c 300 "$T/emfile.err")"
+[ "$lost" = 0 ] && ok "out of descriptors: no live hook lost its pidfile under ulimit -n 10 ($running still running, exit $st)" || bad "out of descriptors: $lost live hooks lost their pidfiles (exit $st): $(head -c 300 "$T/emfile.err")"
 if [ "$running" = 0 ]; then
-  [ "$st" = 0 ] && ok "I2: all 30 hooks stopped, exit 0" || bad "I2: all stopped but exit $st"
+  [ "$st" = 0 ] && ok "out of descriptors: all 30 hooks stopped, exit 0" || bad "out of descriptors: all stopped but exit $st"
 else
-  [ "$st" = 5 ] && ok "I2: unverified hooks make the exit status 5" || bad "I2: $running left running, exit $st"
+  [ "$st" = 5 ] && ok "out of descriptors: unverified hooks make the exit status 5" || bad "out of descriptors: $running left running, exit $st"
 fi
 
-# I1: /proc mounted hidepid=2; a live process of uid 1000 with a matching record; the checker is
+# /proc mounted hidepid=2; a live process of uid 1000 with a matching record; the checker is
 # uid 65534. Never "gone", nothing removed, nothing signalled.
 if command -v setpriv >/dev/null && unshare --mount --propagation private true 2>/dev/null; then
   setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & h=$!; started+=("$h")
@@ -60,18 +60,18 @@ if command -v setpriv >/dev/null && unshare --mount --propagation private true 2
     echo \$? > '$T/hidden/stop.rc'
   "; st=$?
   if [ "$st" = 99 ] || [ "$st" = 98 ]; then
-    skip "I1: cannot mount /proc with hidepid=2 here"
+    skip "hidepid: cannot mount /proc with hidepid=2 here"
   else
-    grep -q '"verdict":"gone"\|"reason":"gone"' "$T/hidden/status.json" && bad "I1: status says gone: $(cat "$T/hidden/status.json")" || ok "I1: status under hidepid is not gone ($(grep -o '"verdict":"[a-z]*"' "$T/hidden/status.json"))"
+    grep -q '"verdict":"gone"\|"reason":"gone"' "$T/hidden/status.json" && bad "hidepid: status says gone: $(cat "$T/hidden/status.json")" || ok "hidepid: status under hidepid is not gone ($(grep -o '"verdict":"[a-z]*"' "$T/hidden/status.json"))"
     [ "$(cat "$T/hidden/stop.rc")" != 1 ] && [ -e "$T/hidden/h.pid" ] && alive "$h" \
       && grep -q "\"status\":$(cat "$T/hidden/stop.rc")," "$T/hidden/stop.json" \
-      && ok "I1: stop keeps the record and signals nothing (exit $(cat "$T/hidden/stop.rc"))" || bad "I1: stop: $(cat "$T/hidden/stop.json") rc $(cat "$T/hidden/stop.rc")"
+      && ok "hidepid: stop keeps the record and signals nothing (exit $(cat "$T/hidden/stop.rc"))" || bad "hidepid: stop: $(cat "$T/hidden/stop.json") rc $(cat "$T/hidden/stop.rc")"
   fi
 else
-  skip "I1: needs setpriv and a private mount namespace"
+  skip "hidepid: needs setpriv and a private mount namespace"
 fi
 
-# I3: a process recorded inside `unshare --time --boottime 86400`, judged from the host: the same
+# A process recorded inside `unshare --time --boottime 86400`, judged from the host: the same
 # pidfs inode, other start ticks — the same process.
 if unshare --time --boottime 86400 --fork true 2>/dev/null && command -v nsenter >/dev/null; then
   unshare --time --boottime 86400 --fork sh -c 'echo $$ > '"$T"'/timens.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & l=$!; started+=("$l")
@@ -81,24 +81,24 @@ if unshare --time --boottime 86400 --fork true 2>/dev/null && command -v nsenter
   inside=$(nsenter --time -t "$tp" "$PG" token "$tp")
   host=$("$PG" token "$tp")
   if [ "$(echo "$inside" | cut -d: -f6)" = - ]; then
-    skip "I3: no pidfs inode on this kernel"
+    skip "time namespace: no pidfs inode on this kernel"
   elif [ "$(echo "$inside" | cut -d: -f5)" = "$(echo "$host" | cut -d: -f5)" ]; then
-    bad "I3: the time namespace did not shift the start ticks ($inside / $host)"
+    bad "time namespace: the time namespace did not shift the start ticks ($inside / $host)"
   else
     mkdir -m 700 "$T/timens"
     printf '{"pid":%s,"start_token":"%s"}\n' "$tp" "$inside" > "$T/timens/g.json"; chmod 600 "$T/timens/g.json"
     "$PG" status "$T/timens/g.json" --json > "$T/timens/status.json"; st=$?
     grep -q '"verdict":"match"' "$T/timens/status.json" && [ "$st" = 0 ] \
-      && ok "I3: recorded inside a time namespace, match from the host" || bad "I3: $(cat "$T/timens/status.json") exit $st"
+      && ok "time namespace: recorded inside a time namespace, match from the host" || bad "time namespace: $(cat "$T/timens/status.json") exit $st"
     record "$T/timens/on_x.bg.pid" "$tp" "$inside"
-    "$PG" status "$T/timens/on_x.bg.pid" --json | grep '"valid":true' >/dev/null && ok "I3: the abx-dl record is valid from the host" || bad "I3: abx-dl record not valid"
+    "$PG" status "$T/timens/on_x.bg.pid" --json | grep '"valid":true' >/dev/null && ok "time namespace: the abx-dl record is valid from the host" || bad "time namespace: abx-dl record not valid"
   fi
   kill -KILL "$tp" 2>/dev/null; wait "$tp" 2>/dev/null
 else
-  skip "I3: time namespaces (unshare --time) or nsenter are not available"
+  skip "time namespace: time namespaces (unshare --time) or nsenter are not available"
 fi
 
-# I6: the kernel refuses the signal (EPERM) on a process another user's pidfile names: an error
+# The kernel refuses the signal (EPERM) on a process another user's pidfile names: an error
 # (exit 77), never "unkillable" after the whole schedule. Caller uid 65534; pidfile and process
 # of uid 1000 (the owner rule restricts signals to uid 1000's processes, member by member).
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -110,11 +110,11 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   chown 1000:1000 "$T/eperm/on_x.bg.pid" 2>/dev/null
   setpriv --reuid=65534 --regid=65534 --clear-groups "$PG" stop "$T/eperm/on_x.bg.pid" --retry TERM/1 --json > "$T/eperm/stop.json" 2>"$T/eperm/stop.err"; st=$?
   alive "$ep" && [ "$st" = 77 ] && grep -q '"outcome":"error"' "$T/eperm/stop.json" && [ -f "$T/eperm/on_x.bg.pid" ] \
-    && ok "I6: EPERM through the owner rule is an error (exit 77), the record kept" \
-    || bad "I6: exit $st $(cat "$T/eperm/stop.json" "$T/eperm/stop.err")"
+    && ok "kernel EPERM: EPERM through the owner rule is an error (exit 77), the record kept" \
+    || bad "kernel EPERM: exit $st $(cat "$T/eperm/stop.json" "$T/eperm/stop.err")"
   kill -KILL "$ep" 2>/dev/null; wait "$ep" 2>/dev/null
 else
-  skip "I6: needs root and setpriv"
+  skip "kernel EPERM: needs root and setpriv"
 fi
 
 echo "cli identity: $pass passed, $fail failed"

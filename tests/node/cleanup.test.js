@@ -36,7 +36,7 @@ test('cleanup of real hooks: a TERM-trapping group is fully stopped, a stale pid
   const out = tempDir('cleanup');
   const index = path.join(out, 'index.jsonl');
 
-  // Hook 1: bash that ignores SIGTERM, with two children that inherit the ignored TERM (C2).
+  // Hook 1: bash that ignores SIGTERM, with two children that inherit the ignored TERM.
   const trapDir = path.join(out, 'trap');
   const trapHook = startHook(trapDir, 'on_Snapshot__10_trap.bg',
     ['bash', '-c', "trap '' TERM; echo started; sleep 300 & sleep 300 & wait"]);

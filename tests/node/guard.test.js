@@ -1,5 +1,5 @@
 'use strict';
-// require('pidguard').guard (guard pidfiles, SPEC §3.2) and stopPidFile, on real files and real
+// require('pidguard').guard (guard pidfiles) and stopPidFile, on real files and real
 // processes. Every process started here is ours and is ended by its own pid/group (killOurs).
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -73,7 +73,7 @@ test('create: mode 0600, parent 0700, exactly the encoded bytes; an existing fil
   assert.equal(fs.readFileSync(file, 'utf8'), guard.encode(e), 'the loser changed nothing');
 });
 
-// BUGS D1: racing creators in separate processes, exactly one wins.
+// Racing creators in separate processes, exactly one wins.
 const RACER = `
 const fs = require('fs');
 const p = require(${JSON.stringify(path.join(ROOT, 'node'))});
@@ -87,7 +87,7 @@ try { p.guard.create(file, entry); r = 'won'; } catch (e) { r = e.code; }
 process.stdout.write(JSON.stringify({ pid: process.pid, r, encoded: p.guard.encode(entry) }));
 `;
 
-test('create race among 6 processes: exactly one winner, the rest PIDGUARD_ALREADY_EXISTS, file whole (BUGS D1)', async () => {
+test('create race among 6 processes: exactly one winner, the rest PIDGUARD_ALREADY_EXISTS, file whole', async () => {
   const dir = tempDir('guard-race');
   const file = path.join(dir, 'race', 'g.json');
   const go = path.join(dir, 'go');
@@ -112,7 +112,7 @@ test('create race among 6 processes: exactly one winner, the rest PIDGUARD_ALREA
   assert.equal(guard.read(file).pid, winners[0].pid);
 });
 
-test('read refusals: each rule its own code, families UNTRUSTED / MALFORMED, nothing followed or blocked (BUGS F2, E1-E3)', () => {
+test('read refusals: each rule its own code, families UNTRUSTED / MALFORMED, nothing followed or blocked', () => {
   const dir = tempDir('guard-read');
   const good = guard.encode(me({ s: '1' }));
   const put = (name, content, mode = 0o600) => {
@@ -249,7 +249,7 @@ p.guard.acquire(process.argv[1], { role: 'holder' }).then((g) => {
 }, (e) => { process.stdout.write(e.code + '\\n'); process.exit(1); });
 `;
 
-test('acquire against another live process: held; after it dies the stale record is replaced (BUGS A7)', async () => {
+test('acquire against another live process: held; after it dies the stale record is replaced', async () => {
   const dir = tempDir('guard-other');
   const file = path.join(dir, 'g.json');
   const holder = spawnDetached(process.execPath, ['-e', HOLDER, file], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -308,7 +308,7 @@ test('acquire refuses a file it cannot trust (never taken over, even with takeov
   assert.equal(fs.statSync(file).mode & 0o777, 0o666, 'left as it was');
 });
 
-test('stopPidFile: a live hook group whose members ignore TERM is stopped whole, off the event loop (BUGS C2)', async () => {
+test('stopPidFile: a live hook group whose members ignore TERM is stopped whole, off the event loop', async () => {
   const dir = tempDir('stop-live');
   const script = 'trap "" TERM; sleep 300 & sleep 300 & wait';
   const leader = spawnGroup(script);
@@ -332,7 +332,7 @@ test('stopPidFile: a live hook group whose members ignore TERM is stopped whole,
   assert.ok(ticks >= 5, `the event loop kept running during the 1 s TERM wait (${ticks} ticks)`);
 });
 
-test('stopPidFile: a stale record naming a live bystander sends nothing and removes only the file (BUGS A1)', async () => {
+test('stopPidFile: a stale record naming a live bystander sends nothing and removes only the file', async () => {
   const dir = tempDir('stop-stale');
   // The recorded process: its token goes into the pidfile's xattr, then it is killed and reaped.
   const old = spawnDetached('sleep', ['30']);

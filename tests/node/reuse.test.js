@@ -1,5 +1,5 @@
 'use strict';
-// A8: real PID reuse inside a private PID namespace (see reuse-child.js). The record's pid is
+// Real PID reuse inside a private PID namespace (see reuse-child.js). The record's pid is
 // forced onto a bystander group leader with the same command line, started within milliseconds
 // (often within the same 10 ms clock tick): cleanup must judge the record stale and send nothing.
 const test = require('node:test');
@@ -11,7 +11,7 @@ const { ROOT } = require('./helpers');
 const probe = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { encoding: 'utf8' });
 const why = probe.error ? `unshare: ${probe.error.message}` : probe.status !== 0 ? `unshare refused: ${probe.stderr.trim()}` : null;
 
-test('A8: a reused pid (same command, same start time) is stale and its new owner gets nothing', { skip: why || false }, () => {
+test('a reused pid (same command, same start time) is stale and its new owner gets nothing', { skip: why || false }, () => {
   // bash as PID 1 reaps the orphans (killed hook children) that would otherwise keep the number.
   const r = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'bash', '-c', '"$@"; exit $?', 'init',
     process.execPath, path.join(__dirname, 'reuse-child.js'), path.join(ROOT, 'node'), '8'], { encoding: 'utf8', timeout: 120000 });

@@ -117,7 +117,7 @@ async function call(s) {
   }
 }
 
-/** The guard calls, once the binding has them (`guard.read/check/create`, SPEC 6). */
+/** The guard calls, once the binding has them (`guard.read/check/create`). */
 function guardCall(s) {
   const g = pidguard.guard;
   try {

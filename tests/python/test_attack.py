@@ -1,5 +1,5 @@
-"""Adversarial tests (the attack pass) of the Python binding: argument abuse, planted files,
-and error reports that must say what happened. Names carry the BUGS.md scenario ids."""
+"""Adversarial tests of the Python binding: argument abuse, planted files, and error reports
+that must say what happened."""
 
 import math
 import os
@@ -25,7 +25,7 @@ def test_error_without_errno_keeps_its_message(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "dir", "dangling"])
-def test_f2_planted_target_refused_and_untouched(tmp_path, kind):
+def test_a_planted_target_is_refused_and_left_untouched(tmp_path, kind):
     victim = tmp_path / "victim"
     victim.write_text("secret")
     p = tmp_path / "on_x.bg.pid"
@@ -47,7 +47,7 @@ def test_f2_planted_target_refused_and_untouched(tmp_path, kind):
     assert victim.read_text() == "secret" and not (tmp_path / "nowhere").exists()
 
 
-def test_f2_hard_link_target_content_untouched(tmp_path):
+def test_a_hard_linked_targets_content_is_left_untouched(tmp_path):
     victim = tmp_path / "victim"
     victim.write_text("secret")
     os.link(victim, tmp_path / "on_x.bg.pid")
@@ -70,7 +70,7 @@ def test_argument_abuse_is_rejected_before_any_call(tmp_path):
     for tol in ("5", True):
         with pytest.raises(TypeError):
             pidguard.validate_pid_file(p, None, tol)
-    # Out-of-range tolerances are failures, not exceptions, for the checks (SPEC 3.1), and bad
+    # Out-of-range tolerances are failures, not exceptions, for the checks (False, never raised), and bad
     # input for cleanup: both decided in core.
     for tol in (math.nan, -1.0, math.inf):
         assert pidguard.validate_pid_file(p, None, tol) is False
@@ -90,7 +90,7 @@ def test_argument_abuse_is_rejected_before_any_call(tmp_path):
     assert pidguard.check_pid_file(raw).pid == os.getpid()
 
 
-def test_a5_h2_own_pid_parent_and_init_never_signalled():
+def test_own_pid_parent_and_init_are_never_signalled():
     me = os.getpid()
     for pid, token in ((me, pidguard.start_token(me)), (os.getppid(), None), (1, None), (1, pidguard.start_token(1))):
         with pytest.raises(pidguard.RefusedError):

@@ -41,7 +41,7 @@ def read_index(path):
     return pairs
 
 
-def test_cleanup_of_real_background_hooks(tmp_path, spawn, capfd):  # C1, C2, B2
+def test_cleanup_of_real_background_hooks(tmp_path, spawn, capfd):
     out = tmp_path / "snap"
     forker = start_hook(spawn, out, "chrome_tab", "on_Snapshot__20_tab.bg", ["sh", "-c", "sleep 60 & sleep 60 & wait"])
     stubborn = start_hook(
@@ -108,7 +108,7 @@ def test_cleanup_of_real_background_hooks(tmp_path, spawn, capfd):  # C1, C2, B2
     assert forker.wait() == -signal.SIGTERM and stubborn.wait() == -signal.SIGKILL
 
 
-def test_stale_record_naming_a_bystander_sends_nothing(tmp_path, spawn, capfd):  # A1, A6
+def test_stale_record_naming_a_bystander_sends_nothing(tmp_path, spawn, capfd):
     out = tmp_path / "snap"
     (out / "p").mkdir(parents=True)
     bystander = spawn.popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
@@ -248,7 +248,7 @@ print(json.dumps(results))
 """
 
 
-def test_cleanup_after_real_pid_reuse_spares_the_bystander_group():  # A8
+def test_cleanup_after_real_pid_reuse_spares_the_bystander_group():
     from conftest import can_unshare, run_in_pid_namespace
 
     why = can_unshare()

@@ -201,7 +201,7 @@ def test_bad_arguments_of_the_other_functions(tmp_path):
         with pytest.raises(exc):
             call()
     assert not p.exists() and not (tmp_path / "x.sh").exists()
-    # A tolerance out of range is a failure like any other for the checks (SPEC 3.1: False, never
+    # A tolerance out of range is a failure like any other for the checks (False, never
     # an exception; core decides), and bad input for cleanup (core refuses it).
     assert pidguard.validate_pid_file(p, None, -1.0) is False
     assert pidguard.validate_pid_file(p, None, float("nan")) is False

@@ -1,5 +1,5 @@
-"""pidguard.guard: guard pidfiles from Python, on real files and real processes (SPEC §3.2,
-issue 4, BUGS.md A7, D1, D2, F2).
+"""pidguard.guard: guard pidfiles from Python, on real files and real processes: racing
+creators and acquirers, a holder that died, refused reads, modes.
 
 Racing processes are our own children (Popen, own session), driven over their stdin and ended
 by pid in the `spawn` fixture; nothing is killed by name.
@@ -221,7 +221,7 @@ def test_create_modes_under_umask_zero_and_no_overwrite(tmp_path):
 
 
 def test_create_race_between_processes_has_one_winner(tmp_path, spawn):
-    """D1: 8 processes create the same path at once, 20 rounds: exactly one wins each round,
+    """8 processes create the same path at once, 20 rounds: exactly one wins each round,
     the others get AlreadyExistsError, and the file holds the winner's whole record."""
     racers = Racers(spawn, 8)
     for r in range(20):
@@ -295,7 +295,7 @@ CASE_NAMES = [
 
 @pytest.mark.parametrize("name", CASE_NAMES)
 def test_read_refusals_raise_their_own_class(tmp_path, name):
-    """Issue 4 / F2: each refusal of read() is its own class under its family, names the path,
+    """Each refusal of read() is its own class under its family, names the path,
     returns at once (a FIFO does not block), and changes nothing; check() and acquire() refuse
     the same file the same way (never as a dead holder)."""
     cases, target = _read_refusal_cases(tmp_path)
@@ -401,7 +401,7 @@ def test_check_verdicts(tmp_path, spawn):
     assert v.owner_uid == os.getuid() and v.authorizes() and v.authorizes("lenient")
     guard.remove(p, me)
 
-    # A7/A3: a record written in an earlier boot is a mismatch whatever runs at its pid.
+    # A record written in an earlier boot is a mismatch whatever runs at its pid.
     old_boot = Entry(os.getpid(), token_with(2, "00000000-0000-0000-0000-000000000000"))
     guard.create(p, old_boot)
     v = guard.check(p)
@@ -512,7 +512,7 @@ def test_a_second_acquire_is_held_with_the_holders_entry_and_verdict(tmp_path, s
 
 
 def test_acquire_replaces_a_holder_that_was_killed(tmp_path, spawn):
-    """A7: the holder died without releasing (SIGKILL); the next acquire replaces its record."""
+    """The holder died without releasing (SIGKILL); the next acquire replaces its record."""
     p = tmp_path / "g.json"
     holder = Racers(spawn, 1)
     assert holder.round(f"acquire {p}") == ["won"]
@@ -561,7 +561,7 @@ def test_acquire_unverifiable_and_foreign_holders(tmp_path):
 
 
 def test_racing_acquires_over_a_stale_holder_have_one_owner(tmp_path, spawn):
-    """D2: 6 processes acquire at once while the record names a dead holder: exactly one owns it
+    """6 processes acquire at once while the record names a dead holder: exactly one owns it
     (the rest see it held by that owner), every round; the owner's release removes it."""
     racers = Racers(spawn, 6)
     corpse = spawn.popen(["sleep", "60"])

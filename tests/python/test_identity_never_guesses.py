@@ -1,5 +1,5 @@
-"""A failed read is never a fact about a process, through the Python binding: the cases of
-issue "identity that never guesses" that name Python (I2 with an index, I5 re-exec, I6 EPERM).
+"""A failed read is never a fact about a process, through the Python binding: out of
+descriptors with an index, a daemon that re-executes itself, and EPERM from the kernel.
 Each test that changes process-wide state (rlimits, uid, the executable image) does it in a
 subprocess; processes it starts are ended by pid."""
 
@@ -28,7 +28,7 @@ def run_python(code, *, env=None, prefix=(), timeout=120):
     )
 
 
-def test_i2_cleanup_with_an_index_under_ulimit_10_keeps_or_stops_every_live_hook(tmp_path, spawn):
+def test_cleanup_with_an_index_under_ulimit_10_keeps_or_stops_every_live_hook(tmp_path, spawn):
     hooks = []
     for i in range(40):
         d = tmp_path / f"plugin{i % 4}"
@@ -64,7 +64,7 @@ def test_i2_cleanup_with_an_index_under_ulimit_10_keeps_or_stops_every_live_hook
     assert sum(x["status"] == "succeeded" for x in results) == outcomes.count("exited")
 
 
-def test_i5_a_daemon_that_reexecutes_itself_gets_its_own_guard_back(tmp_path):
+def test_a_daemon_that_reexecutes_itself_gets_its_own_guard_back(tmp_path):
     path = tmp_path / "daemon.json"
     code = f"""
         import os, sys, pidguard
@@ -86,7 +86,7 @@ def test_i5_a_daemon_that_reexecutes_itself_gets_its_own_guard_back(tmp_path):
 
 
 @pytest.mark.skipif(not ROOT, reason="needs root (to become another user in a child)")
-def test_i6_terminate_refused_by_the_kernel_raises_permission_error(spawn):
+def test_terminate_refused_by_the_kernel_raises_permission_error(spawn):
     p = spawn.popen(["sleep", "60"])
     token = pidguard.start_token(p.pid)
     # The child imports pidguard as root (the interpreter may live where uid 65534 cannot

@@ -1,4 +1,4 @@
-"""The abx-dl pidfile (SPEC §3.1), checked against the Python original's rules written out here
+"""The abx-dl pidfile, checked against the Python original's rules written out here
 independently: content read with `int(open(p).read().strip())`, start time from `os.stat(p).st_mtime`,
 compared with `psutil.Process(pid).create_time()` within the tolerance."""
 
@@ -18,7 +18,7 @@ TOLERANCE = 5.0
 
 
 def original_validate(pid_file, tolerance=TOLERANCE):
-    """seed 000's validate_pid_file, without the cmd check."""
+    """abx-dl's own validate_pid_file (process_utils), without the cmd check."""
     if not os.path.exists(pid_file):
         return False
     try:
@@ -30,7 +30,7 @@ def original_validate(pid_file, tolerance=TOLERANCE):
 
 
 def original_write(pid_file, pid, start_time):
-    """seed 000's write_pid_file_with_mtime: a plain write, then os.utime."""
+    """abx-dl's own write_pid_file_with_mtime (process_utils): a plain write, then os.utime."""
     with open(pid_file, "w") as f:
         f.write(str(pid))
     os.utime(pid_file, (start_time, start_time))
@@ -88,7 +88,7 @@ def test_token_decides_over_the_mtime(tmp_path, spawn):
     pidguard.write_pid_file_with_mtime(pid_file, p.pid, time.time())
     token = os.getxattr(pid_file, pidguard.TOKEN_XATTR).decode()
     assert token == pidguard.start_token(p.pid)
-    # A clock step after the record (G1): the mtime is far off, the token still matches.
+    # A clock step after the record: the mtime is far off, the token still matches.
     os.utime(pid_file, (1e9, 1e9))
     c = pidguard.check_pid_file(pid_file)
     assert c.valid and c.verdict == "match" and c.token == token
@@ -97,7 +97,7 @@ def test_token_decides_over_the_mtime(tmp_path, spawn):
     cases = [
         # other start ticks, recorded without a pidfs inode (with inodes on both sides the inode decides alone)
         ("mismatch", f"{prefix}:{machine}:{boot}:{ns}:{int(ticks) + 1}:-"),
-        ("mismatch", f"{prefix}:{machine}:00000000-0000-0000-0000-000000000000:{ns}:{ticks}:{ino}"),  # A3
+        ("mismatch", f"{prefix}:{machine}:00000000-0000-0000-0000-000000000000:{ns}:{ticks}:{ino}"),  # another boot
         ("foreign", f"{prefix}:othermachine:00000000-0000-4000-8000-000000000000:{ns}:{ticks}:{ino}"),
         ("foreign", f"{prefix}:{machine}:{boot}:1:{ticks}:{ino}"),  # another pid namespace
         ("bad-token", "not a token"),
@@ -122,14 +122,14 @@ def alive_and_untouched(p):
     [b"", b"\n", b"503\n7\n", b"0", b"-1", b"+5", b"5_0", b"5\x00", b"99999999", b"abc", b"1 2", b"1.5"],
     ids=repr,
 )
-def test_malformed_content_is_false_never_an_exception(tmp_path, content):  # E1, E2, E3
+def test_malformed_content_is_false_never_an_exception(tmp_path, content):
     pid_file = tmp_path / "on_x.bg.pid"
     pid_file.write_bytes(content)
     assert pidguard.validate_pid_file(pid_file) is False
     assert pidguard.check_pid_file(pid_file).reason == "malformed"
 
 
-def test_ten_megabytes_of_digits_is_rejected_quickly(tmp_path):  # E3
+def test_ten_megabytes_of_digits_is_rejected_quickly(tmp_path):
     pid_file = tmp_path / "on_x.bg.pid"
     pid_file.write_bytes(b"1" * (10 << 20))
     t = time.monotonic()
@@ -137,7 +137,7 @@ def test_ten_megabytes_of_digits_is_rejected_quickly(tmp_path):  # E3
     assert time.monotonic() - t < 5.0
 
 
-def test_missing_symlink_fifo_and_directory(tmp_path, spawn):  # F2
+def test_missing_symlink_fifo_and_directory(tmp_path, spawn):
     p = spawn.popen(["sleep", "30"])
     real = tmp_path / "real.pid"
     original_write(real, p.pid, time.time())
@@ -223,7 +223,7 @@ def test_non_utf8_path_bytes(tmp_path, spawn):
     assert pidguard.validate_pid_file(os.fsdecode(pid_file))  # the surrogate-escaped str form
 
 
-def test_write_refuses_a_symlink_and_leaves_its_target_alone(tmp_path, spawn):  # F2
+def test_write_refuses_a_symlink_and_leaves_its_target_alone(tmp_path, spawn):
     p = spawn.popen(["sleep", "30"])
     target = tmp_path / "precious"
     target.write_text("keep me")
@@ -238,7 +238,7 @@ def test_write_refuses_a_symlink_and_leaves_its_target_alone(tmp_path, spawn):  
     assert target.read_text() == "keep me"
 
 
-def test_write_mode_ignores_umask(tmp_path, spawn):  # F2
+def test_write_mode_ignores_umask(tmp_path, spawn):
     p = spawn.popen(["sleep", "30"])
     old = os.umask(0)
     try:

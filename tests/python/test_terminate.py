@@ -14,7 +14,7 @@ from conftest import alive, can_unshare, group_members, proc_state, run_in_pid_n
 IGNORE_TERM = "trap '' TERM; while :; do sleep 0.2; done"
 
 
-def test_terminates_a_group_leader_and_its_group_after_term(spawn):  # C1, B3
+def test_terminates_a_group_leader_and_its_group_after_term(spawn):
     p = spawn.popen(["sh", "-c", "sleep 60 & sleep 60 & wait"])
     assert wait_until(lambda: len(group_members(p.pid)) == 3)
     kids = [m for m in group_members(p.pid) if m != p.pid]
@@ -31,7 +31,7 @@ def test_terminates_a_group_leader_and_its_group_after_term(spawn):  # C1, B3
     assert p.wait() == -signal.SIGTERM  # left for Popen: not reaped by default
 
 
-def test_escalates_to_kill_for_a_group_that_ignores_term(spawn):  # C2
+def test_escalates_to_kill_for_a_group_that_ignores_term(spawn):
     p = spawn.popen(["bash", "-c", f"(trap '' TERM; {IGNORE_TERM}) & {IGNORE_TERM}"])
     assert wait_until(lambda: len(group_members(p.pid)) >= 2)
     r = pidguard.terminate(p.pid, pidguard.start_token(p.pid), schedule="TERM/0.5/KILL/5")
@@ -59,14 +59,14 @@ def test_non_leader_is_terminated_alone(spawn):
     assert alive(p.pid) and p.poll() is None, "the group leader was not touched"
 
 
-def test_mismatched_token_is_refused_and_nothing_is_sent(spawn):  # A1
+def test_mismatched_token_is_refused_and_nothing_is_sent(spawn):
     p = spawn.popen(["sleep", "60"])
     token = pidguard.start_token(p.pid)
     prefix, machine, boot, ns, ticks, ino = token.split(":")
     for bad, refusal in [
         # other start ticks, recorded without an inode (with inodes on both sides the inode decides)
         (f"{prefix}:{machine}:{boot}:{ns}:{int(ticks) - 1}:-", "mismatch"),
-        (f"{prefix}:{machine}:0-0-0:{ns}:{ticks}:{ino}", "mismatch"),  # another boot (A3)
+        (f"{prefix}:{machine}:0-0-0:{ns}:{ticks}:{ino}", "mismatch"),  # another boot
         (f"{prefix}:elsewhere:0-0-0:{ns}:{ticks}:{ino}", "unverifiable"),  # another machine (and boot)
     ]:
         for policy in ("strict", "lenient"):
@@ -86,7 +86,7 @@ def test_policies_without_a_token(spawn):
     assert r.outcome == "exited"
 
 
-def test_zombie_and_gone(spawn):  # B2
+def test_zombie_and_gone(spawn):
     p = spawn.popen(["true"])
     assert wait_until(lambda: proc_state(p.pid) == "Z")
     with pytest.raises(ProcessLookupError):
@@ -134,7 +134,7 @@ for policy in ("strict", "lenient"):
         out["init-" + policy] = "signalled"
     except pidguard.RefusedError as e:
         out["init-" + policy] = e.refusal
-# A8: record a process, let it die and be reaped, give its pid to a bystander group leader.
+# Record a process, let it die and be reaped, give its pid to a bystander group leader.
 victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
 token = pidguard.start_token(victim.pid)
 pid = victim.pid
@@ -157,7 +157,7 @@ print(json.dumps(out))
 """
 
 
-def test_pid_reuse_in_a_private_namespace_never_signals_the_new_owner():  # A8, A5
+def test_pid_reuse_in_a_private_namespace_never_signals_the_new_owner():
     why = can_unshare()
     if why:
         pytest.skip(why)

@@ -1,4 +1,4 @@
-//! Scenario benchmarks of pidguard (issue 9) that are not micro-benchmarks. Each subcommand
+//! Scenario benchmarks of pidguard that are not micro-benchmarks. Each subcommand
 //! prints one JSON object per line on stdout; `scripts/bench.sh` collects them.
 //!
 //! - `validate <rounds> <batch>`: `validate_pid_file` vs the syscall floor, alternating batches

@@ -1,4 +1,4 @@
-//! The one rule for "has this process exited?" (SPEC §2.2): every consumer of "zombie" —
+//! The one rule for "has this process exited?": every consumer of "zombie" —
 //! [`lookup`](super::lookup), [`start_token`](super::start_token), [`ProcessRef`](super::ProcessRef),
 //! `pidguard write`, `is_process_alive`, the group rules of cleanup and stop — takes it from here.
 //!

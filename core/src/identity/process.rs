@@ -32,7 +32,7 @@ pub struct ProcessInfo {
     pub exited: bool,
     /// Start time in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
     pub start_ticks: u64,
-    /// The start token of §2.1.
+    /// The start token (boot, pid namespace, start ticks, pidfs inode).
     pub token: StartToken,
     /// psutil-compatible create time, seconds since the epoch as `f64`:
     /// `btime + start_ticks / CLK_TCK`, with `btime` read afresh. Used only for the abx-dl

@@ -26,7 +26,7 @@ pub(crate) enum PidfileTarget {
 /// (`pin`, from [`check_pinned`](super::mtime::check_pinned)): nothing is pinned or read twice.
 ///
 /// The file must be valid ([`PidFileCheck::valid`]): a matching token, or — for a token-less
-/// file — the seed's evidence (mtime within tolerance of the create time and a matching command
+/// file — abx-dl's evidence (mtime within tolerance of the create time and a matching command
 /// file). A zombie leader whose identity matches is acted on too: its process group may still
 /// hold live children, and the zombie pins the group number. (A caller applying the lenient
 /// policy to a token-less record, as [`crate::stop_pid_file`] does, marks the check valid

@@ -26,7 +26,7 @@ pub enum Step {
 /// - a lone number `T` means `TERM/T/KILL/T`;
 /// - at least two items otherwise, at least one signal, no `forever` elsewhere than last.
 ///
-/// The default is `TERM/2/KILL/1` (abx-dl's cleanup, seed 000).
+/// The default is `TERM/2/KILL/1` (the schedule of abx-dl's own cleanup).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule {
     steps: Vec<Step>,

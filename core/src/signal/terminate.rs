@@ -441,7 +441,8 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateRep
             };
             let mut outcome = r.outcome.clone().unwrap_or(Outcome::Unkillable);
             // Survivors that were all skipped for their uid (a root caller acting on another
-            // user's pidfile, §3.3) were never signalled: refused, not unkillable.
+            // user's pidfile aims only at that user's processes) were never signalled: refused,
+            // not unkillable.
             let skipped = r.h.skipped_for_uid();
             if outcome == Outcome::Unkillable && !survivors.is_empty() && survivors.iter().all(|p| skipped.contains(p)) {
                 outcome = Outcome::Refused(Refusal::UntrustedPidfile);

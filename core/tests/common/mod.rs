@@ -138,6 +138,11 @@ pub fn reexec(name: &str, prefix: &[&str], setup: impl FnOnce(&mut Command)) -> 
     let out = cmd.output().expect("re-run the test binary");
     println!("--- child {name} stdout ---\n{}", String::from_utf8_lossy(&out.stdout));
     println!("--- child {name} stderr ---\n{}", String::from_utf8_lossy(&out.stderr));
+    // A child that ran no test (a name that matches none) would pass without doing anything.
+    assert!(
+        !out.status.success() || String::from_utf8_lossy(&out.stdout).contains("running 1 test"),
+        "the child ran no test named {name}"
+    );
     out
 }
 

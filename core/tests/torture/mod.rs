@@ -1,4 +1,5 @@
-//! The reuse torture of BUGS A8 (with A2 and A4), shared by `examples/reuse_torture.rs` and
+//! The real PID-reuse torture (a recorded pid handed to a bystander group, same-tick and
+//! different-tick, through handles opened before the death), shared by `examples/reuse_torture.rs` and
 //! `tests/signalling.rs`. See the example for what one round does. Must run as PID 1 of a
 //! private PID namespace.
 #![allow(dead_code)]

@@ -1,4 +1,4 @@
-"""Guard pidfiles: one JSON record per file, exactly one winner, removal by content (SPEC §3.2).
+"""Guard pidfiles: one JSON record per file, exactly one winner, removal by content.
 
 A guard pidfile says "this process holds this name": a single-instance daemon, a watcher
 serving one session. The file holds one :class:`Entry` — the holder's ``pid``, its
