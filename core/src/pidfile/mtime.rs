@@ -66,7 +66,7 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
     })
 }
 
-/// Why a pidfile is or is not valid: the answer of [`check_pid_file`].
+/// Why a pidfile is or is not valid: the answer of `check_pid_file`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CheckReason {
     /// Valid: the recorded process is alive and matches.
@@ -194,58 +194,7 @@ pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
     (1..=procfs::pid_max() as i64).contains(&v).then_some(v as i32)
 }
 
-/// `validate_pid_file` of seed 000: true when the file names a live process that is the one it
-/// recorded. Every failure is `false`, never an error. See [`check_pid_file`] for the reason.
-pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> bool {
-    check_pid_file(pid_file, cmd_file, tolerance).valid
-}
-
-/// [`validate_pid_file`] with the recorded command given either way ([`RecordedCommand`]): a
-/// `.sh` file, or the argv list abx-dl's current release passes
-/// (`validate_pid_file(pid_file, expected_argv)`).
-pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> bool {
-    check_pid_file_recorded(pid_file, recorded, tolerance).valid
-}
-
-/// Judge an abx-dl pidfile and say why. Never fails: every problem is a reason.
-///
-/// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
-///   refused, a FIFO cannot block) holding one decimal pid from 1 to 4194304.
-/// - A zombie or missing process is `Gone`/`Zombie`.
-/// - With a `user.pidguard.token`, the token decides: another boot → `Mismatch` without looking
-///   at the process; another machine or PID namespace → `Foreign`.
-/// - Without one: valid only when `|mtime − create_time| <= tolerance` (seconds).
-/// - `cmd_file`, when given and present, must match the live argv ([`command_matches`]).
-pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
-    check_pinned(pid_file, cmd_file, tolerance).0
-}
-
-/// [`check_pid_file`] with the recorded command given either way ([`RecordedCommand`]): the
-/// hook's `.sh` file, or the argv itself (abx-dl's current release keeps it in memory). Without
-/// a token the record must match the live argv by abx-dl's current rules ([`command_matches`]);
-/// a `.sh` file that is missing, or an empty argv, records nothing.
-pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> PidFileCheck {
-    check_pinned_recorded(pid_file, recorded, tolerance).0
-}
-
-/// [`check_pid_file`], handing on the pin it made: the process it judged, for the caller to
-/// act on instead of pinning and reading again. The handle is there when the file names a
-/// process that may be acted on or needs its group looked at (valid, zombie, or a token-less
-/// record whose mtime or command is off); never for a proven mismatch or an unreadable one.
-pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
-    check_pinned_recorded(pid_file, cmd_file.map(RecordedCommand::File), tolerance)
-}
-
-/// [`check_pinned`] with the recorded command given either way ([`RecordedCommand`]).
-pub(crate) fn check_pinned_recorded(
-    pid_file: &Path,
-    recorded: Option<RecordedCommand<'_>>,
-    tolerance: f64,
-) -> (PidFileCheck, Option<ProcessRef>) {
-    check_pinned_with(pid_file, recorded.map_or(CmdRule::None, CmdRule::Command), tolerance)
-}
-
-/// The recorded command that [`check_pinned_with`] compares a token-less record with.
+/// The recorded command that [`check_pinned_opened`] compares a token-less record with.
 pub(crate) enum CmdRule<'a> {
     /// No command rule.
     None,
@@ -267,13 +216,11 @@ pub(crate) fn cmd_file_is_foreign(sh_owner: Option<u32>, pid_owner: Option<u32>)
     matches!((sh_owner, pid_owner), (Some(sh), Some(pid)) if sh != 0 && sh != pid)
 }
 
-/// [`check_pinned_recorded`] with the command rule given as a record to load or as the caller's
-/// own load of it.
-pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
-    check_pinned_opened(super::retire::open_strict(pid_file), cmd, tolerance)
-}
-
-/// [`check_pinned_with`] of a pidfile already opened with the strict opener
+/// The check of an abx-dl pidfile (`crate::options::check_pid_file_with`) of a pidfile already
+/// opened with the strict opener, handing on the pin it made (the process it judged, for the
+/// caller to act on instead of pinning and reading again: there when the file names a process
+/// that may be acted on or needs its group looked at — valid, zombie, or a token-less record
+/// whose mtime or command is off; never for a proven mismatch or an unreadable one). Opened
 /// (`pidfile::retire::open_strict_in` from its directory's descriptor, so that the caller knows
 /// which directory the record was judged in); `opened` is that open's result.
 pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
