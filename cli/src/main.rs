@@ -10,12 +10,12 @@ mod progress;
 mod report;
 mod run;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode as ProcessExit;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use pidguard::report::{HookView, PidFileCheckView, StopView};
-use pidguard::{check_pid_file, cleanup_background_hooks, CleanupOptions, ExitCode, Format, Policy, Schedule};
+use pidguard::{cleanup_background_hooks, CleanupOptions, ExitCode, Policy, Schedule};
 
 /// The text after `--help`: every exit code, from core's table.
 fn exit_codes_help() -> String {
@@ -52,11 +52,16 @@ enum Cmd {
         /// The pidfile.
         pidfile: PathBuf,
         /// The hook's `.sh` command file (default: `<pidfile without .pid>.sh` when it exists).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "argv")]
         cmd_file: Option<PathBuf>,
-        /// Tolerance of the mtime rule for token-less pidfiles, seconds (≥ 0).
-        #[arg(long, default_value_t = pidguard::DEFAULT_TOLERANCE, allow_negative_numbers = true)]
-        tolerance: f64,
+        /// The hook's recorded argv instead of a `.sh` file (abx-dl's current release), after `--`:
+        /// `status PIDFILE -- sleep 1000`.
+        #[arg(last = true)]
+        argv: Vec<String>,
+        /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5; a value
+        /// that is not a finite number ≥ 0 admits no skew).
+        #[arg(long, allow_negative_numbers = true)]
+        tolerance: Option<f64>,
         /// Print JSON (the fields are listed from core's report table by `command()`).
         #[arg(long)]
         json: bool,
@@ -159,13 +164,6 @@ pub(crate) fn fail(e: &pidguard::Error) -> ProcessExit {
     ExitCode::for_error(e).into()
 }
 
-/// The `.sh` beside the pidfile ([`pidguard::launch::cmd_file_for`]) when it exists: the
-/// command rule applies only when there is a command to check.
-fn default_cmd_file(pidfile: &Path) -> Option<PathBuf> {
-    let p = pidguard::launch::cmd_file_for(pidfile);
-    p.exists().then_some(p)
-}
-
 /// Parse the command line; a usage error exits 64 (EX_USAGE), `--help`/`--version` exit 0.
 fn parse() -> Result<Cli, ProcessExit> {
     let matches = command().try_get_matches().map_err(|e| {
@@ -243,17 +241,13 @@ fn main() -> ProcessExit {
                 Err(e) => fail(&e),
             }
         }
-        Cmd::Status { pidfile, cmd_file, tolerance, json } => {
-            if !tolerance.is_finite() || tolerance < 0.0 {
-                return bad_input(format!("bad tolerance {tolerance}: seconds, a finite number >= 0"));
-            }
-            let format = Format::of(&pidfile);
-            let c = match format {
-                Format::Guard => match pidguard::guard::check(&pidfile) {
-                    Ok(v) => v.to_check(),
-                    Err(e) => return fail(&e),
-                },
-                Format::AbxDl => check_pid_file(&pidfile, cmd_file.or_else(|| default_cmd_file(&pidfile)).as_deref(), tolerance),
+        Cmd::Status { pidfile, cmd_file, argv, tolerance, json } => {
+            let argv = (!argv.is_empty()).then_some(argv);
+            let (format, c) = match pidguard::CheckOptions::from_parts(cmd_file.as_deref(), argv.as_deref(), tolerance)
+                .and_then(|opts| pidguard::options::status(&pidfile, &opts))
+            {
+                Ok(fc) => fc,
+                Err(e) => return fail(&e),
             };
             // The check says only "unreadable"; the system's own reason is asked for the message
             // and for core's choice between 77 and 4.
@@ -277,7 +271,7 @@ fn main() -> ProcessExit {
             let opts = pidguard::StopOptions {
                 schedule,
                 policy,
-                cmd_file: cmd_file.or_else(|| default_cmd_file(&pidfile)),
+                cmd_file: cmd_file.or_else(|| pidguard::options::default_cmd_file(&pidfile)),
                 ..Default::default()
             };
             let r = match pidguard::stop_pid_file(&pidfile, &opts) {

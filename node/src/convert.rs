@@ -22,7 +22,7 @@ pub fn code_of(kind: pidguard::ErrorKind) -> String {
     format!("PIDGUARD_{}", kind.slug().to_ascii_uppercase().replace('-', "_"))
 }
 
-/// The one converter: a JavaScript `Error` whose `message` is core's (it names the path or pid),
+/// The one converter: a JavaScript `Error` (a `RangeError` for `PIDGUARD_INVALID_ARGUMENT`) whose `message` is core's (it names the path or pid),
 /// with `code` (`PIDGUARD_<KIND>`), `kind` (the slug), and `errno`, `path`, `pid`, `refusal`
 /// where the error carries them; `family` (the code of the broader kind, e.g.
 /// `PIDGUARD_UNTRUSTED` for `PIDGUARD_SYMLINK`) when the kind refines another; `holder` (a
@@ -31,7 +31,13 @@ pub fn code_of(kind: pidguard::ErrorKind) -> String {
 /// object to JavaScript.
 pub fn js_error(env: &Env, e: &pidguard::Error) -> napi::Error {
     let build = || -> Result<napi::Error> {
-        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
+        // An argument the call does not accept is a `RangeError`, as Node's own APIs throw for a
+        // value outside what they take; every other kind is an `Error`.
+        let mut obj = if e.kind() == pidguard::ErrorKind::InvalidArgument {
+            napi::JsRangeError::from(napi::Error::new(Status::InvalidArg, e.message())).into_unknown(*env).coerce_to_object()?
+        } else {
+            env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?
+        };
         obj.set("code", code_of(e.kind()))?;
         obj.set("kind", e.kind().slug())?;
         if let Some(errno) = e.errno() {
