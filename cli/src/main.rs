@@ -52,10 +52,10 @@ enum Cmd {
         /// The pidfile.
         pidfile: PathBuf,
         /// The hook's `.sh` command file (default: `<pidfile without .pid>.sh` when it exists).
-        #[arg(long, conflicts_with = "argv")]
+        #[arg(long)]
         cmd_file: Option<PathBuf>,
         /// The hook's recorded argv instead of a `.sh` file (abx-dl's current release), after `--`:
-        /// `status PIDFILE -- sleep 1000`.
+        /// `status PIDFILE -- sleep 1000` (with --cmd-file too: bad input, core's rule).
         #[arg(last = true)]
         argv: Vec<String>,
         /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5; a value
