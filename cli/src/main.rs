@@ -79,6 +79,10 @@ enum Cmd {
         /// The `.sh` command file to check the live argv against (default: beside the pidfile).
         #[arg(long)]
         cmd_file: Option<PathBuf>,
+        /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5; anything but
+        /// a finite number ≥ 0 is bad input: stop acts on the answer).
+        #[arg(long, allow_negative_numbers = true)]
+        tolerance: Option<f64>,
         /// Exit 0 instead of 1 when there was nothing to do (no pidfile, a stale record, the
         /// process already gone), as start-stop-daemon's `--oknodo`: a repeated stop succeeds.
         #[arg(long)]
@@ -262,18 +266,21 @@ fn main() -> ProcessExit {
             }
             ExitCode::for_check_at(&pidfile, &c, os_error.as_ref()).into()
         }
-        Cmd::Stop { pidfile, retry, lenient, cmd_file, oknodo, json } => {
+        Cmd::Stop { pidfile, retry, lenient, cmd_file, tolerance, oknodo, json } => {
             let schedule: Schedule = match retry.parse() {
                 Ok(s) => s,
                 Err(e) => return bad_input(e),
             };
             let policy = if lenient { Policy::Lenient } else { Policy::Strict };
-            let opts = pidguard::StopOptions {
+            let mut opts = pidguard::StopOptions {
                 schedule,
                 policy,
                 cmd_file: cmd_file.or_else(|| pidguard::options::default_cmd_file(&pidfile)),
                 ..Default::default()
             };
+            if let Some(t) = tolerance {
+                opts.tolerance = t;
+            }
             let r = match pidguard::stop_pid_file(&pidfile, &opts) {
                 Ok(r) => r,
                 Err(e) => {
