@@ -253,18 +253,18 @@ fn main() -> ProcessExit {
                 Ok(fc) => fc,
                 Err(e) => return fail(&e),
             };
-            // The check says only "unreadable"; the system's own reason is asked for the message
-            // and for core's choice between 77 and 4.
-            let os_error = (c.reason == pidguard::CheckReason::Unreadable).then(|| report::open_error(&pidfile)).flatten();
+            // The check carries the system's reason for "unreadable": for the message and for
+            // core's choice between 77 and 4.
+            let os_error = c.os_error();
             if json {
                 report::print_json(serde_json::to_string(&PidFileCheckView::from(&c)));
-                if let Some(e) = &os_error {
+                if let Some(e) = os_error {
                     eprintln!("pidguard: {}: {e}", pidfile.display());
                 }
             } else {
-                println!("{}", report::check_text(&pidfile, format, &c, os_error.as_ref()));
+                println!("{}", report::check_text(&pidfile, format, &c, os_error));
             }
-            ExitCode::for_check_at(&pidfile, &c, os_error.as_ref()).into()
+            ExitCode::for_check_at(&pidfile, &c, os_error).into()
         }
         Cmd::Stop { pidfile, retry, lenient, cmd_file, tolerance, oknodo, json } => {
             let schedule: Schedule = match retry.parse() {

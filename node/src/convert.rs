@@ -234,3 +234,15 @@ pub fn no_panic<T>(f: impl FnOnce() -> pidguard::Result<T>) -> pidguard::Result<
         Err(pidguard::Error::new(pidguard::ErrorKind::Panic, format!("pidguard bug: a panic was caught at the Node boundary: {what}")))
     })
 }
+
+/// A number option that may also be `null`: `null` and a missing key both leave the option to
+/// core's default (`undefined` never reaches here: napi makes it `None`).
+pub type Seconds = Either<f64, Null>;
+
+/// The number of a [`Seconds`] option, or `None` for `null` or a missing key.
+pub fn given(v: Option<Seconds>) -> Option<f64> {
+    match v {
+        Some(Either::A(n)) => Some(n),
+        _ => None,
+    }
+}

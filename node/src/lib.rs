@@ -102,7 +102,8 @@ pub struct PidFileOptions {
     /// Allowed distance between the file's mtime and the process's create time, in seconds, for
     /// pidfiles without a start token. `undefined` or `null`: 5.0 (core's `DEFAULT_TOLERANCE`).
     /// A value that is not a finite number >= 0 admits no skew (`mtime-skew`), never an error.
-    pub tolerance: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub tolerance: Option<convert::Seconds>,
 }
 
 /// The second argument of `validatePidFile` and `checkPidFile`: the command file, or the options.
@@ -114,7 +115,7 @@ fn check(env: &Env, pid_file: &PathArg, cmd_file: CmdFileOrOptions, tolerance: O
     let (cmd, argv, opt_tol) = match cmd_file {
         None => (None, None, None),
         Some(Either::A(p)) => (Some(path(&p)), None, None),
-        Some(Either::B(o)) => (o.cmd_file.as_ref().map(path), o.argv, o.tolerance),
+        Some(Either::B(o)) => (o.cmd_file.as_ref().map(path), o.argv, convert::given(o.tolerance)),
     };
     call(env, || {
         let opts = pidguard::CheckOptions::from_parts(cmd.as_deref(), argv.as_deref(), tolerance.or(opt_tol))?;
@@ -246,7 +247,8 @@ pub struct CleanupOptions {
     /// Glob (`*`, `?`) matched against file names below the directory; default `'on_*.pid'`.
     pub pattern: Option<String>,
     /// Tolerance of the mtime rule for pidfiles without a token, seconds; default 5.0.
-    pub tolerance: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub tolerance: Option<convert::Seconds>,
     /// Skip finalizing (no index lines, logs kept); default false.
     pub no_finalize: Option<bool>,
 }
@@ -266,7 +268,7 @@ fn cleanup_options(env: &Env, o: Option<CleanupOptions>) -> Result<pidguard::Cle
     if let Some(p) = o.pattern {
         opts.pattern = p;
     }
-    if let Some(t) = o.tolerance {
+    if let Some(t) = convert::given(o.tolerance) {
         opts.tolerance = t;
     }
     if let Some(n) = o.no_finalize {
@@ -320,7 +322,8 @@ pub struct StopOptions {
     #[napi(ts_type = "string | Buffer")]
     pub cmd_file: Option<PathArg>,
     /// Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0.
-    pub tolerance: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub tolerance: Option<convert::Seconds>,
     /// Signal the process group the target leads (default true).
     pub group: Option<bool>,
 }
@@ -351,7 +354,7 @@ pub fn stop_pid_file(env: Env, pid_file: PathArg, options: Option<StopOptions>) 
             opts.policy = pidguard::Policy::Lenient;
         }
         opts.cmd_file = o.cmd_file.as_ref().map(path);
-        if let Some(t) = o.tolerance {
+        if let Some(t) = convert::given(o.tolerance) {
             opts.tolerance = t;
         }
         if let Some(g) = o.group {
@@ -372,7 +375,8 @@ pub struct PinOptions {
     #[napi(ts_type = "string | Buffer")]
     pub cmd_file: Option<PathArg>,
     /// Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0.
-    pub tolerance: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub tolerance: Option<convert::Seconds>,
 }
 
 /// Judge an abx-dl pidfile as abx-dl's `graceful_kill_by_pid_file` does and pin what it names
@@ -394,7 +398,7 @@ pub struct PinOptions {
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: PinOptions | null")]
 pub fn pin_pid_file(env: Env, pid_file: PathArg, options: Option<PinOptions>) -> Result<Either<handle::ProcessRef, StopReport>> {
     let (argv, cmd_file, tolerance) = match options {
-        Some(o) => (o.argv, o.cmd_file.as_ref().map(path), o.tolerance),
+        Some(o) => (o.argv, o.cmd_file.as_ref().map(path), convert::given(o.tolerance)),
         None => (None, None, None),
     };
     let pin = call(&env, || {

@@ -153,6 +153,9 @@ pub struct PidFileCheck {
     /// Why the file is refused for its links, for a privileged caller (see
     /// `pidfile::refused_links`): such a record authorises no signal.
     pub(crate) linked: Option<String>,
+    /// The error of the open, `fstat` or read that made the reason `Unreadable`
+    /// ([`PidFileCheck::os_error`]).
+    pub(crate) read_error: Option<ReadError>,
 }
 
 impl PidFileCheck {
@@ -168,11 +171,37 @@ impl PidFileCheck {
             owner: None,
             live_start_ticks: None,
             linked: None,
+            read_error: None,
         }
+    }
+    /// A check answering `Unreadable` because of `e`.
+    fn unreadable(e: std::io::Error) -> PidFileCheck {
+        let mut c = PidFileCheck::new(CheckReason::Unreadable);
+        c.read_error = Some(ReadError(std::sync::Arc::new(e)));
+        c
+    }
+    /// Why the file could not be opened or read, when the reason is `Unreadable`: the system's
+    /// error with its errno (`EACCES`, `EIO`, …), or — for a privileged caller's unsafe path
+    /// transition — an error without an errno whose text names both ends of the step. For
+    /// tools that word the answer and choose an exit status ([`crate::ExitCode::for_check`])
+    /// without opening the file again. `None` for every other reason.
+    pub fn os_error(&self) -> Option<&std::io::Error> {
+        self.read_error.as_ref().map(|r| &*r.0)
     }
     /// Whether the record belongs to another machine or PID namespace (leave it alone).
     pub fn is_foreign(&self) -> bool {
         self.reason == CheckReason::Foreign
+    }
+}
+
+/// The system's error behind an `Unreadable` check, shared by the check's clones; two are equal
+/// when their errno and text are.
+#[derive(Clone, Debug)]
+pub(crate) struct ReadError(std::sync::Arc<std::io::Error>);
+
+impl PartialEq for ReadError {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.raw_os_error() == other.0.raw_os_error() && self.0.to_string() == other.0.to_string()
     }
 }
 
@@ -228,16 +257,19 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
         Ok(f) => f,
         Err(e) => {
             return (
-                PidFileCheck::new(match e.raw_os_error() {
-                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => CheckReason::Missing,
-                    Some(libc::ELOOP) => CheckReason::NotRegular,
-                    _ => CheckReason::Unreadable,
-                }),
+                match e.raw_os_error() {
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => PidFileCheck::new(CheckReason::Missing),
+                    Some(libc::ELOOP) => PidFileCheck::new(CheckReason::NotRegular),
+                    _ => PidFileCheck::unreadable(e),
+                },
                 None,
             )
         }
     };
-    let Ok(meta) = f.metadata() else { return (PidFileCheck::new(CheckReason::Unreadable), None) };
+    let meta = match f.metadata() {
+        Ok(m) => m,
+        Err(e) => return (PidFileCheck::unreadable(e), None),
+    };
     if !meta.is_file() {
         return (PidFileCheck::new(CheckReason::NotRegular), None);
     }
@@ -246,9 +278,13 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
     out.linked = super::refused_links(&meta);
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
     // One read of what fstat says is there (at most one byte past the bound, to tell too long).
-    let Ok(buf) = super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) else {
-        out.reason = CheckReason::Unreadable;
-        return (out, None);
+    let buf = match super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) {
+        Ok(b) => b,
+        Err(e) => {
+            out.reason = CheckReason::Unreadable;
+            out.read_error = Some(ReadError(std::sync::Arc::new(e)));
+            return (out, None);
+        }
     };
     // Longer content is malformed, not truncated: a prefix of it could parse.
     if buf.len() as u64 > MAX_CONTENT {
