@@ -15,7 +15,7 @@ export interface CleanupOptions {
   /** Glob (`*`, `?`) matched against file names below the directory; default `'on_*.pid'`. */
   pattern?: string
   /** Tolerance of the mtime rule for pidfiles without a token, seconds; default 5.0. */
-  tolerance?: number
+  tolerance?: number | null
   /** Skip finalizing (no index lines, logs kept); default false. */
   noFinalize?: boolean
 }
@@ -167,7 +167,7 @@ export interface PidFileOptions {
    * pidfiles without a start token. `undefined` or `null`: 5.0 (core's `DEFAULT_TOLERANCE`).
    * A value that is not a finite number >= 0 admits no skew (`mtime-skew`), never an error.
    */
-  tolerance?: number
+  tolerance?: number | null
 }
 
 /** Options of `pinPidFile`; every default is core's. */
@@ -180,7 +180,7 @@ export interface PinOptions {
   /** The hook's `.sh` command file (older releases). */
   cmdFile?: string | Buffer
   /** Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0. */
-  tolerance?: number
+  tolerance?: number | null
 }
 
 /** What procfs says about one live (or zombie) process: `lookup`'s answer. */
@@ -362,7 +362,7 @@ export interface StopOptions {
   /** The hook's `.sh` command file; the live argv must match its last line. */
   cmdFile?: string | Buffer
   /** Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0. */
-  tolerance?: number
+  tolerance?: number | null
   /** Signal the process group the target leads (default true). */
   group?: boolean
 }
