@@ -12,7 +12,7 @@ use crate::error::Result;
 /// (`validate_pid_file(pid_file, expected_argv)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecordedCommand<'a> {
-    /// A command file written by [`write_cmd_file`]; a missing file records nothing.
+    /// A command file written by [`write_cmd_file`](super::write_cmd_file); a missing file records nothing.
     File(&'a Path),
     /// The argv itself; an empty list records nothing.
     Argv(&'a [String]),

@@ -32,7 +32,7 @@ fn py_line_break(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}')
 }
 
-/// The recorded argv of a command file's text (see [`read_cmd_file`]); empty when none.
+/// The recorded argv of a command file's text (see [`read_cmd_file`](super::read_cmd_file)); empty when none.
 pub fn recorded_argv(text: &str) -> Vec<String> {
     // Cut the text into commands at line breaks outside quotes (shlex's quoting rules).
     let mut commands: Vec<&str> = Vec::new();
