@@ -788,6 +788,38 @@ typedef struct pidguard_pid_file_check {
 } pidguard_pid_file_check;
 
 /**
+ * The options of pidguard_check_pid_file_with(): core's `CheckOptions`, the same names,
+ * defaults and errors as in Rust, Python, Node and the CLI. Zero-initialised
+ * (`pidguard_check_options o = {0};`) it means no recorded command and the default tolerance.
+ */
+typedef struct pidguard_check_options {
+    /**
+     * The hook's `.sh` command file (abx-dl up to 1.12), or NULL. A missing file records nothing.
+     */
+    const char *cmd_file;
+    /**
+     * The hook's argv instead (abx-dl's current release): `argc` NUL-terminated UTF-8 strings,
+     * or NULL. `argc` 0 records nothing. Giving both `cmd_file` and `argv` is
+     * PIDGUARD_EINVALID_ARGUMENT.
+     */
+    const char *const *argv;
+    /**
+     * The number of strings at `argv`.
+     */
+    size_t argc;
+    /**
+     * Whether `tolerance` is given; false: the default, 5.0 seconds (abx-dl's).
+     */
+    bool has_tolerance;
+    /**
+     * Seconds allowed between a token-less record's mtime and its process's create time. A
+     * value that is not a finite number >= 0 admits no skew (`PIDGUARD_REASON_MTIME_SKEW`),
+     * never an error.
+     */
+    double tolerance;
+} pidguard_check_options;
+
+/**
  * What procfs says about one process (pidguard_lookup()). A plain struct the caller
  * allocates; nothing in it needs freeing. `token`, `argv` and `exe` point to copies the library
  * keeps for the calling thread until its next pidguard_lookup().
@@ -1130,8 +1162,8 @@ int pidguard_write_pid_file_with_mtime(const char *pid_file,
  * - `cmd_file`: the hook's `.sh` command file, or NULL to skip the command check. When given
  *   and present, the live argv must match its last line.
  * - `tolerance`: seconds allowed between the file's mtime and the process's create time for a
- *   pidfile without a start token (the seed uses 5.0). A negative or NaN tolerance fails that
- *   rule.
+ *   pidfile without a start token (the seed uses 5.0). A value that is not a finite number >= 0
+ *   admits no skew (core's `CheckOptions`: the same in every surface).
  * - `valid_out`: receives true or false.
  *
  * Every problem with the file or the process (missing, malformed, gone, reused, skewed, another
@@ -1157,6 +1189,24 @@ int pidguard_check_pid_file(const char *pid_file,
                             const char *cmd_file,
                             double tolerance,
                             struct pidguard_pid_file_check *check_out);
+
+/**
+ * Judge an abx-dl pidfile and say why, with the recorded command given either way: core's one
+ * check (`check_pid_file_with`), the options parsed by core (`CheckOptions::from_parts`).
+ * pidguard_check_pid_file() is this call with a `.sh` file or none.
+ *
+ * - `pid_file`: the pidfile's path. Required.
+ * - `options`: the recorded command and the tolerance (see pidguard_check_options), or NULL
+ *   for the defaults.
+ * - `check_out`: receives the answer (a struct the caller allocates).
+ *
+ * Returns 0 (every problem with the file or the process is a reason, not an error);
+ * PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `check_out`, both `cmd_file` and `argv`,
+ * a NULL or non-UTF-8 string in `argv`.
+ */
+int pidguard_check_pid_file_with(const char *pid_file,
+                                 const struct pidguard_check_options *options,
+                                 struct pidguard_pid_file_check *check_out);
 
 /**
  * Write a hook's command file as the seed's spawner does: `#!/bin/bash`, then `argv` joined as

@@ -15,7 +15,7 @@ export interface CleanupOptions {
   /** Glob (`*`, `?`) matched against file names below the directory; default `'on_*.pid'`. */
   pattern?: string
   /** Tolerance of the mtime rule for pidfiles without a token, seconds; default 5.0. */
-  tolerance?: number
+  tolerance?: number | null
   /** Skip finalizing (no index lines, logs kept); default false. */
   noFinalize?: boolean
 }
@@ -146,15 +146,28 @@ export interface PidFileCheck {
   isForeign: boolean
 }
 
-/** Options of `validatePidFile` and `checkPidFile`. */
+/**
+ * Options of `validatePidFile` and `checkPidFile` (core's `CheckOptions`: the same names,
+ * defaults and errors as in every other surface).
+ */
 export interface PidFileOptions {
-  /** The hook's `.sh` command file; when present, the live command must match its last line. */
+  /**
+   * The hook's `.sh` command file (abx-dl up to 1.12); when present, the live command must
+   * match its last line.
+   */
   cmdFile?: string | Buffer
   /**
-   * Allowed distance between the file's mtime and the process's create time, in seconds, for
-   * pidfiles without a start token. Default 5.0 (core's `DEFAULT_TOLERANCE`).
+   * The hook's argv instead (abx-dl's current release, `expected_argv`); an empty array
+   * records nothing. Giving both `argv` and `cmdFile` is a `RangeError`
+   * (`PIDGUARD_INVALID_ARGUMENT`).
    */
-  tolerance?: number
+  argv?: Array<string>
+  /**
+   * Allowed distance between the file's mtime and the process's create time, in seconds, for
+   * pidfiles without a start token. `undefined` or `null`: 5.0 (core's `DEFAULT_TOLERANCE`).
+   * A value that is not a finite number >= 0 admits no skew (`mtime-skew`), never an error.
+   */
+  tolerance?: number | null
 }
 
 /** Options of `pinPidFile`; every default is core's. */
@@ -167,7 +180,7 @@ export interface PinOptions {
   /** The hook's `.sh` command file (older releases). */
   cmdFile?: string | Buffer
   /** Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0. */
-  tolerance?: number
+  tolerance?: number | null
 }
 
 /** What procfs says about one live (or zombie) process: `lookup`'s answer. */
@@ -349,7 +362,7 @@ export interface StopOptions {
   /** The hook's `.sh` command file; the live argv must match its last line. */
   cmdFile?: string | Buffer
   /** Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0. */
-  tolerance?: number
+  tolerance?: number | null
   /** Signal the process group the target leads (default true). */
   group?: boolean
 }
@@ -534,8 +547,8 @@ export declare function lookup(pid: number): ProcessInfo
  * user's processes), else the `StopReport` saying why not (`outcome` `'stale'`, `'refused'`
  * or `'foreign'`, `refusal`, `pidFileRemoved`).
  * 
- * Throws `ERR_INVALID_ARG_VALUE` for `argv` and `cmdFile` both given (before anything is read);
- * `PIDGUARD_INVALID_ARGUMENT` for a tolerance that is not finite seconds >= 0;
+ * Throws a `RangeError` `PIDGUARD_INVALID_ARGUMENT` for `argv` and `cmdFile` both given (before
+ * anything is read) and for a tolerance that is not finite seconds >= 0;
  * `PIDGUARD_UNTRUSTED` for a symlink/FIFO; `PIDGUARD_MALFORMED` for a bad token xattr;
  * `PIDGUARD_PERMISSION_DENIED` when the record cannot be read.
  */
@@ -586,9 +599,10 @@ export declare function terminate(pid: number, options?: TerminateOptions | null
  * it recorded (by its start token when the file has one, else by the mtime rule), and its
  * command matches the `.sh` file when given. Every failure is `false`, never an exception.
  * 
- * Call it as `validatePidFile(pidFile, { cmdFile, tolerance })` or, as the seed does,
+ * Call it as `validatePidFile(pidFile, { cmdFile, argv, tolerance })` or, as the seed does,
  * `validate_pid_file(pidFile, cmdFile, tolerance)`; `tolerance` is in seconds (default 5.0).
- * Throws only for arguments of the wrong type.
+ * Throws only for bad arguments: a `TypeError` for a wrong type, a `RangeError`
+ * (`PIDGUARD_INVALID_ARGUMENT`) for `argv` and `cmdFile` both given.
  */
 export declare function validatePidFile(pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null): boolean
 

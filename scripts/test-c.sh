@@ -34,6 +34,11 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic tests/c/vectors.c $(pkg-config --cfl
   -Wl,-rpath,"$(pkg-config --variable=libdir pidguard)" -o "$tmp/vectors"
 fixture="${CARGO_TARGET_DIR:-target}/debug/examples/vector_fixture"
 sh tests/vectors/in-pidns.sh "$fixture" drive --vectors tests/vectors --lang c -- "$tmp/vectors"
+# The option parity table (tests/operations/options.json), which every surface runs.
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -pedantic tests/c/options.c $(pkg-config --cflags --libs pidguard) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir pidguard)" -o "$tmp/options"
+python3 tests/c/options_parity.py "$tmp/options"
 if ! out="$(cargo test -q -p pidguard-ffi-c --test c_programs --test header --test reports 2>&1)"; then
   echo "$out"
   exit 1

@@ -10,12 +10,12 @@ mod progress;
 mod report;
 mod run;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode as ProcessExit;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use pidguard::report::{HookView, PidFileCheckView, StopView};
-use pidguard::{check_pid_file, cleanup_background_hooks, CleanupOptions, ExitCode, Format, Policy, Schedule};
+use pidguard::{cleanup_background_hooks, CleanupOptions, ExitCode, Policy, Schedule};
 
 /// The text after `--help`: every exit code, from core's table.
 fn exit_codes_help() -> String {
@@ -54,9 +54,14 @@ enum Cmd {
         /// The hook's `.sh` command file (default: `<pidfile without .pid>.sh` when it exists).
         #[arg(long)]
         cmd_file: Option<PathBuf>,
-        /// Tolerance of the mtime rule for token-less pidfiles, seconds (≥ 0).
-        #[arg(long, default_value_t = pidguard::DEFAULT_TOLERANCE, allow_negative_numbers = true)]
-        tolerance: f64,
+        /// The hook's recorded argv instead of a `.sh` file (abx-dl's current release), after `--`:
+        /// `status PIDFILE -- sleep 1000` (with --cmd-file too: bad input, core's rule).
+        #[arg(last = true)]
+        argv: Vec<String>,
+        /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5; a value
+        /// that is not a finite number ≥ 0 admits no skew).
+        #[arg(long, allow_negative_numbers = true)]
+        tolerance: Option<f64>,
         /// Print JSON (the fields are listed from core's report table by `command()`).
         #[arg(long)]
         json: bool,
@@ -74,6 +79,10 @@ enum Cmd {
         /// The `.sh` command file to check the live argv against (default: beside the pidfile).
         #[arg(long)]
         cmd_file: Option<PathBuf>,
+        /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5; anything but
+        /// a finite number ≥ 0 is bad input: stop acts on the answer).
+        #[arg(long, allow_negative_numbers = true)]
+        tolerance: Option<f64>,
         /// Exit 0 instead of 1 when there was nothing to do (no pidfile, a stale record, the
         /// process already gone), as start-stop-daemon's `--oknodo`: a repeated stop succeeds.
         #[arg(long)]
@@ -159,13 +168,6 @@ pub(crate) fn fail(e: &pidguard::Error) -> ProcessExit {
     ExitCode::for_error(e).into()
 }
 
-/// The `.sh` beside the pidfile ([`pidguard::launch::cmd_file_for`]) when it exists: the
-/// command rule applies only when there is a command to check.
-fn default_cmd_file(pidfile: &Path) -> Option<PathBuf> {
-    let p = pidguard::launch::cmd_file_for(pidfile);
-    p.exists().then_some(p)
-}
-
 /// Parse the command line; a usage error exits 64 (EX_USAGE), `--help`/`--version` exit 0.
 fn parse() -> Result<Cli, ProcessExit> {
     let matches = command().try_get_matches().map_err(|e| {
@@ -243,43 +245,42 @@ fn main() -> ProcessExit {
                 Err(e) => fail(&e),
             }
         }
-        Cmd::Status { pidfile, cmd_file, tolerance, json } => {
-            if !tolerance.is_finite() || tolerance < 0.0 {
-                return bad_input(format!("bad tolerance {tolerance}: seconds, a finite number >= 0"));
-            }
-            let format = Format::of(&pidfile);
-            let c = match format {
-                Format::Guard => match pidguard::guard::check(&pidfile) {
-                    Ok(v) => v.to_check(),
-                    Err(e) => return fail(&e),
-                },
-                Format::AbxDl => check_pid_file(&pidfile, cmd_file.or_else(|| default_cmd_file(&pidfile)).as_deref(), tolerance),
+        Cmd::Status { pidfile, cmd_file, argv, tolerance, json } => {
+            let argv = (!argv.is_empty()).then_some(argv);
+            let (format, c) = match pidguard::CheckOptions::from_parts(cmd_file.as_deref(), argv.as_deref(), tolerance)
+                .and_then(|opts| pidguard::options::status(&pidfile, &opts))
+            {
+                Ok(fc) => fc,
+                Err(e) => return fail(&e),
             };
-            // The check says only "unreadable"; the system's own reason is asked for the message
-            // and for core's choice between 77 and 4.
-            let os_error = (c.reason == pidguard::CheckReason::Unreadable).then(|| report::open_error(&pidfile)).flatten();
+            // The check carries the system's reason for "unreadable": for the message and for
+            // core's choice between 77 and 4.
+            let os_error = c.os_error();
             if json {
                 report::print_json(serde_json::to_string(&PidFileCheckView::from(&c)));
-                if let Some(e) = &os_error {
+                if let Some(e) = os_error {
                     eprintln!("pidguard: {}: {e}", pidfile.display());
                 }
             } else {
-                println!("{}", report::check_text(&pidfile, format, &c, os_error.as_ref()));
+                println!("{}", report::check_text(&pidfile, format, &c, os_error));
             }
-            ExitCode::for_check_at(&pidfile, &c, os_error.as_ref()).into()
+            ExitCode::for_check_at(&pidfile, &c, os_error).into()
         }
-        Cmd::Stop { pidfile, retry, lenient, cmd_file, oknodo, json } => {
+        Cmd::Stop { pidfile, retry, lenient, cmd_file, tolerance, oknodo, json } => {
             let schedule: Schedule = match retry.parse() {
                 Ok(s) => s,
                 Err(e) => return bad_input(e),
             };
             let policy = if lenient { Policy::Lenient } else { Policy::Strict };
-            let opts = pidguard::StopOptions {
+            let mut opts = pidguard::StopOptions {
                 schedule,
                 policy,
-                cmd_file: cmd_file.or_else(|| default_cmd_file(&pidfile)),
+                cmd_file: cmd_file.or_else(|| pidguard::options::default_cmd_file(&pidfile)),
                 ..Default::default()
             };
+            if let Some(t) = tolerance {
+                opts.tolerance = t;
+            }
             let r = match pidguard::stop_pid_file(&pidfile, &opts) {
                 Ok(r) => r,
                 Err(e) => {

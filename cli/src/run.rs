@@ -59,12 +59,6 @@ fn misplaced_pidfile(pidfile: &Path, command: &[String]) -> Option<String> {
     None
 }
 
-/// `<pidfile without .pid>.<suffix>`: abx-dl's names for a hook's logs.
-fn beside(pidfile: &Path, suffix: &str) -> PathBuf {
-    let stem = pidfile.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    pidfile.with_file_name(format!("{stem}.{suffix}"))
-}
-
 fn open_log(path: &Path) -> Result<File, ProcessExit> {
     // Core decides how a log beside a pidfile is opened (no symlink, no FIFO, regular files
     // only, and no unsafe transition on a privileged caller's path).
@@ -112,8 +106,9 @@ pub fn run(args: &RunArgs) -> ProcessExit {
             return fail(&e);
         }
     }
-    let out_path = args.stdout.clone().unwrap_or_else(|| beside(&args.pidfile, "stdout.log"));
-    let err_path = args.stderr.clone().unwrap_or_else(|| beside(&args.pidfile, "stderr.log"));
+    let (default_out, default_err) = pidguard::options::default_log_files(&args.pidfile);
+    let out_path = args.stdout.clone().unwrap_or(default_out);
+    let err_path = args.stderr.clone().unwrap_or(default_err);
     for p in [&args.pidfile, &out_path, &err_path] {
         if let Err(e) = launch::check_parent_dir(p) {
             return fail(&e);

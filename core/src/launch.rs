@@ -27,7 +27,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::guard::{self, AcquireOptions, Entry};
 use crate::identity::{lookup, Verdict};
 use crate::pidfile::cmd::write_cmd_file;
-use crate::pidfile::mtime::{check_pid_file, write_pid_file_with_mtime, CheckReason, DEFAULT_TOLERANCE};
+use crate::options::check_pid_file;
+use crate::pidfile::mtime::{write_pid_file_with_mtime, CheckReason, DEFAULT_TOLERANCE};
 
 /// Which kind of pidfile [`record`] writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,9 +42,10 @@ pub enum RecordFormat {
     Guard,
 }
 
-/// The `.sh` command file that goes with an abx-dl pidfile: `<pidfile without .pid>.sh`.
+/// The `.sh` command file that goes with an abx-dl pidfile: `<pidfile without .pid>.sh`
+/// ([`crate::options::cmd_file_for`], where the name is decided).
 pub fn cmd_file_for(pid_file: &Path) -> PathBuf {
-    pid_file.with_extension("sh")
+    crate::options::cmd_file_for(pid_file)
 }
 
 /// Refuse to (re)write `pid_file` while it still belongs to a process.

@@ -57,6 +57,7 @@ mod signo;
 pub mod hooks;
 pub mod identity;
 pub mod launch;
+pub mod options;
 pub mod pidfile;
 pub mod report;
 pub mod signal;
@@ -72,7 +73,8 @@ pub use identity::{
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
 pub use pidfile::Format;
-pub use pidfile::mtime::{check_pid_file, check_pid_file_recorded, validate_pid_file, validate_pid_file_recorded, write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
+pub use options::{check_pid_file, check_pid_file_with, validate_pid_file, CheckOptions};
+pub use pidfile::mtime::{write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
 pub use signal::{
     pin_pid_file, stop_pid_file, terminate, terminate_pid, ExitStatus, Outcome, PidFilePin, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,
     TerminateOptions, TerminateReport,

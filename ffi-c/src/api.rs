@@ -50,8 +50,8 @@ pub extern "C" fn pidguard_write_pid_file_with_mtime(pid_file: *const c_char, pi
 /// - `cmd_file`: the hook's `.sh` command file, or NULL to skip the command check. When given
 ///   and present, the live argv must match its last line.
 /// - `tolerance`: seconds allowed between the file's mtime and the process's create time for a
-///   pidfile without a start token (the seed uses 5.0). A negative or NaN tolerance fails that
-///   rule.
+///   pidfile without a start token (the seed uses 5.0). A value that is not a finite number >= 0
+///   admits no skew (core's `CheckOptions`: the same in every surface).
 /// - `valid_out`: receives true or false.
 ///
 /// Every problem with the file or the process (missing, malformed, gone, reused, skewed, another
@@ -93,6 +93,64 @@ pub extern "C" fn pidguard_check_pid_file(
         let cmd_file = opt_path(cmd_file, "cmd_file")?;
         let check_out = out(check_out, "check_out")?;
         let c = pg::check_pid_file(pid_file, cmd_file, tolerance);
+        write_result(check_out, |kept| Ok(pidguard_pid_file_check::of(&c, kept)))
+    })
+}
+
+/// The options of pidguard_check_pid_file_with(): core's `CheckOptions`, the same names,
+/// defaults and errors as in Rust, Python, Node and the CLI. Zero-initialised
+/// (`pidguard_check_options o = {0};`) it means no recorded command and the default tolerance.
+#[repr(C)]
+pub struct pidguard_check_options {
+    /// The hook's `.sh` command file (abx-dl up to 1.12), or NULL. A missing file records nothing.
+    pub cmd_file: *const c_char,
+    /// The hook's argv instead (abx-dl's current release): `argc` NUL-terminated UTF-8 strings,
+    /// or NULL. `argc` 0 records nothing. Giving both `cmd_file` and `argv` is
+    /// PIDGUARD_EINVALID_ARGUMENT.
+    pub argv: *const *const c_char,
+    /// The number of strings at `argv`.
+    pub argc: usize,
+    /// Whether `tolerance` is given; false: the default, 5.0 seconds (abx-dl's).
+    pub has_tolerance: bool,
+    /// Seconds allowed between a token-less record's mtime and its process's create time. A
+    /// value that is not a finite number >= 0 admits no skew (`PIDGUARD_REASON_MTIME_SKEW`),
+    /// never an error.
+    pub tolerance: f64,
+}
+
+/// Judge an abx-dl pidfile and say why, with the recorded command given either way: core's one
+/// check (`check_pid_file_with`), the options parsed by core (`CheckOptions::from_parts`).
+/// pidguard_check_pid_file() is this call with a `.sh` file or none.
+///
+/// - `pid_file`: the pidfile's path. Required.
+/// - `options`: the recorded command and the tolerance (see pidguard_check_options), or NULL
+///   for the defaults.
+/// - `check_out`: receives the answer (a struct the caller allocates).
+///
+/// Returns 0 (every problem with the file or the process is a reason, not an error);
+/// PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `check_out`, both `cmd_file` and `argv`,
+/// a NULL or non-UTF-8 string in `argv`.
+#[no_mangle]
+pub extern "C" fn pidguard_check_pid_file_with(
+    pid_file: *const c_char,
+    options: *const pidguard_check_options,
+    check_out: *mut pidguard_pid_file_check,
+) -> c_int {
+    ffi!("pidguard_check_pid_file_with", {
+        let pid_file = path(pid_file, "pid_file")?;
+        let check_out = out(check_out, "check_out")?;
+        // SAFETY: a non-NULL `options` points at a pidguard_check_options the caller owns.
+        let o = unsafe { options.as_ref() };
+        let (cmd_file, args, tolerance) = match o {
+            None => (None, None, None),
+            Some(o) => (
+                opt_path(o.cmd_file, "cmd_file")?,
+                crate::process::argv_arg(o.argv, o.argc)?,
+                o.has_tolerance.then_some(o.tolerance),
+            ),
+        };
+        let opts = pg::CheckOptions::from_parts(cmd_file, args.as_deref(), tolerance)?;
+        let c = pg::check_pid_file_with(pid_file, &opts);
         write_result(check_out, |kept| Ok(pidguard_pid_file_check::of(&c, kept)))
     })
 }

@@ -281,24 +281,9 @@ pub extern "C" fn pidguard_pin_pid_file(
         let cmd_file = crate::boundary::opt_path(cmd_file, "cmd_file")?;
         let process_out = out(process_out, "process_out")?;
         let result_out = out(result_out, "result_out")?;
-        let args = if argv.is_null() {
-            None
-        } else {
-            let argv = crate::boundary::non_null(argv, "argv")?;
-            let mut args = Vec::with_capacity(argc);
-            for i in 0..argc {
-                // SAFETY: the caller gives `argc` readable pointers at `argv`.
-                let a = unsafe { *argv.as_ptr().add(i) };
-                args.push(crate::boundary::utf8(a, &format!("argv[{i}]"))?.to_string());
-            }
-            Some(args)
-        };
-        let recorded = match (cmd_file, &args) {
-            (Some(_), Some(_)) => return Err(pidguard_core::Error::invalid("give cmd_file or argv, not both")),
-            (Some(p), None) => Some(pidguard_core::RecordedCommand::File(p)),
-            (None, Some(a)) => Some(pidguard_core::RecordedCommand::Argv(a)),
-            (None, None) => None,
-        };
+        let args = argv_arg(argv, argc)?;
+        let opts = pidguard_core::CheckOptions::from_parts(cmd_file, args.as_deref(), Some(tolerance))?;
+        let (recorded, tolerance) = (opts.recorded, opts.tolerance);
         match pidguard_core::pin_pid_file(pid_file, recorded, tolerance)? {
             pidguard_core::PidFilePin::Pinned(h) => {
                 process_out.write(boxed(pidguard_process { h }));
@@ -310,6 +295,21 @@ pub extern "C" fn pidguard_pin_pid_file(
             }
         }
     })
+}
+
+/// `argc` UTF-8 strings at `argv`, or `None` for a NULL `argv`.
+pub(crate) fn argv_arg(argv: *const *const c_char, argc: usize) -> pidguard_core::Result<Option<Vec<String>>> {
+    if argv.is_null() {
+        return Ok(None);
+    }
+    let argv = crate::boundary::non_null(argv, "argv")?;
+    let mut args = Vec::with_capacity(argc);
+    for i in 0..argc {
+        // SAFETY: the caller gives `argc` readable pointers at `argv`.
+        let a = unsafe { *argv.as_ptr().add(i) };
+        args.push(crate::boundary::utf8(a, &format!("argv[{i}]"))?.to_string());
+    }
+    Ok(Some(args))
 }
 
 /// Whether a process with this pid exists and has not exited (core's `is_process_alive`,

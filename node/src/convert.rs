@@ -22,7 +22,7 @@ pub fn code_of(kind: pidguard::ErrorKind) -> String {
     format!("PIDGUARD_{}", kind.slug().to_ascii_uppercase().replace('-', "_"))
 }
 
-/// The one converter: a JavaScript `Error` whose `message` is core's (it names the path or pid),
+/// The one converter: a JavaScript `Error` (a `RangeError` for `PIDGUARD_INVALID_ARGUMENT`) whose `message` is core's (it names the path or pid),
 /// with `code` (`PIDGUARD_<KIND>`), `kind` (the slug), and `errno`, `path`, `pid`, `refusal`
 /// where the error carries them; `family` (the code of the broader kind, e.g.
 /// `PIDGUARD_UNTRUSTED` for `PIDGUARD_SYMLINK`) when the kind refines another; `holder` (a
@@ -31,7 +31,13 @@ pub fn code_of(kind: pidguard::ErrorKind) -> String {
 /// object to JavaScript.
 pub fn js_error(env: &Env, e: &pidguard::Error) -> napi::Error {
     let build = || -> Result<napi::Error> {
-        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?;
+        // An argument the call does not accept is a `RangeError`, as Node's own APIs throw for a
+        // value outside what they take; every other kind is an `Error`.
+        let mut obj = if e.kind() == pidguard::ErrorKind::InvalidArgument {
+            napi::JsRangeError::from(napi::Error::new(Status::InvalidArg, e.message())).into_unknown(*env).coerce_to_object()?
+        } else {
+            env.create_error(napi::Error::new(Status::GenericFailure, e.message()))?
+        };
         obj.set("code", code_of(e.kind()))?;
         obj.set("kind", e.kind().slug())?;
         if let Some(errno) = e.errno() {
@@ -227,4 +233,16 @@ pub fn no_panic<T>(f: impl FnOnce() -> pidguard::Result<T>) -> pidguard::Result<
             .unwrap_or_else(|| "unknown panic".to_string());
         Err(pidguard::Error::new(pidguard::ErrorKind::Panic, format!("pidguard bug: a panic was caught at the Node boundary: {what}")))
     })
+}
+
+/// A number option that may also be `null`: `null` and a missing key both leave the option to
+/// core's default (`undefined` never reaches here: napi makes it `None`).
+pub type Seconds = Either<f64, Null>;
+
+/// The number of a [`Seconds`] option, or `None` for `null` or a missing key.
+pub fn given(v: Option<Seconds>) -> Option<f64> {
+    match v {
+        Some(Either::A(n)) => Some(n),
+        _ => None,
+    }
 }

@@ -11,7 +11,7 @@
 //!   `convert::CoreTask`: it runs on libuv's thread pool and returns a `Promise`, so the event
 //!   loop keeps running during a schedule. Checks (`validatePidFile`, `checkPidFile`, `lookup`, `startToken`, `judge`) are
 //!   synchronous: they read procfs and a file, never wait.
-//! - Errors are `Error`s built by one converter (`convert::js_error`): `code` is
+//! - Errors are `Error`s (`RangeError`s for `PIDGUARD_INVALID_ARGUMENT`) built by one converter (`convert::js_error`): `code` is
 //!   `PIDGUARD_<KIND>` derived from `pidguard::ErrorKind`, with `errno`, `path`, `pid` and
 //!   `refusal` where known. Bad argument types are `TypeError`s and out-of-range numbers
 //!   `RangeError`s, thrown before any system call.
@@ -87,38 +87,50 @@ pub fn write_pid_file_with_mtime(env: Env, pid_file: PathArg, pid: Unknown, star
     call(&env, || pidguard::write_pid_file_with_mtime(&path(&pid_file), pid, start_time))
 }
 
-/// Options of `validatePidFile` and `checkPidFile`.
+/// Options of `validatePidFile` and `checkPidFile` (core's `CheckOptions`: the same names,
+/// defaults and errors as in every other surface).
 #[napi(object)]
 pub struct PidFileOptions {
-    /// The hook's `.sh` command file; when present, the live command must match its last line.
+    /// The hook's `.sh` command file (abx-dl up to 1.12); when present, the live command must
+    /// match its last line.
     #[napi(ts_type = "string | Buffer")]
     pub cmd_file: Option<PathArg>,
+    /// The hook's argv instead (abx-dl's current release, `expected_argv`); an empty array
+    /// records nothing. Giving both `argv` and `cmdFile` is a `RangeError`
+    /// (`PIDGUARD_INVALID_ARGUMENT`).
+    pub argv: Option<Vec<String>>,
     /// Allowed distance between the file's mtime and the process's create time, in seconds, for
-    /// pidfiles without a start token. Default 5.0 (core's `DEFAULT_TOLERANCE`).
-    pub tolerance: Option<f64>,
+    /// pidfiles without a start token. `undefined` or `null`: 5.0 (core's `DEFAULT_TOLERANCE`).
+    /// A value that is not a finite number >= 0 admits no skew (`mtime-skew`), never an error.
+    #[napi(ts_type = "number | null")]
+    pub tolerance: Option<convert::Seconds>,
 }
 
 /// The second argument of `validatePidFile` and `checkPidFile`: the command file, or the options.
 type CmdFileOrOptions = Option<Either<PathArg, PidFileOptions>>;
 
-/// Core's `check_pid_file` with the arguments of `validatePidFile` and `checkPidFile`.
+/// Core's `check_pid_file_with` with the arguments of `validatePidFile` and `checkPidFile`,
+/// parsed by core's `CheckOptions::from_parts`.
 fn check(env: &Env, pid_file: &PathArg, cmd_file: CmdFileOrOptions, tolerance: Option<f64>) -> Result<pidguard::PidFileCheck> {
-    let (cmd, opt_tol) = match cmd_file {
-        None => (None, None),
-        Some(Either::A(p)) => (Some(path(&p)), None),
-        Some(Either::B(o)) => (o.cmd_file.as_ref().map(path), o.tolerance),
+    let (cmd, argv, opt_tol) = match cmd_file {
+        None => (None, None, None),
+        Some(Either::A(p)) => (Some(path(&p)), None, None),
+        Some(Either::B(o)) => (o.cmd_file.as_ref().map(path), o.argv, convert::given(o.tolerance)),
     };
-    let tolerance = tolerance.or(opt_tol).unwrap_or(pidguard::DEFAULT_TOLERANCE);
-    call(env, || Ok(pidguard::check_pid_file(&path(pid_file), cmd.as_deref(), tolerance)))
+    call(env, || {
+        let opts = pidguard::CheckOptions::from_parts(cmd.as_deref(), argv.as_deref(), tolerance.or(opt_tol))?;
+        Ok(pidguard::check_pid_file_with(&path(pid_file), &opts))
+    })
 }
 
 /// `validate_pid_file` of abx-dl: `true` when the pidfile names a live process that is the one
 /// it recorded (by its start token when the file has one, else by the mtime rule), and its
 /// command matches the `.sh` file when given. Every failure is `false`, never an exception.
 ///
-/// Call it as `validatePidFile(pidFile, { cmdFile, tolerance })` or, as the seed does,
+/// Call it as `validatePidFile(pidFile, { cmdFile, argv, tolerance })` or, as the seed does,
 /// `validate_pid_file(pidFile, cmdFile, tolerance)`; `tolerance` is in seconds (default 5.0).
-/// Throws only for arguments of the wrong type.
+/// Throws only for bad arguments: a `TypeError` for a wrong type, a `RangeError`
+/// (`PIDGUARD_INVALID_ARGUMENT`) for `argv` and `cmdFile` both given.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
 pub fn validate_pid_file(env: Env, pid_file: PathArg, options: CmdFileOrOptions, tolerance: Option<f64>) -> Result<bool> {
     check(&env, &pid_file, options, tolerance).map(|c| c.valid)
@@ -235,7 +247,8 @@ pub struct CleanupOptions {
     /// Glob (`*`, `?`) matched against file names below the directory; default `'on_*.pid'`.
     pub pattern: Option<String>,
     /// Tolerance of the mtime rule for pidfiles without a token, seconds; default 5.0.
-    pub tolerance: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub tolerance: Option<convert::Seconds>,
     /// Skip finalizing (no index lines, logs kept); default false.
     pub no_finalize: Option<bool>,
 }
@@ -255,7 +268,7 @@ fn cleanup_options(env: &Env, o: Option<CleanupOptions>) -> Result<pidguard::Cle
     if let Some(p) = o.pattern {
         opts.pattern = p;
     }
-    if let Some(t) = o.tolerance {
+    if let Some(t) = convert::given(o.tolerance) {
         opts.tolerance = t;
     }
     if let Some(n) = o.no_finalize {
@@ -309,7 +322,8 @@ pub struct StopOptions {
     #[napi(ts_type = "string | Buffer")]
     pub cmd_file: Option<PathArg>,
     /// Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0.
-    pub tolerance: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub tolerance: Option<convert::Seconds>,
     /// Signal the process group the target leads (default true).
     pub group: Option<bool>,
 }
@@ -340,7 +354,7 @@ pub fn stop_pid_file(env: Env, pid_file: PathArg, options: Option<StopOptions>) 
             opts.policy = pidguard::Policy::Lenient;
         }
         opts.cmd_file = o.cmd_file.as_ref().map(path);
-        if let Some(t) = o.tolerance {
+        if let Some(t) = convert::given(o.tolerance) {
             opts.tolerance = t;
         }
         if let Some(g) = o.group {
@@ -361,7 +375,8 @@ pub struct PinOptions {
     #[napi(ts_type = "string | Buffer")]
     pub cmd_file: Option<PathArg>,
     /// Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0.
-    pub tolerance: Option<f64>,
+    #[napi(ts_type = "number | null")]
+    pub tolerance: Option<convert::Seconds>,
 }
 
 /// Judge an abx-dl pidfile as abx-dl's `graceful_kill_by_pid_file` does and pin what it names
@@ -376,26 +391,20 @@ pub struct PinOptions {
 /// user's processes), else the `StopReport` saying why not (`outcome` `'stale'`, `'refused'`
 /// or `'foreign'`, `refusal`, `pidFileRemoved`).
 ///
-/// Throws `ERR_INVALID_ARG_VALUE` for `argv` and `cmdFile` both given (before anything is read);
-/// `PIDGUARD_INVALID_ARGUMENT` for a tolerance that is not finite seconds >= 0;
+/// Throws a `RangeError` `PIDGUARD_INVALID_ARGUMENT` for `argv` and `cmdFile` both given (before
+/// anything is read) and for a tolerance that is not finite seconds >= 0;
 /// `PIDGUARD_UNTRUSTED` for a symlink/FIFO; `PIDGUARD_MALFORMED` for a bad token xattr;
 /// `PIDGUARD_PERMISSION_DENIED` when the record cannot be read.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: PinOptions | null")]
 pub fn pin_pid_file(env: Env, pid_file: PathArg, options: Option<PinOptions>) -> Result<Either<handle::ProcessRef, StopReport>> {
     let (argv, cmd_file, tolerance) = match options {
-        Some(o) => (o.argv, o.cmd_file.as_ref().map(path), o.tolerance),
+        Some(o) => (o.argv, o.cmd_file.as_ref().map(path), convert::given(o.tolerance)),
         None => (None, None, None),
     };
-    if argv.is_some() && cmd_file.is_some() {
-        return Err(convert::invalid_value(&env, "give the recorded command as \"argv\" or \"cmdFile\", not both"));
-    }
-    let recorded = match (&argv, &cmd_file) {
-        (Some(a), _) => Some(pidguard::RecordedCommand::Argv(a)),
-        (None, Some(p)) => Some(pidguard::RecordedCommand::File(p)),
-        (None, None) => None,
-    };
-    let tolerance = tolerance.unwrap_or(pidguard::DEFAULT_TOLERANCE);
-    let pin = call(&env, || pidguard::pin_pid_file(&path(&pid_file), recorded, tolerance))?;
+    let pin = call(&env, || {
+        let opts = pidguard::CheckOptions::from_parts(cmd_file.as_deref(), argv.as_deref(), tolerance)?;
+        pidguard::pin_pid_file(&path(&pid_file), opts.recorded, opts.tolerance)
+    })?;
     Ok(match pin {
         pidguard::PidFilePin::Pinned(h) => Either::A(handle::ProcessRef::new(h)),
         pidguard::PidFilePin::Left(r) => Either::B((&r).into()),

@@ -250,12 +250,13 @@ fn write_pid_file_with_mtime(
 /// its `.sh` file (str, bytes or os.PathLike; releases up to 1.12), or the argv itself as a
 /// list of str (`expected_argv`, the current release); None or an empty list: no command rules.
 ///
-/// Raises TypeError/ValueError only for bad argument types. A negative or non-finite tolerance
-/// is a failure like any other (False), and so is `tolerance=None`, as in the original (where
-/// the comparison with None raises inside its `try`).
+/// Options as core's ``CheckOptions`` decides them in every surface: ``tolerance=None`` is the
+/// default 5.0; a negative or non-finite tolerance admits no skew (a token-less record is
+/// False), never an exception. Raises TypeError for bad argument types. (``pidguard.abx_dl``
+/// keeps abx-dl's ``tolerance=None`` → False.)
 #[pyfunction]
 #[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
-#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(pidguard::DEFAULT_TOLERANCE)))]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(Some(pidguard::DEFAULT_TOLERANCE))))]
 fn validate_pid_file(
     py: Python<'_>,
     pid_file: &Bound<'_, PyAny>,
@@ -264,21 +265,30 @@ fn validate_pid_file(
 ) -> PyResult<bool> {
     let (path, cmd) = check_args(pid_file, cmd_file)?;
     let tol = tolerance.0;
-    core_call(py, move || Ok(pidguard::validate_pid_file_recorded(&path, cmd.as_ref().map(Recorded::as_core), tol)))
+    core_call(py, move || Ok(pidguard::check_pid_file_with(&path, &check_options(cmd.as_ref(), tol)?).valid))
 }
 
-/// A tolerance argument: seconds, or None, which fails every check as in the original (a NaN
-/// tolerance is core's "no tolerance": `mtime-skew`).
-pub(crate) struct Tolerance(f64);
+/// A tolerance argument: seconds, or None (what None means is core's: `CheckOptions::from_parts`).
+pub(crate) struct Tolerance(Option<f64>);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Tolerance {
     type Error = PyErr;
     fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         if obj.is_none() {
-            return Ok(Tolerance(f64::NAN));
+            return Ok(Tolerance(None));
         }
-        tolerance_arg(&obj.to_owned()).map(Tolerance)
+        tolerance_arg(&obj.to_owned()).map(|t| Tolerance(Some(t)))
     }
+}
+
+/// Core's check options from the converted arguments (`CheckOptions::from_parts`).
+fn check_options(cmd: Option<&Recorded>, tolerance: Option<f64>) -> pidguard::Result<pidguard::CheckOptions<'_>> {
+    let (file, argv) = match cmd {
+        Some(Recorded::File(p)) => (Some(p.as_path()), None),
+        Some(Recorded::Argv(a)) => (None, Some(a.as_slice())),
+        None => (None, None),
+    };
+    pidguard::CheckOptions::from_parts(file, argv, tolerance)
 }
 
 /// The recorded command, converted: a `.sh` path or an argv list.
@@ -287,14 +297,6 @@ enum Recorded {
     Argv(Vec<String>),
 }
 
-impl Recorded {
-    fn as_core(&self) -> pidguard::RecordedCommand<'_> {
-        match self {
-            Recorded::File(p) => pidguard::RecordedCommand::File(p),
-            Recorded::Argv(a) => pidguard::RecordedCommand::Argv(a),
-        }
-    }
-}
 
 /// A list (or tuple) is an argv, each item a str; anything else is a path.
 fn recorded_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Recorded>> {
@@ -319,7 +321,7 @@ fn check_args(pid_file: &Bound<'_, PyAny>, cmd_file: Option<&Bound<'_, PyAny>>) 
 /// problems; TypeError/ValueError for bad arguments.
 #[pyfunction]
 #[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
-#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(pidguard::DEFAULT_TOLERANCE)))]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(Some(pidguard::DEFAULT_TOLERANCE))))]
 fn check_pid_file(
     py: Python<'_>,
     pid_file: &Bound<'_, PyAny>,
@@ -328,7 +330,7 @@ fn check_pid_file(
 ) -> PyResult<PidFileCheckView> {
     let (path, cmd) = check_args(pid_file, cmd_file)?;
     let tol = tolerance.0;
-    core_call(py, move || Ok((&pidguard::check_pid_file_recorded(&path, cmd.as_ref().map(Recorded::as_core), tol)).into()))
+    core_call(py, move || Ok((&pidguard::check_pid_file_with(&path, &check_options(cmd.as_ref(), tol)?)).into()))
 }
 
 /// Write a hook's command file as abx-dl's `write_cmd_file` writes it: `#!/bin/bash`, then
@@ -476,7 +478,7 @@ fn stop_pid_file(
 /// PermissionDeniedError when the file cannot be read, TypeError/ValueError for bad arguments.
 #[pyfunction]
 #[pyo3(text_signature = "(pid_file, cmd_file=None, tolerance=5.0)")]
-#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(pidguard::DEFAULT_TOLERANCE)))]
+#[pyo3(signature = (pid_file, cmd_file=None, tolerance=Tolerance(Some(pidguard::DEFAULT_TOLERANCE))))]
 fn pin_pid_file(
     py: Python<'_>,
     pid_file: &Bound<'_, PyAny>,
@@ -485,7 +487,10 @@ fn pin_pid_file(
 ) -> PyResult<(Option<process::PendingPin>, Option<StopView>)> {
     let (path, cmd) = check_args(pid_file, cmd_file)?;
     let tol = tolerance.0;
-    let pin = core_call(py, move || pidguard::pin_pid_file(&path, cmd.as_ref().map(Recorded::as_core), tol))?;
+    let pin = core_call(py, move || {
+        let opts = check_options(cmd.as_ref(), tol)?;
+        pidguard::pin_pid_file(&path, opts.recorded, opts.tolerance)
+    })?;
     Ok(match pin {
         pidguard::PidFilePin::Pinned(h) => (Some(process::PendingPin::new(h)), None),
         pidguard::PidFilePin::Left(r) => (None, Some((&r).into())),

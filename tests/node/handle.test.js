@@ -202,7 +202,7 @@ test('pinPidFile: a valid record gives a handle to await, a stale one a report (
   assert.equal(report.outcome, 'stale');
   assert.equal(report.pidFileRemoved, true);
   assert.equal(fs.existsSync(pidFile), false);
-  assert.throws(() => pidguard.pinPidFile(pidFile, { argv: [], cmdFile: pidFile }), { code: 'ERR_INVALID_ARG_VALUE' });
+  assert.throws(() => pidguard.pinPidFile(pidFile, { argv: [], cmdFile: pidFile }), { name: 'RangeError', code: 'PIDGUARD_INVALID_ARGUMENT' });
   for (const n of [0, -1, 2 ** 40, 1.5]) assert.equal(pidguard.isProcessAlive(n), false, String(n));
   assert.equal(pidguard.isProcessAlive(process.pid), true);
   assert.throws(() => pidguard.isProcessAlive('1'), TypeError);

@@ -66,7 +66,7 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
     })
 }
 
-/// Why a pidfile is or is not valid: the answer of [`check_pid_file`].
+/// Why a pidfile is or is not valid: the answer of `check_pid_file`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CheckReason {
     /// Valid: the recorded process is alive and matches.
@@ -153,6 +153,9 @@ pub struct PidFileCheck {
     /// Why the file is refused for its links, for a privileged caller (see
     /// `pidfile::refused_links`): such a record authorises no signal.
     pub(crate) linked: Option<String>,
+    /// The error of the open, `fstat` or read that made the reason `Unreadable`
+    /// ([`PidFileCheck::os_error`]).
+    pub(crate) read_error: Option<ReadError>,
 }
 
 impl PidFileCheck {
@@ -168,11 +171,37 @@ impl PidFileCheck {
             owner: None,
             live_start_ticks: None,
             linked: None,
+            read_error: None,
         }
+    }
+    /// A check answering `Unreadable` because of `e`.
+    fn unreadable(e: std::io::Error) -> PidFileCheck {
+        let mut c = PidFileCheck::new(CheckReason::Unreadable);
+        c.read_error = Some(ReadError(std::sync::Arc::new(e)));
+        c
+    }
+    /// Why the file could not be opened or read, when the reason is `Unreadable`: the system's
+    /// error with its errno (`EACCES`, `EIO`, …), or — for a privileged caller's unsafe path
+    /// transition — an error without an errno whose text names both ends of the step. For
+    /// tools that word the answer and choose an exit status ([`crate::ExitCode::for_check`])
+    /// without opening the file again. `None` for every other reason.
+    pub fn os_error(&self) -> Option<&std::io::Error> {
+        self.read_error.as_ref().map(|r| &*r.0)
     }
     /// Whether the record belongs to another machine or PID namespace (leave it alone).
     pub fn is_foreign(&self) -> bool {
         self.reason == CheckReason::Foreign
+    }
+}
+
+/// The system's error behind an `Unreadable` check, shared by the check's clones; two are equal
+/// when their errno and text are.
+#[derive(Clone, Debug)]
+pub(crate) struct ReadError(std::sync::Arc<std::io::Error>);
+
+impl PartialEq for ReadError {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.raw_os_error() == other.0.raw_os_error() && self.0.to_string() == other.0.to_string()
     }
 }
 
@@ -194,58 +223,7 @@ pub fn parse_pid_content(content: &[u8]) -> Option<i32> {
     (1..=procfs::pid_max() as i64).contains(&v).then_some(v as i32)
 }
 
-/// `validate_pid_file` of seed 000: true when the file names a live process that is the one it
-/// recorded. Every failure is `false`, never an error. See [`check_pid_file`] for the reason.
-pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> bool {
-    check_pid_file(pid_file, cmd_file, tolerance).valid
-}
-
-/// [`validate_pid_file`] with the recorded command given either way ([`RecordedCommand`]): a
-/// `.sh` file, or the argv list abx-dl's current release passes
-/// (`validate_pid_file(pid_file, expected_argv)`).
-pub fn validate_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> bool {
-    check_pid_file_recorded(pid_file, recorded, tolerance).valid
-}
-
-/// Judge an abx-dl pidfile and say why. Never fails: every problem is a reason.
-///
-/// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
-///   refused, a FIFO cannot block) holding one decimal pid from 1 to 4194304.
-/// - A zombie or missing process is `Gone`/`Zombie`.
-/// - With a `user.pidguard.token`, the token decides: another boot → `Mismatch` without looking
-///   at the process; another machine or PID namespace → `Foreign`.
-/// - Without one: valid only when `|mtime − create_time| <= tolerance` (seconds).
-/// - `cmd_file`, when given and present, must match the live argv ([`command_matches`]).
-pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
-    check_pinned(pid_file, cmd_file, tolerance).0
-}
-
-/// [`check_pid_file`] with the recorded command given either way ([`RecordedCommand`]): the
-/// hook's `.sh` file, or the argv itself (abx-dl's current release keeps it in memory). Without
-/// a token the record must match the live argv by abx-dl's current rules ([`command_matches`]);
-/// a `.sh` file that is missing, or an empty argv, records nothing.
-pub fn check_pid_file_recorded(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> PidFileCheck {
-    check_pinned_recorded(pid_file, recorded, tolerance).0
-}
-
-/// [`check_pid_file`], handing on the pin it made: the process it judged, for the caller to
-/// act on instead of pinning and reading again. The handle is there when the file names a
-/// process that may be acted on or needs its group looked at (valid, zombie, or a token-less
-/// record whose mtime or command is off); never for a proven mismatch or an unreadable one.
-pub(crate) fn check_pinned(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
-    check_pinned_recorded(pid_file, cmd_file.map(RecordedCommand::File), tolerance)
-}
-
-/// [`check_pinned`] with the recorded command given either way ([`RecordedCommand`]).
-pub(crate) fn check_pinned_recorded(
-    pid_file: &Path,
-    recorded: Option<RecordedCommand<'_>>,
-    tolerance: f64,
-) -> (PidFileCheck, Option<ProcessRef>) {
-    check_pinned_with(pid_file, recorded.map_or(CmdRule::None, CmdRule::Command), tolerance)
-}
-
-/// The recorded command that [`check_pinned_with`] compares a token-less record with.
+/// The recorded command that [`check_pinned_opened`] compares a token-less record with.
 pub(crate) enum CmdRule<'a> {
     /// No command rule.
     None,
@@ -267,13 +245,11 @@ pub(crate) fn cmd_file_is_foreign(sh_owner: Option<u32>, pid_owner: Option<u32>)
     matches!((sh_owner, pid_owner), (Some(sh), Some(pid)) if sh != 0 && sh != pid)
 }
 
-/// [`check_pinned_recorded`] with the command rule given as a record to load or as the caller's
-/// own load of it.
-pub(crate) fn check_pinned_with(pid_file: &Path, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
-    check_pinned_opened(super::retire::open_strict(pid_file), cmd, tolerance)
-}
-
-/// [`check_pinned_with`] of a pidfile already opened with the strict opener
+/// The check of an abx-dl pidfile (`crate::options::check_pid_file_with`) of a pidfile already
+/// opened with the strict opener, handing on the pin it made (the process it judged, for the
+/// caller to act on instead of pinning and reading again: there when the file names a process
+/// that may be acted on or needs its group looked at — valid, zombie, or a token-less record
+/// whose mtime or command is off; never for a proven mismatch or an unreadable one). Opened
 /// (`pidfile::retire::open_strict_in` from its directory's descriptor, so that the caller knows
 /// which directory the record was judged in); `opened` is that open's result.
 pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
@@ -281,16 +257,19 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
         Ok(f) => f,
         Err(e) => {
             return (
-                PidFileCheck::new(match e.raw_os_error() {
-                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => CheckReason::Missing,
-                    Some(libc::ELOOP) => CheckReason::NotRegular,
-                    _ => CheckReason::Unreadable,
-                }),
+                match e.raw_os_error() {
+                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => PidFileCheck::new(CheckReason::Missing),
+                    Some(libc::ELOOP) => PidFileCheck::new(CheckReason::NotRegular),
+                    _ => PidFileCheck::unreadable(e),
+                },
                 None,
             )
         }
     };
-    let Ok(meta) = f.metadata() else { return (PidFileCheck::new(CheckReason::Unreadable), None) };
+    let meta = match f.metadata() {
+        Ok(m) => m,
+        Err(e) => return (PidFileCheck::unreadable(e), None),
+    };
     if !meta.is_file() {
         return (PidFileCheck::new(CheckReason::NotRegular), None);
     }
@@ -299,9 +278,13 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
     out.linked = super::refused_links(&meta);
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
     // One read of what fstat says is there (at most one byte past the bound, to tell too long).
-    let Ok(buf) = super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) else {
-        out.reason = CheckReason::Unreadable;
-        return (out, None);
+    let buf = match super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) {
+        Ok(b) => b,
+        Err(e) => {
+            out.reason = CheckReason::Unreadable;
+            out.read_error = Some(ReadError(std::sync::Arc::new(e)));
+            return (out, None);
+        }
     };
     // Longer content is malformed, not truncated: a prefix of it could parse.
     if buf.len() as u64 > MAX_CONTENT {

@@ -23,7 +23,7 @@ pub(crate) enum PidfileTarget {
 }
 
 /// Decide what a checked pidfile authorises, acting on the very process the check pinned
-/// (`pin`, from [`check_pinned`](super::mtime::check_pinned)): nothing is pinned or read twice.
+/// (`pin`, from `crate::options::check_pinned`): nothing is pinned or read twice.
 ///
 /// The file must be valid ([`PidFileCheck::valid`]): a matching token, or — for a token-less
 /// file — abx-dl's evidence (mtime within tolerance of the create time and a matching command

@@ -370,7 +370,7 @@ pub enum PidFilePin {
 /// Judge an abx-dl pidfile as abx-dl's `graceful_kill_by_pid_file` and `safe_kill_process` do,
 /// and pin what it names: the first half of a stop, for callers that signal and wait on their
 /// own (an event loop awaiting the pidfd). `recorded`: the hook's argv list or its `.sh` file
-/// (see [`check_pid_file_recorded`](crate::check_pid_file_recorded)); `tolerance`: seconds, for
+/// (see [`check_pid_file_with`](crate::check_pid_file_with)); `tolerance`: seconds, for
 /// the mtime rule of token-less records.
 ///
 /// 1. The directory is opened once, the record read from it; owner and mode are the `fstat` of

@@ -128,6 +128,11 @@ def validate_pid_file(pid_file: _Path, expected_argv: _Any = None, tolerance: _A
     Every failure is False, never an exception (a non-str argv item, a path with a NUL,
     ``tolerance=None`` included), as in the original. See the module doc for the rules.
     """
+    if tolerance is None:
+        # A translation of abx-dl's call shape, not a rule of pidguard: abx-dl's comparison with
+        # None raises inside its ``try``, so its answer is False for every file (pidguard's own
+        # ``validate_pid_file`` takes None as the default tolerance).
+        return False
     try:
         return bool(_pidguard.validate_pid_file(pid_file, expected_argv, tolerance))
     except (TypeError, ValueError):

@@ -1,0 +1,147 @@
+//! The options of the pidfile check, decided once for every shell.
+//!
+//! Rust, C, Python, Node and the CLI all reach the check through [`CheckOptions`]: a shell
+//! converts its language's values (type checks only) and calls [`CheckOptions::from_parts`],
+//! which makes every decision about them:
+//!
+//! - **tolerance**: seconds between a token-less record's mtime and its process's create time.
+//!   Absent (`None` in Python, `null`/`undefined` in Node, no `--tolerance`) is
+//!   [`DEFAULT_TOLERANCE`] (5.0, abx-dl's value). A value that is not a finite number ≥ 0
+//!   (negative, NaN, infinite) admits no skew: a token-less record is `mtime-skew`, a record
+//!   with a start token is still judged by its token. The check never fails on it — every
+//!   failure of the check is an answer (SPEC 3.1) — and the CLI's `status` answers the same.
+//!   (The operations that act on a record — stop, pin, cleanup — refuse such a tolerance with
+//!   `InvalidArgument` before anything is touched: they are not checks.)
+//! - **recorded command**: the hook's `.sh` file (abx-dl up to 1.12) or its argv (abx-dl's
+//!   current release), never both: giving both is `InvalidArgument`. A missing `.sh` or an empty
+//!   argv records nothing (the command rules are skipped).
+//!
+//! abx-dl's own `validate_pid_file(pid_file, expected_argv, tolerance=None)` returns False for
+//! every call (its comparison with `None` raises inside its `try`). `pidguard.abx_dl` keeps that
+//! result as a translation of abx-dl's call shape; it is not a rule of pidguard's check.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::pidfile::cmd::RecordedCommand;
+use crate::identity::ProcessRef;
+use crate::pidfile::mtime::{check_pinned_opened, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::Format;
+
+/// What [`check_pid_file_with`] needs besides the path: the recorded command and the
+/// tolerance. `Default` is no recorded command and [`DEFAULT_TOLERANCE`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CheckOptions<'a> {
+    /// The hook's recorded command: a `.sh` file or an argv ([`RecordedCommand`]); `None`: no
+    /// command rules.
+    pub recorded: Option<RecordedCommand<'a>>,
+    /// Seconds allowed between a token-less record's mtime and the process's create time. A value
+    /// that is not finite and ≥ 0 admits no skew (`mtime-skew`).
+    pub tolerance: f64,
+}
+
+impl Default for CheckOptions<'_> {
+    fn default() -> Self {
+        CheckOptions { recorded: None, tolerance: DEFAULT_TOLERANCE }
+    }
+}
+
+impl<'a> CheckOptions<'a> {
+    /// The one parser every shell calls, from the values as each language gives them:
+    /// `cmd_file` (a `.sh` path), `argv` (the recorded argv), `tolerance` (seconds; `None` is
+    /// [`DEFAULT_TOLERANCE`]).
+    ///
+    /// Errors: `InvalidArgument` when both `cmd_file` and `argv` are given.
+    pub fn from_parts(cmd_file: Option<&'a Path>, argv: Option<&'a [String]>, tolerance: Option<f64>) -> Result<Self> {
+        let recorded = match (cmd_file, argv) {
+            (Some(_), Some(_)) => {
+                return Err(Error::invalid("the recorded command is a .sh file or an argv, not both (give cmd_file or argv)"))
+            }
+            (Some(p), None) => Some(RecordedCommand::File(p)),
+            (None, Some(a)) => Some(RecordedCommand::Argv(a)),
+            (None, None) => None,
+        };
+        Ok(CheckOptions { recorded, tolerance: tolerance.unwrap_or(DEFAULT_TOLERANCE) })
+    }
+}
+
+/// `validate_pid_file` as abx-dl calls it: true when the file names a live process that is the
+/// one it recorded. Every failure is `false`, never an error. A thin wrapper of
+/// [`check_pid_file_with`] (the seed's argument shape: a `.sh` file or none, seconds).
+pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> bool {
+    check_pid_file(pid_file, cmd_file, tolerance).valid
+}
+
+/// Judge an abx-dl pidfile and say why, with the seed's argument shape: a thin wrapper of
+/// [`check_pid_file_with`] (`cmd_file` a `.sh` file or none, `tolerance` in seconds).
+pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
+    check_pid_file_with(pid_file, &CheckOptions { recorded: cmd_file.map(RecordedCommand::File), tolerance })
+}
+
+/// The check of an abx-dl pidfile: judge it and say why. Never fails: every problem is a reason.
+/// Every shell's `validate_pid_file` and `check_pid_file` end here, with the options parsed by
+/// [`CheckOptions::from_parts`].
+///
+/// - The file must be a regular file (opened with `O_NOFOLLOW|O_NONBLOCK`: a symlink is
+///   refused, a FIFO cannot block) holding one decimal pid from 1 to 4194304.
+/// - A zombie or missing process is `Gone`/`Zombie`.
+/// - With a `user.pidguard.token`, the token decides: another boot → `Mismatch` without looking
+///   at the process; another machine or PID namespace → `Foreign`.
+/// - Without one: valid only when `|mtime − create_time| <= opts.tolerance` (seconds; a
+///   tolerance that is not finite and ≥ 0 admits no skew), and the recorded command
+///   (`opts.recorded`, a `.sh` file or the argv) matches the live argv by abx-dl's current
+///   rules (`pidfile::cmd::command_matches`); a `.sh` file that is missing, or an empty argv, records nothing.
+pub fn check_pid_file_with(pid_file: &Path, opts: &CheckOptions<'_>) -> PidFileCheck {
+    check_pinned(pid_file, opts).0
+}
+
+/// [`check_pid_file_with`], handing on the pin it made: the process it judged, for the caller
+/// to act on instead of pinning and reading again. The handle is there when the file names a
+/// process that may be acted on or needs its group looked at (valid, zombie, or a token-less
+/// record whose mtime or command is off); never for a proven mismatch or an unreadable one.
+pub(crate) fn check_pinned(pid_file: &Path, opts: &CheckOptions<'_>) -> (PidFileCheck, Option<ProcessRef>) {
+    let cmd = opts.recorded.map_or(CmdRule::None, CmdRule::Command);
+    check_pinned_opened(crate::pidfile::retire::open_strict(pid_file), cmd, opts.tolerance)
+}
+
+/// The `.sh` command file that goes with an abx-dl pidfile: `<pidfile without .pid>.sh` (the
+/// name `launch` writes it under, abx-dl's).
+pub fn cmd_file_for(pid_file: &Path) -> PathBuf {
+    pid_file.with_extension("sh")
+}
+
+/// The `.sh` command file the `status` and `stop` commands check an abx-dl pidfile's live
+/// command against when none is given: [`cmd_file_for`] when it exists (`None` otherwise: no
+/// command rules).
+pub fn default_cmd_file(pid_file: &Path) -> Option<PathBuf> {
+    let p = cmd_file_for(pid_file);
+    p.exists().then_some(p)
+}
+
+/// The logs `pidguard run` gives a command it starts when none are named:
+/// `(<pidfile stem>.stdout.log, <pidfile stem>.stderr.log)` beside the pidfile (abx-dl's names).
+pub fn default_log_files(pid_file: &Path) -> (PathBuf, PathBuf) {
+    let stem = pid_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    (pid_file.with_file_name(format!("{stem}.stdout.log")), pid_file.with_file_name(format!("{stem}.stderr.log")))
+}
+
+/// The check of the CLI's `status`, for a pidfile of either format: a guard record
+/// (`pidguard::guard::check`, judged by its token; `opts` do not apply) or an abx-dl pidfile
+/// ([`check_pid_file_with`]; with no recorded command in `opts`, the `.sh` beside the pidfile
+/// when it exists, [`default_cmd_file`]). Returns the format with the answer.
+///
+/// Errors: those of the guard check (an unreadable or malformed guard record); the abx-dl
+/// check never fails.
+pub fn status(pid_file: &Path, opts: &CheckOptions<'_>) -> Result<(Format, PidFileCheck)> {
+    match Format::of(pid_file) {
+        Format::Guard => Ok((Format::Guard, crate::guard::check(pid_file)?.to_check())),
+        Format::AbxDl => {
+            let beside = if opts.recorded.is_none() { default_cmd_file(pid_file) } else { None };
+            let opts = match &beside {
+                Some(p) => CheckOptions { recorded: Some(RecordedCommand::File(p)), ..*opts },
+                None => *opts,
+            };
+            Ok((Format::AbxDl, check_pid_file_with(pid_file, &opts)))
+        }
+    }
+}
