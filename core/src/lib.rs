@@ -53,6 +53,7 @@ mod error;
 pub mod exit;
 pub mod guard;
 mod protect;
+mod refusal;
 mod signo;
 pub mod hooks;
 pub mod identity;

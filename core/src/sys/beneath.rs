@@ -43,7 +43,7 @@ pub(crate) fn enter(root: &Path) -> io::Result<Scope> {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     // Opened as a path outside any scope is: chased for a privileged caller (see `open_raw`).
     let flags = libc::O_PATH | libc::O_DIRECTORY;
-    let fd = if crate::protect::resolve_paths_safely() { super::open::open_chased(root, flags, 0)? } else { super::open::open_direct(root, flags, 0)? };
+    let fd = if super::creds::privileged() { super::open::open_chased(root, flags, 0)? } else { super::open::open_direct(root, flags, 0)? };
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
     ROOTS.lock().unwrap_or_else(|p| p.into_inner()).push(Root { id, path: root.to_path_buf(), fd: Arc::new(fd) });
     Ok(Scope { id })

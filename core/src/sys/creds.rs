@@ -30,3 +30,9 @@ pub(crate) fn has_cap_kill() -> bool {
     let r = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
     r == 0 && data[0].effective & (1 << CAP_KILL) != 0
 }
+
+/// Whether this process is privileged: effective uid 0 or `CAP_KILL` in its effective set (a
+/// fact about its credentials; what follows from it is decided above this layer, in `protect`).
+pub(crate) fn privileged() -> bool {
+    geteuid() == 0 || has_cap_kill()
+}

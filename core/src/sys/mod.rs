@@ -31,7 +31,6 @@ mod dir;
 mod open;
 pub(crate) mod beneath;
 
-pub(crate) use fault::Call;
 /// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
 pub use procfs::{parse_stat, Stat};
 pub use errno::errno_name;
@@ -39,14 +38,14 @@ pub(crate) use signal::{kill_probe, kill, killpg};
 pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal, pidfs_ino};
 pub(crate) use wait::{poll_readable, ChildExit, waitid_pidfd, waitid_pid_peek};
 pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp, clk_tck};
-pub(crate) use creds::{geteuid, has_cap_kill};
+pub(crate) use creds::{geteuid, privileged};
 pub(crate) use resource::{nofile_soft_limit, open_fd_count};
 pub(crate) use random::getrandom;
 pub(crate) use xattr::{fgetxattr, fsetxattr};
 pub use file::umask;
 pub(crate) use file::{futimens, fchmod, try_flock_exclusive};
 pub(crate) use dir::{DirFd, fd_id, read_dir_fd};
-pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, open_direct, read_at};
+pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, read_at};
 
 #[cfg(test)]
 mod tests {
@@ -106,7 +105,7 @@ mod tests {
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
         let eff = status.lines().find_map(|l| l.strip_prefix("CapEff:")).unwrap().trim();
         let eff = u64::from_str_radix(eff, 16).unwrap();
-        assert_eq!(has_cap_kill(), eff & (1 << 5) != 0, "CapEff {eff:#x}");
+        assert_eq!(creds::has_cap_kill(), eff & (1 << 5) != 0, "CapEff {eff:#x}");
     }
 
     #[test]

@@ -90,7 +90,10 @@ pub(crate) fn mkdir_path(path: &Path, mode: u32) -> io::Result<()> {
 /// Open a path with raw flags (used for `O_NOFOLLOW|O_NONBLOCK` openers).
 ///
 /// Beneath a [`beneath::Scope`]'s root, resolved beneath it. Elsewhere, when the caller is
-/// privileged (`crate::protect::resolve_paths_safely`: euid 0 or `CAP_KILL`), the path is
+/// privileged ([`privileged`](super::creds::privileged): euid 0 or `CAP_KILL`; a privileged caller
+/// acts on files other users can reach, the rule systemd applies where it acts for others, after
+/// CVE-2018-16888, while an unprivileged caller gets nothing through a path that it could not
+/// get by itself and is left the kernel's walk), the path is
 /// walked by [`chase::resolve`], which refuses an unsafe transition (a user's directory or
 /// symlink leading to another uid's directory) with an [`chase::UnsafeTransition`] error; the
 /// last component is then opened from its directory with the caller's flags plus
@@ -101,7 +104,7 @@ pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd
     if let Some((root, rel)) = beneath::find(path) {
         return beneath::openat2(root.as_fd(), &rel, flags, mode);
     }
-    if crate::protect::resolve_paths_safely() {
+    if super::creds::privileged() {
         return open_chased(path, flags, mode);
     }
     open_direct(path, flags, mode)
