@@ -213,7 +213,7 @@ pub(crate) struct Logs {
 /// record and the logs and writes nothing (a failed read is not an empty log).
 /// `budget` is what is left of the cleanup's [`MAX_INDEX_LOG_BYTES`].
 pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) -> std::result::Result<Logs, String> {
-    let stem = super::cleanup::stem_of(&report.pid_file);
+    let stem = super::outcome::stem_of(&report.pid_file);
     let (mut out, mut err) = (stem.clone(), stem);
     out.push(".stdout.log");
     err.push(".stderr.log");
@@ -320,7 +320,7 @@ pub(crate) fn default_finalize(
     is_tty: bool,
     claim: Option<crate::pidfile::retire::Claim<'_>>,
 ) -> Result<Finalized> {
-    let stem = super::cleanup::stem_of(&report.pid_file);
+    let stem = super::outcome::stem_of(&report.pid_file);
     let mut stdout_name = stem.clone();
     stdout_name.push(".stdout.log");
     let mut stderr_name = stem;
@@ -353,7 +353,7 @@ pub(crate) fn default_finalize(
             kind: "Process",
             id: &process_id,
             cmd: &report.cmd,
-            pwd: crate::report::path_text(report.dir.as_os_str()),
+            pwd: crate::pathtext::path_text(report.dir.as_os_str()),
             pid: report.pid,
             exit_code,
             stdout: &stdout,
@@ -365,7 +365,7 @@ pub(crate) fn default_finalize(
             kind: "ArchiveResult",
             id: &result_id,
             snapshot_id: None,
-            plugin: report.dir.file_name().map(crate::report::path_text).unwrap_or_default(),
+            plugin: report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default(),
             hook_name: &report.name,
             status: &status,
             process_id: &process_id,

@@ -227,10 +227,10 @@ impl Listings {
                 if hook_prefix(name).is_some_and(|p| stems.is_some_and(|s| s.contains(std::ffi::OsStr::from_bytes(p)))) {
                     continue;
                 }
-                out.push(format!("{prefix}{}", crate::report::path_text(f)));
+                out.push(format!("{prefix}{}", crate::pathtext::path_text(f)));
             }
             for s in &e.dirs {
-                stack.push((d.join(s), format!("{prefix}{}/", crate::report::path_text(s))));
+                stack.push((d.join(s), format!("{prefix}{}/", crate::pathtext::path_text(s))));
             }
         }
         out.sort();
