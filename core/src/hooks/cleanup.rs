@@ -1,7 +1,6 @@
 //! The cleanup driver: the walk, the batches that fit the descriptors, the pool, and the order of
 //! the reports.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -13,7 +12,7 @@ use super::judge::{judge_hook, Pending};
 use super::outcome::{add_finalize_error, CleanupOptions, HookOutcome, HookReport};
 
 /// The path to open the index at: spelled under `output_dir` as the caller spelled it, when the
-/// index lies beneath it, so that it is opened through the cleanup's scope (no symlink below the
+/// index lies beneath it, so that it is opened through the cleanup's tree (no symlink below the
 /// output directory, no escape) however the two were spelled (`./snap` and `snap/sub/i.jsonl`,
 /// one absolute and one relative). Beneath means: lexically (both made absolute against the
 /// current directory, `.` dropped, no `..` after the directory's part) or, when both exist,
@@ -105,25 +104,26 @@ pub fn cleanup_background_hooks(
     if opts.pattern.is_empty() || opts.pattern.contains(['/', '\0']) {
         return Err(Error::invalid(format!("pattern {:?} must be a non-empty file-name glob without '/'", opts.pattern)));
     }
-    let meta = fs::metadata(output_dir).map_err(|e| Error::io_at(output_dir, "stat", &e))?;
-    if !meta.is_dir() {
-        return Err(Error::at(ErrorKind::InvalidArgument, output_dir, "not a directory"));
-    }
-    // From here on every path under `output_dir` is resolved beneath it, with no symlink on
-    // the way: a directory of the tree swapped for a symlink cannot steer this cleanup into
-    // another tree.
-    let _beneath = crate::sys::beneath::enter(output_dir).map_err(|e| Error::io_at(output_dir, "open", &e))?;
+    // The tree is opened once (`ENOTDIR`: not a directory), and every path under
+    // `output_dir` that this cleanup opens is resolved beneath that descriptor, passed to each
+    // call that opens one, with no symlink on the way: a directory of the tree swapped for a
+    // symlink cannot steer this cleanup into another tree.
+    let tree = crate::sys::Tree::open(output_dir).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOTDIR) => Error::at(ErrorKind::InvalidArgument, output_dir, "not a directory"),
+        _ => Error::io_at(output_dir, "open", &e),
+    })?;
+    let tree = &tree;
     // The index is opened (and refused if it is not a regular file) before any hook is
     // touched, so a planted link or FIFO there costs nothing but this error.
     let index = match (&opts.index_path, finalize.is_none() && !opts.no_finalize) {
-        (Some(p), true) => Some(super::Index::open(&index_beneath(output_dir, p))?),
+        (Some(p), true) => Some(super::Index::open(tree, &index_beneath(output_dir, p))?),
         _ => None,
     };
     // The pool is made once the top directory is read, when it has many subdirectories (the
     // walk is a fifth of a cleanup of stale records); the per-hook work uses it only for a
     // large cleanup.
     let (files, mut listings, mut pool) =
-        super::listing::Listings::walk(output_dir, &opts.pattern, pool_for).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
+        super::listing::Listings::walk(tree, &opts.pattern, pool_for).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
     if files.len() < PARALLEL_MIN_HOOKS {
         pool = None;
     } else if pool.is_none() {
@@ -155,7 +155,7 @@ pub fn cleanup_background_hooks(
             let take = (budget - handles.len()).min(queue.len());
             let chunk: Vec<(PathBuf, u32)> = queue.drain(..take).collect();
             let judged = par_map(pool.as_ref(), chunk, |(pid_file, attempts)| {
-                let judged = judge_hook(&pid_file, opts);
+                let judged = judge_hook(tree, &pid_file, opts);
                 (pid_file, attempts, judged)
             });
             for (pid_file, attempts, (report, check, pin, dir_id)) in judged {
@@ -174,7 +174,7 @@ pub fn cleanup_background_hooks(
         // is listed again (once per cleanup) before anything in it is finalized.
         for p in &pending {
             if p.handle_index.is_some() {
-                listings.relist(&p.report.dir);
+                listings.relist(tree, &p.report.dir);
             }
         }
         listings.prepare(pending.iter().map(|p| p.report.dir.as_path()), |l, dirs| par_map(pool.as_ref(), dirs, |d| l.compute(&d)));
@@ -188,7 +188,7 @@ pub fn cleanup_background_hooks(
             leftover_groups = Some(procfs::group_table().unwrap_or_default());
         }
         let groups = leftover_groups.as_ref();
-        let done = par_map(pool.as_ref(), pending, |p| p.finish(&results, groups, opts, index.as_ref(), default_finalize, &log_budget));
+        let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, groups, opts, index.as_ref(), default_finalize, &log_budget));
         for mut report in done {
             if let Some(f) = finalize.as_mut() {
                 // A hook this cleanup did not retire (another cleanup did, see NOT_CLAIMED) is

@@ -238,10 +238,11 @@ impl Index {
     /// an `Untrusted` error, so a cleanup never appends to whatever file a planted link names;
     /// so is, for a privileged caller, a file with more than one link (`HardLinked`: on a host
     /// with `fs.protected_hardlinks=0` a user could link a root-only file into the tree, and
-    /// root would append its users' logs to it).
-    pub(crate) fn open(path: &Path) -> Result<Index> {
+    /// root would append its users' logs to it). An index under the cleanup's tree is opened
+    /// beneath it (`tree`: no symlink on the way); any other as every path is.
+    pub(crate) fn open(tree: &crate::sys::Tree, path: &Path) -> Result<Index> {
         let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-        let fd = crate::sys::open_raw(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
+        let fd = tree.open_path(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
             Some(libc::ELOOP) => Error::at(crate::ErrorKind::Untrusted, path, "the index is a symbolic link, or a directory on its way beneath the output directory is one: nothing appended"),
             _ => Error::io_at(path, "open index", &e),
         })?;

@@ -31,13 +31,13 @@ pub(super) struct Pending {
 /// whose `(dev, inode)` is returned: what is read later (logs, listing) must come from that very
 /// directory.
 #[allow(clippy::type_complexity)]
-pub(super) fn judge_hook(pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<(u64, u64)>) {
+pub(super) fn judge_hook(tree: &crate::sys::Tree, pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<(u64, u64)>) {
     let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut cmd_name = stem_of(pid_file);
     let stem = crate::pathtext::path_text(&cmd_name).into_owned();
     cmd_name.push(".sh");
     let cmd_file = dir.join(&cmd_name);
-    let dir_fd = crate::sys::DirFd::open(&dir);
+    let dir_fd = tree.dir(&dir);
     let dir_id = dir_fd.as_ref().ok().and_then(|d| d.id().ok());
     let open_in = |name: &std::ffi::OsStr| match &dir_fd {
         Ok(d) => crate::pidfile::retire::open_strict_in(d, name),
@@ -103,9 +103,9 @@ pub(super) fn keep_all(report: &mut HookReport, why: &str) {
 
 /// The hook's directory opened again by its name, if it is still the directory the pidfile was
 /// judged in (`judged`, its `(dev, inode)` then); else why not.
-pub(super) fn reopen_judged(dir: &Path, judged: Option<(u64, u64)>) -> std::result::Result<crate::sys::DirFd, String> {
+pub(super) fn reopen_judged(tree: &crate::sys::Tree, dir: &Path, judged: Option<(u64, u64)>) -> std::result::Result<crate::sys::DirFd, String> {
     let judged = judged.ok_or_else(|| "the hook's directory could not be opened when its pidfile was judged".to_string())?;
-    let d = crate::sys::DirFd::open(dir).map_err(|e| format!("the hook's directory cannot be opened again: {e}"))?;
+    let d = tree.dir(dir).map_err(|e| format!("the hook's directory cannot be opened again: {e}"))?;
     match d.id() {
         Ok(id) if id == judged => Ok(d),
         Ok(_) => Err("the hook's directory was replaced (renamed or exchanged) since its pidfile was judged".to_string()),
@@ -170,6 +170,7 @@ impl Pending {
     /// calling thread).
     pub(super) fn finish(
         self,
+        tree: &crate::sys::Tree,
         results: &[crate::signal::TerminateReport],
         leftover_groups: Option<&std::collections::HashMap<i32, Vec<i32>>>,
         opts: &CleanupOptions,
@@ -225,7 +226,7 @@ impl Pending {
         // or exchange it with another (RENAME_EXCHANGE needs no right on the directory itself).
         let finalizes = default_finalize && judged;
         let removes = matches!(report.outcome, HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_));
-        let dir = match (removes || finalizes).then(|| reopen_judged(&report.dir, dir_id)) {
+        let dir = match (removes || finalizes).then(|| reopen_judged(tree, &report.dir, dir_id)) {
             Some(Err(why)) => {
                 keep_all(&mut report, &why);
                 report.ended_at = SystemTime::now();

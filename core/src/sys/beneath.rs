@@ -1,67 +1,70 @@
-//! Resolving paths beneath a directory that an untrusted user may write.
+//! A directory tree that an untrusted user may write, opened once and passed as a value.
 //!
 //! A cleanup walks a tree that the hooks' user owns, and then opens, renames and unlinks files
 //! in it by path. `O_NOFOLLOW` guards only the last component: a user who swaps a directory of
 //! the tree for a symlink between the walk and an open would steer root into another tree (and
-//! make it judge, signal and finalize a hook there). While a [`Scope`] is in force, every path
-//! of the `sys` layer under its root is resolved with `openat2(2)` from a descriptor of the root,
-//! with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (Linux ≥ 5.6): no symlink anywhere below the
-//! root, no escape. The root itself is opened once, as the caller named it. Where `openat2` is
-//! missing (`ENOSYS` before Linux 5.6, `EPERM` from an old container seccomp profile) paths are
-//! opened with `openat` from the root, as before.
+//! make it judge, signal and finalize a hook there). So the cleanup opens its root once as a
+//! [`Tree`] and hands that value to every call that opens a path under it (nix's
+//! `openat(dirfd, …)` habit): each such path is resolved with `openat2(2)` from the root's
+//! descriptor, with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (Linux ≥ 5.6): no symlink anywhere
+//! below the root, no escape. The root itself is opened once, as the caller named it. Where
+//! `openat2` is missing (`ENOSYS` before Linux 5.6, `EPERM` from an old container seccomp
+//! profile) paths are opened with `openat` from the root. Nothing is registered: a `Tree`
+//! changes only the opens it is passed to, on any thread, and nothing else in the process.
 
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use std::io;
 
-struct Root {
-    id: u64,
+use super::dir::DirFd;
+use super::open::open_raw;
+
+/// The root of a tree opened once (`O_PATH|O_DIRECTORY`), and the path it was named by: the
+/// paths under that name are opened beneath this descriptor (see the module doc).
+#[derive(Debug)]
+pub(crate) struct Tree {
     path: PathBuf,
-    fd: Arc<OwnedFd>,
+    fd: OwnedFd,
 }
 
-static ROOTS: Mutex<Vec<Root>> = Mutex::new(Vec::new());
-
-/// While alive, paths under its root are resolved beneath it (see the module doc).
-pub(crate) struct Scope {
-    id: u64,
-}
-
-impl Drop for Scope {
-    fn drop(&mut self) {
-        let mut roots = ROOTS.lock().unwrap_or_else(|p| p.into_inner());
-        roots.retain(|r| r.id != self.id);
+impl Tree {
+    /// Open `root` (following symlinks: the caller named it), the way [`open_raw`] opens a
+    /// path (the no-unsafe-transition walk for a privileged caller). Errors: the open's errno
+    /// (`ENOTDIR` when `root` is not a directory, `ENOENT`, `EACCES`, …).
+    pub(crate) fn open(root: &Path) -> io::Result<Tree> {
+        let fd = open_raw(root, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+        Ok(Tree { path: root.to_path_buf(), fd })
     }
-}
 
-/// Open `root` (following symlinks: the caller named it) and resolve every path under it
-/// beneath it until the returned scope is dropped.
-pub(crate) fn enter(root: &Path) -> io::Result<Scope> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    // Opened as a path outside any scope is: chased for a privileged caller (see `open_raw`).
-    let flags = libc::O_PATH | libc::O_DIRECTORY;
-    let fd = if super::creds::privileged() { super::open::open_chased(root, flags, 0)? } else { super::open::open_direct(root, flags, 0)? };
-    let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    ROOTS.lock().unwrap_or_else(|p| p.into_inner()).push(Root { id, path: root.to_path_buf(), fd: Arc::new(fd) });
-    Ok(Scope { id })
-}
-
-/// The root whose scope covers `path` (the longest) and `path` relative to it (`.` for the
-/// root itself: the root is the directory opened when the scope was entered, even if its
-/// name was swapped since); `None` when no scope covers it.
-pub(crate) fn find(path: &Path) -> Option<(Arc<OwnedFd>, PathBuf)> {
-    let roots = ROOTS.lock().unwrap_or_else(|p| p.into_inner());
-    if roots.is_empty() {
-        return None;
+    /// The path the root was named by.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
-    roots
-        .iter()
-        .filter_map(|r| path.strip_prefix(&r.path).ok().map(|rel| (r, rel)))
-        .max_by_key(|(r, _)| r.path.as_os_str().len())
-        .map(|(r, rel)| (r.fd.clone(), if rel.as_os_str().is_empty() { PathBuf::from(".") } else { rel.to_path_buf() }))
+
+    /// `path` relative to the root (`.` for the root itself: the directory opened, even if
+    /// its name was swapped since), when `path` is spelled under the root's name.
+    fn relative<'p>(&self, path: &'p Path) -> Option<std::borrow::Cow<'p, Path>> {
+        let rel = path.strip_prefix(&self.path).ok()?;
+        Some(if rel.as_os_str().is_empty() { std::borrow::Cow::Owned(PathBuf::from(".")) } else { std::borrow::Cow::Borrowed(rel) })
+    }
+
+    /// Open `path` with raw `flags` (`O_CLOEXEC` added): beneath the root when it is spelled
+    /// under the root's name (no symlink on the way, no escape: `ELOOP`/`EXDEV`); any other path
+    /// as [`open_raw`] opens it.
+    pub(crate) fn open_path(&self, path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+        match self.relative(path) {
+            Some(rel) => openat2(self.fd.as_fd(), &rel, flags, mode),
+            None => open_raw(path, flags, mode),
+        }
+    }
+
+    /// The directory at `path` as a [`DirFd`] (`O_PATH|O_DIRECTORY`), opened as
+    /// [`Self::open_path`] opens.
+    pub(crate) fn dir(&self, path: &Path) -> io::Result<DirFd> {
+        let path = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+        Ok(DirFd::from_fd(self.open_path(path, libc::O_PATH | libc::O_DIRECTORY, 0)?))
+    }
 }
 
 /// `struct open_how` of `<linux/openat2.h>`.
@@ -78,7 +81,7 @@ const SYS_OPENAT2: libc::c_long = 437;
 
 /// `openat2(root, rel, flags | O_CLOEXEC, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`;
 /// without `openat2` (`ENOSYS`), a plain `openat` of `rel` from the root.
-pub(crate) fn openat2(root: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+fn openat2(root: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(rel.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;

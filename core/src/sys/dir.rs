@@ -11,8 +11,8 @@ use nix::sys::stat::Mode;
 
 use super::open::open_raw;
 
-/// A directory opened once (`O_PATH`, the way [`open_raw`] opens: beneath the scope's root
-/// when one is in force), for the calls on the files directly in it.
+/// A directory opened once (`O_PATH`, the way [`open_raw`] opens, or beneath a cleanup's tree
+/// by [`Tree::dir`](super::beneath::Tree::dir)), for the calls on the files directly in it.
 ///
 /// Each call names a file by its name alone and resolves it from this descriptor: one path
 /// component, no walk from the root per call, and the directory is the one opened even if a
@@ -34,6 +34,11 @@ fn component(name: &std::ffi::OsStr) -> io::Result<&std::ffi::OsStr> {
 }
 
 impl DirFd {
+    /// A directory already opened (`O_PATH|O_DIRECTORY`).
+    pub(super) fn from_fd(fd: OwnedFd) -> DirFd {
+        DirFd { fd }
+    }
+
     /// Open the directory at `path` (`O_PATH|O_DIRECTORY`, see [`open_raw`]).
     pub(crate) fn open(path: &Path) -> io::Result<DirFd> {
         let dir = if path.as_os_str().is_empty() { Path::new(".") } else { path };

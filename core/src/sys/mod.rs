@@ -29,7 +29,7 @@ mod xattr;
 mod file;
 mod dir;
 mod open;
-pub(crate) mod beneath;
+mod beneath;
 
 /// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
 pub use procfs::{parse_stat, Stat};
@@ -44,6 +44,7 @@ pub(crate) use random::getrandom;
 pub(crate) use xattr::{fgetxattr, fsetxattr};
 pub use file::umask;
 pub(crate) use file::{futimens, fchmod, try_flock_exclusive};
+pub(crate) use beneath::Tree;
 pub(crate) use dir::{DirFd, fd_id, read_dir_fd};
 pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, read_at};
 

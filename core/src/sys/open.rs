@@ -8,7 +8,6 @@ use std::path::Path;
 use nix::fcntl::{AtFlags, OFlag, AT_FDCWD};
 use nix::sys::stat::Mode;
 
-use super::beneath;
 use super::chase;
 use super::fault::{self, Call};
 
@@ -30,8 +29,8 @@ pub(crate) fn link_no_replace(from: &Path, to: &Path) -> io::Result<()> {
     Ok(nix::unistd::linkat(fdir.as_fd(), fname.as_os_str(), tdir.as_fd(), tname.as_os_str(), AtFlags::empty())?)
 }
 
-/// The directory holding `path`, opened (`O_PATH`) the way [`open_raw`] opens — beneath the
-/// scope's root when one is in force — and the last component's name.
+/// The directory holding `path`, opened (`O_PATH`) the way [`open_raw`] opens, and the last
+/// component's name.
 fn parent_of(path: &Path) -> io::Result<(OwnedFd, std::ffi::OsString)> {
     let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
     let dir = match path.parent() {
@@ -89,7 +88,8 @@ pub(crate) fn mkdir_path(path: &Path, mode: u32) -> io::Result<()> {
 
 /// Open a path with raw flags (used for `O_NOFOLLOW|O_NONBLOCK` openers).
 ///
-/// Beneath a [`beneath::Scope`]'s root, resolved beneath it. Elsewhere, when the caller is
+/// (A path under a cleanup's tree is opened through its [`Tree`](super::beneath::Tree) instead.)
+/// When the caller is
 /// privileged ([`privileged`](super::creds::privileged): euid 0 or `CAP_KILL`; a privileged caller
 /// acts on files other users can reach, the rule systemd applies where it acts for others, after
 /// CVE-2018-16888, while an unprivileged caller gets nothing through a path that it could not
@@ -101,9 +101,6 @@ pub(crate) fn mkdir_path(path: &Path, mode: u32) -> io::Result<()> {
 /// `O_NOFOLLOW`). Otherwise a plain `open(2)`.
 pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     no_nul(path.as_os_str().as_bytes(), "path")?;
-    if let Some((root, rel)) = beneath::find(path) {
-        return beneath::openat2(root.as_fd(), &rel, flags, mode);
-    }
     if super::creds::privileged() {
         return open_chased(path, flags, mode);
     }
