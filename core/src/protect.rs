@@ -96,3 +96,16 @@ pub(crate) fn pidfile_authority(owner_uid: u32, mode: u32) -> Result<Authority, 
 pub(crate) fn privileged() -> bool {
     sys::privileged()
 }
+
+/// How this caller's paths are walked (outside a cleanup's tree, which is opened beneath its
+/// root): with the no-unsafe-transition rule (`sys::chase`) for a privileged caller, which acts
+/// on files other users can reach (the rule systemd applies where it acts for others, after
+/// CVE-2018-16888). An unprivileged caller gets nothing through a path that it could not get by
+/// itself, and is left the kernel's walk: shared trees of several users keep working for it.
+pub(crate) fn walk() -> sys::Walk {
+    if privileged() {
+        sys::Walk::NoUnsafeTransition
+    } else {
+        sys::Walk::Kernel
+    }
+}

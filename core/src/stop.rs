@@ -322,7 +322,7 @@ struct Judged<'a> {
 impl<'a> Judged<'a> {
     fn new(pid_file: &'a Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> Judged<'a> {
         let cmd = recorded.map_or(CmdRule::None, CmdRule::Command);
-        match DirFd::parent_of(pid_file) {
+        match DirFd::parent_of(pid_file, crate::protect::walk()) {
             Ok((dir, name)) => {
                 let (check, pin) = check_pinned_opened(crate::pidfile::retire::open_strict_in(&dir, name), cmd, tolerance);
                 Judged { dir: Some((dir, name)), check, pin }

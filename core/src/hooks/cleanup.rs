@@ -108,7 +108,7 @@ pub fn cleanup_background_hooks(
     // `output_dir` that this cleanup opens is resolved beneath that descriptor, passed to each
     // call that opens one, with no symlink on the way: a directory of the tree swapped for a
     // symlink cannot steer this cleanup into another tree.
-    let tree = crate::sys::Tree::open(output_dir).map_err(|e| match e.raw_os_error() {
+    let tree = crate::sys::Tree::open(output_dir, crate::protect::walk()).map_err(|e| match e.raw_os_error() {
         Some(libc::ENOTDIR) => Error::at(ErrorKind::InvalidArgument, output_dir, "not a directory"),
         _ => Error::io_at(output_dir, "open", &e),
     })?;

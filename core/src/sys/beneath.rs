@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::io;
 
 use super::dir::DirFd;
-use super::open::open_raw;
+use super::open::{open_raw, Walk};
 
 /// The root of a tree opened once (`O_PATH|O_DIRECTORY`), and the path it was named by: the
 /// paths under that name are opened beneath this descriptor (see the module doc).
@@ -26,15 +26,17 @@ use super::open::open_raw;
 pub(crate) struct Tree {
     path: PathBuf,
     fd: OwnedFd,
+    /// How a path outside the tree is walked (the caller's choice, as for [`open_raw`]).
+    walk: Walk,
 }
 
 impl Tree {
-    /// Open `root` (following symlinks: the caller named it), the way [`open_raw`] opens a
-    /// path (the no-unsafe-transition walk for a privileged caller). Errors: the open's errno
+    /// Open `root` (following symlinks: the caller named it) as [`open_raw`] opens it with
+    /// `walk`, which also walks any path outside the tree given to [`Self::open_path`]. Errors: the open's errno
     /// (`ENOTDIR` when `root` is not a directory, `ENOENT`, `EACCES`, …).
-    pub(crate) fn open(root: &Path) -> io::Result<Tree> {
-        let fd = open_raw(root, libc::O_PATH | libc::O_DIRECTORY, 0)?;
-        Ok(Tree { path: root.to_path_buf(), fd })
+    pub(crate) fn open(root: &Path, walk: Walk) -> io::Result<Tree> {
+        let fd = open_raw(root, libc::O_PATH | libc::O_DIRECTORY, 0, walk)?;
+        Ok(Tree { path: root.to_path_buf(), fd, walk })
     }
 
     /// The path the root was named by.
@@ -55,7 +57,7 @@ impl Tree {
     pub(crate) fn open_path(&self, path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
         match self.relative(path) {
             Some(rel) => openat2(self.fd.as_fd(), &rel, flags, mode),
-            None => open_raw(path, flags, mode),
+            None => open_raw(path, flags, mode, self.walk),
         }
     }
 

@@ -9,7 +9,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::Mode;
 
-use super::open::open_raw;
+use super::open::{open_raw, Walk};
 
 /// A directory opened once (`O_PATH`, the way [`open_raw`] opens, or beneath a cleanup's tree
 /// by [`Tree::dir`](super::beneath::Tree::dir)), for the calls on the files directly in it.
@@ -40,19 +40,19 @@ impl DirFd {
     }
 
     /// Open the directory at `path` (`O_PATH|O_DIRECTORY`, see [`open_raw`]).
-    pub(crate) fn open(path: &Path) -> io::Result<DirFd> {
+    pub(crate) fn open(path: &Path, walk: Walk) -> io::Result<DirFd> {
         let dir = if path.as_os_str().is_empty() { Path::new(".") } else { path };
-        Ok(DirFd { fd: open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0)? })
+        Ok(DirFd { fd: open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0, walk)? })
     }
 
     /// The directory holding `path` and the last component's name.
-    pub(crate) fn parent_of(path: &Path) -> io::Result<(DirFd, &std::ffi::OsStr)> {
+    pub(crate) fn parent_of(path: &Path, walk: Walk) -> io::Result<(DirFd, &std::ffi::OsStr)> {
         let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        Ok((DirFd::open(dir)?, name))
+        Ok((DirFd::open(dir, walk)?, name))
     }
 
     /// `openat(2)` of `name` in this directory with raw `flags` (`O_CLOEXEC` added).

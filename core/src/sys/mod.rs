@@ -46,7 +46,7 @@ pub use file::umask;
 pub(crate) use file::{futimens, fchmod, try_flock_exclusive};
 pub(crate) use beneath::Tree;
 pub(crate) use dir::{DirFd, fd_id, read_dir_fd};
-pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, read_at};
+pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, read_at, Walk};
 
 #[cfg(test)]
 mod tests {
@@ -113,7 +113,7 @@ mod tests {
     fn flock_lives_with_the_descriptor() {
         let dir = std::env::temp_dir().join(format!("pidguard-sys-flock-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let open = || open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0).expect("open dir");
+        let open = || open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0, Walk::Kernel).expect("open dir");
         let (a, b) = (open(), open());
         assert!(try_flock_exclusive(a.as_fd()).unwrap(), "first taker wins");
         assert!(!try_flock_exclusive(b.as_fd()).unwrap(), "held by another open file description");
@@ -142,7 +142,7 @@ mod tests {
         std::fs::write(base.join("outside"), "x").unwrap();
         std::fs::write(dir.join("a"), "a").unwrap();
         std::os::unix::fs::symlink(base.join("outside"), dir.join("link")).unwrap();
-        let d = DirFd::open(&dir).unwrap();
+        let d = DirFd::open(&dir, Walk::Kernel).unwrap();
         for bad in ["", ".", "..", "../outside", "sub/a", "a\0"] {
             let bad = std::ffi::OsStr::new(bad);
             assert_eq!(d.open_file(bad, libc::O_RDONLY).unwrap_err().raw_os_error(), Some(libc::EINVAL), "{bad:?}");
@@ -181,7 +181,7 @@ mod tests {
         want.push(("sub".into(), true));
         want.push(("link-to-sub".into(), false));
         want.sort();
-        let fd = open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0).unwrap();
+        let fd = open_raw(&dir, libc::O_RDONLY | libc::O_DIRECTORY, 0, Walk::Kernel).unwrap();
         let mut got: Vec<(String, bool)> = read_dir_fd(fd.as_fd()).unwrap().into_iter().map(|(n, d)| (n.into_string().unwrap(), d)).collect();
         got.sort();
         assert_eq!(got, want);
@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn open_raw_refuses_an_inner_nul_and_passes_flags_through() {
-        let e = open_raw(Path::new("/tmp/a\0b"), libc::O_RDONLY, 0).unwrap_err();
+        let e = open_raw(Path::new("/tmp/a\0b"), libc::O_RDONLY, 0, Walk::Kernel).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
         // O_NOFOLLOW reaches open(2): a symlink is refused with ELOOP.
         let dir = std::env::temp_dir().join(format!("pidguard-sys-open-{}", std::process::id()));
@@ -198,7 +198,7 @@ mod tests {
         let link = dir.join("link");
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
-        let e = open_raw(&link, libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap_err();
+        let e = open_raw(&link, libc::O_RDONLY | libc::O_NOFOLLOW, 0, Walk::Kernel).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -22,86 +22,92 @@ fn no_nul(bytes: &[u8], what: &str) -> io::Result<()> {
 
 /// `linkat(2)` of an existing path to a new one, failing with `EEXIST`: the atomic
 /// "exactly one creator wins" primitive of the guard format.
-pub(crate) fn link_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn link_no_replace(from: &Path, to: &Path, walk: Walk) -> io::Result<()> {
     // No AT_SYMLINK_FOLLOW: a symlink at `from` is linked as itself, as std::fs::hard_link does.
-    let (fdir, fname) = parent_of(from)?;
-    let (tdir, tname) = parent_of(to)?;
+    let (fdir, fname) = parent_of(from, walk)?;
+    let (tdir, tname) = parent_of(to, walk)?;
     Ok(nix::unistd::linkat(fdir.as_fd(), fname.as_os_str(), tdir.as_fd(), tname.as_os_str(), AtFlags::empty())?)
 }
 
 /// The directory holding `path`, opened (`O_PATH`) the way [`open_raw`] opens, and the last
 /// component's name.
-fn parent_of(path: &Path) -> io::Result<(OwnedFd, std::ffi::OsString)> {
+fn parent_of(path: &Path, walk: Walk) -> io::Result<(OwnedFd, std::ffi::OsString)> {
     let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let fd = open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0)?;
+    let fd = open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0, walk)?;
     Ok((fd, name.to_os_string()))
 }
 
 /// Open an unnamed regular file in directory `dir` (`O_TMPFILE|O_WRONLY`, Linux ≥ 3.11). It has
 /// no name, so no reader can see it until [`link_fd`] gives it one. `EOPNOTSUPP` or `EISDIR`
 /// when the file system (or an old kernel) cannot do it.
-pub(crate) fn open_tmpfile(dir: &Path, mode: u32) -> io::Result<OwnedFd> {
+pub(crate) fn open_tmpfile(dir: &Path, mode: u32, walk: Walk) -> io::Result<OwnedFd> {
     fault::check(Call::OpenTmpfile)?;
-    open_raw(dir, (OFlag::O_TMPFILE | OFlag::O_WRONLY).bits(), mode)
+    open_raw(dir, (OFlag::O_TMPFILE | OFlag::O_WRONLY).bits(), mode, walk)
 }
 
 /// Give the unnamed file `fd` (from [`open_tmpfile`]) the name `to`, failing with `EEXIST` when
 /// `to` exists (whatever it is, a symlink included: nothing at `to` is followed or touched).
 /// Done as `linkat("/proc/self/fd/N", to, AT_SYMLINK_FOLLOW)`, which needs no capability, unlike
 /// `AT_EMPTY_PATH`.
-pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path) -> io::Result<()> {
+pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path, walk: Walk) -> io::Result<()> {
     let from = format!("/proc/self/fd/{}", fd.as_raw_fd());
     no_nul(to.as_os_str().as_bytes(), "path")?;
-    // `to`'s directory is opened as `open_raw` opens (chased for a privileged caller), the
+    // `to`'s directory is opened as `open_raw` opens (with the caller's `walk`), the
     // link made by name in it.
-    let (dir, name) = parent_of(to)?;
+    let (dir, name) = parent_of(to, walk)?;
     Ok(nix::unistd::linkat(AT_FDCWD, from.as_str(), dir.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_FOLLOW)?)
 }
 
 /// `renameat(2)` of the path `from` to the path `to`, each name in its directory opened as
-/// [`open_raw`] opens (so a privileged caller's rename crosses no unsafe transition).
-pub(crate) fn rename_path(from: &Path, to: &Path) -> io::Result<()> {
-    let (fdir, fname) = parent_of(from)?;
-    let (tdir, tname) = parent_of(to)?;
+/// [`open_raw`] opens with `walk` (so a privileged caller's rename crosses no unsafe transition).
+pub(crate) fn rename_path(from: &Path, to: &Path, walk: Walk) -> io::Result<()> {
+    let (fdir, fname) = parent_of(from, walk)?;
+    let (tdir, tname) = parent_of(to, walk)?;
     Ok(nix::fcntl::renameat(fdir.as_fd(), fname.as_os_str(), tdir.as_fd(), tname.as_os_str())?)
 }
 
 /// `unlinkat(2)` of the file at `path`, its directory opened as [`open_raw`] opens.
-pub(crate) fn unlink_path(path: &Path) -> io::Result<()> {
-    let (dir, name) = parent_of(path)?;
+pub(crate) fn unlink_path(path: &Path, walk: Walk) -> io::Result<()> {
+    let (dir, name) = parent_of(path, walk)?;
     Ok(nix::unistd::unlinkat(dir.as_fd(), name.as_os_str(), nix::unistd::UnlinkatFlags::NoRemoveDir)?)
 }
 
 /// `mkdirat(2)` of the directory `path` with `mode`, then `fchmodat` to exactly `mode` (the
 /// umask does not apply); its parent opened as [`open_raw`] opens. `EEXIST` when something is
 /// at the path (nothing is chmod-ed then).
-pub(crate) fn mkdir_path(path: &Path, mode: u32) -> io::Result<()> {
-    let (dir, name) = parent_of(path)?;
+pub(crate) fn mkdir_path(path: &Path, mode: u32, walk: Walk) -> io::Result<()> {
+    let (dir, name) = parent_of(path, walk)?;
     let m = Mode::from_bits_retain(mode as libc::mode_t);
     nix::sys::stat::mkdirat(dir.as_fd(), name.as_os_str(), m)?;
     Ok(nix::sys::stat::fchmodat(dir.as_fd(), name.as_os_str(), m, nix::sys::stat::FchmodatFlags::FollowSymlink)?)
 }
 
+/// How a path is walked to what it names: the caller's choice (`protect::walk` decides it from
+/// the caller's privilege), never this layer's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// As the kernel walks it (`open(2)`).
+    Kernel,
+    /// By [`chase::resolve`], which refuses an unsafe transition.
+    NoUnsafeTransition,
+}
+
 /// Open a path with raw flags (used for `O_NOFOLLOW|O_NONBLOCK` openers).
 ///
 /// (A path under a cleanup's tree is opened through its [`Tree`](super::beneath::Tree) instead.)
-/// When the caller is
-/// privileged ([`privileged`](super::creds::privileged): euid 0 or `CAP_KILL`; a privileged caller
-/// acts on files other users can reach, the rule systemd applies where it acts for others, after
-/// CVE-2018-16888, while an unprivileged caller gets nothing through a path that it could not
-/// get by itself and is left the kernel's walk), the path is
+/// With [`Walk::NoUnsafeTransition`] (what `protect::walk` gives a privileged caller), the path is
 /// walked by [`chase::resolve`], which refuses an unsafe transition (a user's directory or
 /// symlink leading to another uid's directory) with an [`chase::UnsafeTransition`] error; the
 /// last component is then opened from its directory with the caller's flags plus
 /// `O_NOFOLLOW` (a symlink there is followed by the walk only when the caller's flags lack
 /// `O_NOFOLLOW`). Otherwise a plain `open(2)`.
-pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32, walk: Walk) -> io::Result<OwnedFd> {
     no_nul(path.as_os_str().as_bytes(), "path")?;
-    if super::creds::privileged() {
+    if walk == Walk::NoUnsafeTransition {
         return open_chased(path, flags, mode);
     }
     open_direct(path, flags, mode)
