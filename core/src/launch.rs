@@ -179,7 +179,7 @@ pub fn check_parent_dir(path: &Path) -> Result<()> {
 /// [`open_log`]); `PermissionDenied`, `NotFound`, `Io` from `mkdir`.
 pub fn make_record_dir(pid_file: &Path) -> Result<()> {
     match pid_file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => crate::pidfile::guard::file::make_parent(pid_file, d),
+        Some(d) if !d.as_os_str().is_empty() => crate::pidfile::record::file::make_parent(pid_file, d),
         _ => Ok(()),
     }
 }

@@ -72,7 +72,7 @@
 //! ```
 
 // The record format itself lives with the abx-dl format under `pidfile/`.
-use crate::pidfile::guard::{entry, file};
+use crate::pidfile::record::{entry, file};
 
 use std::path::{Path, PathBuf};
 

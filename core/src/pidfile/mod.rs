@@ -3,7 +3,7 @@
 
 pub(crate) mod atomic;
 pub mod cmd;
-pub(crate) mod guard;
+pub(crate) mod record;
 pub mod mtime;
 pub(crate) mod retire;
 pub(crate) mod target;
