@@ -232,7 +232,7 @@ impl StopOutcome {
     /// 0 stopped, 1 nothing to do (stale or already gone), 2 unkillable or a signalling error
     /// (77 when the kernel refused permission), 3 refused (including foreign), 5 refused
     /// because the live identity could not be read. (4, bad input, is for the errors of
-    /// [`stop_pid_file`].)
+    /// [`stop_pid_file`](crate::stop_pid_file).)
     pub fn exit_code(&self) -> i32 {
         i32::from(ExitCode::for_stop(self).code())
     }

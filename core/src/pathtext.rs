@@ -10,7 +10,7 @@
 /// (with a real backslash) reads `a\\xffb`. To get the bytes back: if the text holds no
 /// backslash, it is the name; else replace `\\` by a backslash and `\xNN` by the byte NN,
 /// left to right. Control characters are kept as they are here (JSON escapes them); human
-/// output escapes them on top with [`printable`].
+/// output escapes them on top with [`printable`](crate::report::printable).
 pub fn path_text(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
     use std::os::unix::ffi::OsStrExt;
     let bytes = name.as_bytes();

@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 /// Only proof gives `Gone` (`ESRCH`, an exited pidfd, a zombie, a pid that is now a thread of
 /// another process) or `Mismatch` (another boot, pidfs inode or start ticks); any failure to
 /// read the live identity is `Unverifiable` with its errno
-/// ([`Reason::LiveIdentityUnreadable`]). With pidfs inodes on both sides the answer needs no
+/// ([`Reason::LiveIdentityUnreadable`](super::Reason::LiveIdentityUnreadable)). With pidfs inodes on both sides the answer needs no
 /// `/proc` read at all (`pidfd_open`, `fstat`, `poll`, `close`), so a reader under a `/proc`
 /// mounted `hidepid` still gets `Match`.
 ///
