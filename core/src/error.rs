@@ -149,8 +149,24 @@ pub struct Error {
     path: Option<PathBuf>,
     pid: Option<i32>,
     errno: Option<i32>,
-    refusal: Option<crate::signal::Refusal>,
-    holder: Option<Box<crate::guard::Verdict>>,
+    refusal: Option<crate::refusal::Refusal>,
+    /// A value of an operation above this layer that the error carries for its caller (the
+    /// holder of a guard pidfile: see `Error::holder`), kept without its type known here.
+    detail: Option<Box<dyn Detail>>,
+}
+
+/// A value an [`Error`] can carry for a layer above it: any `Debug + Send + Sync` value, looked
+/// at again by its type (`as_any().downcast_ref`). The error type stays plain data below every
+/// operation.
+pub(crate) trait Detail: fmt::Debug + Send + Sync + 'static {
+    /// The value, to downcast.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: fmt::Debug + Send + Sync + 'static> Detail for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// `Result<T, pidguard::Error>`.
@@ -159,7 +175,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// A new error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), path: None, pid: None, errno: kind.default_errno(), refusal: None, holder: None }
+        Error { kind, message: message.into(), path: None, pid: None, errno: kind.default_errno(), refusal: None, detail: None }
     }
 
     /// An error about `path`; the message is prefixed with the path.
@@ -192,7 +208,7 @@ impl Error {
     }
 
     /// A `Refused` error: signalling `pid` was refused for reason `r`.
-    pub fn refused(pid: i32, r: crate::signal::Refusal) -> Error {
+    pub fn refused(pid: i32, r: crate::refusal::Refusal) -> Error {
         let mut e = Error::new(ErrorKind::Refused, format!("pid {pid}: refused to signal ({r})"));
         e.pid = Some(pid);
         e.refusal = Some(r);
@@ -201,7 +217,7 @@ impl Error {
 
     /// A `Refused` error with the particulars (`"owned by uid 65534, target uid 0"`), shown
     /// after the refusal's slug: `pid 7: refused to signal (untrusted-pidfile: owned by …)`.
-    pub fn refused_because(pid: i32, r: crate::signal::Refusal, detail: impl fmt::Display) -> Error {
+    pub fn refused_because(pid: i32, r: crate::refusal::Refusal, detail: impl fmt::Display) -> Error {
         let mut e = Error::new(ErrorKind::Refused, format!("pid {pid}: refused to signal ({r}: {detail})"));
         e.pid = Some(pid);
         e.refusal = Some(r);
@@ -214,26 +230,18 @@ impl Error {
     }
 
     /// Why signalling was refused, for `Refused` errors.
-    pub fn refusal(&self) -> Option<crate::signal::Refusal> {
+    pub fn refusal(&self) -> Option<crate::refusal::Refusal> {
         self.refusal
     }
 
-    /// A `Held` error: the guard pidfile at `path` is held by `holder` (its record and verdict).
-    pub fn held(path: &std::path::Path, holder: crate::guard::Verdict) -> Error {
-        let what = match (&holder.entry, &holder.identity) {
-            (Some(e), Some(j)) => format!("held by pid {} ({}: {})", e.pid, j.verdict, j.reason),
-            _ => "held".to_string(),
-        };
-        let mut e = Error::at(ErrorKind::Held, path, what);
-        e.pid = holder.entry.as_ref().map(|x| x.pid);
-        e.holder = Some(Box::new(holder));
-        e
+    /// Attach `detail` (see [`Detail`]), replacing any earlier one.
+    pub(crate) fn set_detail(&mut self, detail: impl Detail) {
+        self.detail = Some(Box::new(detail));
     }
 
-    /// For `Held` errors: who holds the guard pidfile, with the identity verdict that kept it
-    /// from being taken over.
-    pub fn holder(&self) -> Option<&crate::guard::Verdict> {
-        self.holder.as_deref()
+    /// The attached detail, when it is a `T`.
+    pub(crate) fn detail<T: 'static>(&self) -> Option<&T> {
+        self.detail.as_deref().and_then(|d| d.as_any().downcast_ref::<T>())
     }
 
     /// Set the errno (for an error built from a reason rather than an `io::Error`).

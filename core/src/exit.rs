@@ -21,7 +21,7 @@ use std::fmt;
 use crate::error::{Error, ErrorKind};
 use crate::hooks::{HookOutcome, HookReport};
 use crate::pidfile::mtime::{CheckReason, PidFileCheck};
-use crate::signal::StopOutcome;
+use crate::stop::StopOutcome;
 
 /// The exit status of a `pidguard` command (the table in this module's docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,7 +152,7 @@ impl ExitCode {
     /// as the pidfile (`lstat`: a symlink to one stays a refusal) is bad input (4): a wrong
     /// argument, not a file someone planted.
     pub fn for_check_at(path: &std::path::Path, c: &PidFileCheck, os_error: Option<&std::io::Error>) -> ExitCode {
-        if c.reason == CheckReason::NotRegular && is_directory_not_followed(path) {
+        if c.reason == CheckReason::NotRegular && crate::pidfile::is_directory_not_followed(path) {
             return ExitCode::BadInput;
         }
         ExitCode::for_check(c, os_error)
@@ -190,7 +190,7 @@ impl ExitCode {
         };
         reports
             .iter()
-            .map(|r| if crate::hooks::cleanup::finalize_failed(r) { ExitCode::Unkillable } else { ExitCode::for_hook(&r.outcome) })
+            .map(|r| if crate::hooks::outcome::finalize_failed(r) { ExitCode::Unkillable } else { ExitCode::for_hook(&r.outcome) })
             .max_by_key(|c| rank(*c))
             .unwrap_or(ExitCode::Done)
     }
@@ -226,10 +226,16 @@ impl From<ExitCode> for std::process::ExitCode {
     }
 }
 
-/// Whether `path` itself (not followed) is a directory: a directory given where a pidfile
-/// belongs is bad input, a symlink or FIFO there a refusal.
-pub(crate) fn is_directory_not_followed(path: &std::path::Path) -> bool {
-    std::fs::symlink_metadata(path).map(|m| m.is_dir()).unwrap_or(false)
+
+impl StopOutcome {
+    /// The exit status of `pidguard stop` for this outcome, [`ExitCode::for_stop`](crate::ExitCode::for_stop):
+    /// 0 stopped, 1 nothing to do (stale or already gone), 2 unkillable or a signalling error
+    /// (77 when the kernel refused permission), 3 refused (including foreign), 5 refused
+    /// because the live identity could not be read. (4, bad input, is for the errors of
+    /// [`stop_pid_file`](crate::stop_pid_file).)
+    pub fn exit_code(&self) -> i32 {
+        i32::from(ExitCode::for_stop(self).code())
+    }
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ pub fn ensure_vacant(pid_file: &Path, format: RecordFormat) -> Result<()> {
                 CheckReason::NotRegular => Err(Error::at(ErrorKind::NotRegularFile, pid_file, "not a regular file")),
                 CheckReason::Unreadable => {
                     // Ask the system why, so that the caller sees its text (EACCES, EIO, …).
-                    let opened = crate::sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0);
+                    let opened = crate::sys::open_raw(pid_file, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0, crate::protect::walk());
                     match opened {
                         Err(e) => Err(Error::io_at(pid_file, "open", &e)),
                         Ok(_) => Err(Error::at(ErrorKind::Io, pid_file, "cannot be read")),
@@ -181,7 +181,7 @@ pub fn check_parent_dir(path: &Path) -> Result<()> {
 /// [`open_log`]); `PermissionDenied`, `NotFound`, `Io` from `mkdir`.
 pub fn make_record_dir(pid_file: &Path) -> Result<()> {
     match pid_file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => crate::pidfile::guard::file::make_parent(pid_file, d),
+        Some(d) if !d.as_os_str().is_empty() => crate::pidfile::record::file::make_parent(pid_file, d),
         _ => Ok(()),
     }
 }
@@ -200,7 +200,7 @@ pub fn make_record_dir(pid_file: &Path) -> Result<()> {
 /// regular file; `PermissionDenied`, `NotFound`, `Io` from `open(2)`.
 pub fn open_log(path: &Path) -> Result<std::fs::File> {
     let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-    let fd = crate::sys::open_raw(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
+    let fd = crate::sys::open_raw(path, flags, 0o644, crate::protect::walk()).map_err(|e| match e.raw_os_error() {
         Some(libc::ELOOP) => Error::at(ErrorKind::Symlink, path, "is a symbolic link: refusing to write through it"),
         _ => Error::io_at(path, "open log", &e),
     })?;

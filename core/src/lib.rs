@@ -52,7 +52,9 @@
 mod error;
 pub mod exit;
 pub mod guard;
+mod pathtext;
 mod protect;
+mod refusal;
 mod signo;
 pub mod hooks;
 pub mod identity;
@@ -61,6 +63,7 @@ pub mod options;
 pub mod pidfile;
 pub mod report;
 pub mod signal;
+pub mod stop;
 #[doc(hidden)]
 pub mod sys;
 
@@ -75,10 +78,8 @@ pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
 pub use pidfile::Format;
 pub use options::{check_pid_file, check_pid_file_with, validate_pid_file, CheckOptions};
 pub use pidfile::mtime::{write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
-pub use signal::{
-    pin_pid_file, stop_pid_file, terminate, terminate_pid, ExitStatus, Outcome, PidFilePin, Refusal, Schedule, Signal, Step, StopOptions, StopOutcome, StopReport,
-    TerminateOptions, TerminateReport,
-};
+pub use signal::{terminate, terminate_pid, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, TerminateOptions, TerminateReport};
+pub use stop::{pin_pid_file, stop_pid_file, PidFilePin, StopOptions, StopOutcome, StopReport};
 
 /// The pidguard version (the crate version).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

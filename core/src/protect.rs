@@ -1,63 +1,9 @@
 //! Protected targets and trusted records: every refusal to signal, decided in one place before
 //! any system call.
 
-use std::fmt;
-
 use crate::sys::{self, procfs};
 
-/// Why pidguard refused to signal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Refusal {
-    /// pid ≤ 0: `kill(0)` is the caller's group and `kill(-1)` every process.
-    NonPositivePid,
-    /// pid above the kernel's hard limit `PID_MAX_LIMIT` (4194304): no process can have it
-    /// (`kernel.pid_max` is no bound: it can be lowered while higher pids live). The slug keeps
-    /// its name.
-    AbovePidMax,
-    /// pid 1 or group 1: init, and `killpg(1, sig)` *is* `kill(-1, sig)`.
-    Init,
-    /// The caller's own pid.
-    OwnPid,
-    /// The caller's own process group.
-    OwnGroup,
-    /// The caller's parent, whose token did not match exactly (a container's PID 1 reuse names the parent's number in stale records).
-    Parent,
-    /// The live process is provably not the recorded one.
-    Mismatch,
-    /// Identity not proven and the policy is strict.
-    Unverifiable,
-    /// The pidfile could have been written by someone who may not signal the target: it is
-    /// group- or world-writable, or it is owned by another uid than the target's real and
-    /// effective uids. A token in such a file is that writer's claim, not proof: anyone can
-    /// compute any process's token.
-    UntrustedPidfile,
-    /// The live argv is not the one the pidfile's command file (the `.sh`) records.
-    NotTheRecordedProcess,
-}
-
-impl Refusal {
-    /// A stable kebab-case slug.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Refusal::NonPositivePid => "non-positive-pid",
-            Refusal::AbovePidMax => "above-pid-max",
-            Refusal::Init => "init",
-            Refusal::OwnPid => "own-pid",
-            Refusal::OwnGroup => "own-group",
-            Refusal::Parent => "parent",
-            Refusal::Mismatch => "mismatch",
-            Refusal::Unverifiable => "unverifiable",
-            Refusal::UntrustedPidfile => "untrusted-pidfile",
-            Refusal::NotTheRecordedProcess => "not-the-recorded-process",
-        }
-    }
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::refusal::Refusal;
 
 /// What is about to be signalled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,14 +94,18 @@ pub(crate) fn pidfile_authority(owner_uid: u32, mode: u32) -> Result<Authority, 
 /// Whether the caller is privileged: effective uid 0 or `CAP_KILL` in its effective set. The
 /// one test behind every "when the caller is privileged" rule.
 pub(crate) fn privileged() -> bool {
-    sys::geteuid() == 0 || sys::has_cap_kill()
+    sys::privileged()
 }
 
-/// Whether paths outside a cleanup's tree are walked with the no-unsafe-transition rule
-/// (`sys::chase`): for a privileged caller, which acts on files other users can reach (the
-/// rule systemd applies where it acts for others, after CVE-2018-16888). An unprivileged
-/// caller gets nothing through a path that it could not get by itself, and is left the
-/// kernel's walk: shared trees of several users keep working for it.
-pub(crate) fn resolve_paths_safely() -> bool {
-    privileged()
+/// How this caller's paths are walked (outside a cleanup's tree, which is opened beneath its
+/// root): with the no-unsafe-transition rule (`sys::chase`) for a privileged caller, which acts
+/// on files other users can reach (the rule systemd applies where it acts for others, after
+/// CVE-2018-16888). An unprivileged caller gets nothing through a path that it could not get by
+/// itself, and is left the kernel's walk: shared trees of several users keep working for it.
+pub(crate) fn walk() -> sys::Walk {
+    if privileged() {
+        sys::Walk::NoUnsafeTransition
+    } else {
+        sys::Walk::Kernel
+    }
 }

@@ -26,39 +26,7 @@ use serde::{Serialize, Serializer};
 use crate::identity::{GroupMode, PinMode};
 use crate::signal::Outcome;
 
-/// The one text form of a file name or path in every report (JSON, Python and Node strings, the
-/// index's records): lossless, so that two different names never read the same.
-///
-/// A name that is valid UTF-8 and holds no backslash is itself. Otherwise each backslash is
-/// written `\\` (two backslashes) and each byte that is not part of valid UTF-8 is written
-/// `\xNN` (two lowercase hex digits): the name `a<0xff>b` reads `a\xffb`, the name `a\xffb`
-/// (with a real backslash) reads `a\\xffb`. To get the bytes back: if the text holds no
-/// backslash, it is the name; else replace `\\` by a backslash and `\xNN` by the byte NN,
-/// left to right. Control characters are kept as they are here (JSON escapes them); human
-/// output escapes them on top with [`printable`].
-pub fn path_text(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = name.as_bytes();
-    if let Ok(s) = std::str::from_utf8(bytes) {
-        if !s.contains('\\') {
-            return std::borrow::Cow::Borrowed(s);
-        }
-    }
-    let mut out = String::with_capacity(bytes.len() + 8);
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            if c == '\\' {
-                out.push_str("\\\\");
-            } else {
-                out.push(c);
-            }
-        }
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
+pub use crate::pathtext::path_text;
 
 /// `text` (a name, a path, a message or a note that came from files) as human output shows it:
 /// every control character — C0 (`\0`–`\x1f`), DEL and C1 (U+0080–U+009F) — escaped, so that

@@ -72,7 +72,7 @@
 //! ```
 
 // The record format itself lives with the abx-dl format under `pidfile/`.
-use crate::pidfile::guard::{entry, file};
+use crate::pidfile::record::{entry, file};
 
 use std::path::{Path, PathBuf};
 
@@ -83,6 +83,28 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::identity::{judge, Judgement, Policy, ProcessRef, Reason, StartToken, Verdict as Identity};
 use crate::pidfile::mtime::{CheckReason, PidFileCheck};
 use crate::signal::Refusal;
+
+impl Error {
+    /// A `Held` error: the guard pidfile at `path` is held by `holder` (its record and verdict).
+    pub fn held(path: &Path, holder: Verdict) -> Error {
+        let what = match (&holder.entry, &holder.identity) {
+            (Some(e), Some(j)) => format!("held by pid {} ({}: {})", e.pid, j.verdict, j.reason),
+            _ => "held".to_string(),
+        };
+        let mut e = Error::at(ErrorKind::Held, path, what);
+        if let Some(pid) = holder.entry.as_ref().map(|x| x.pid) {
+            e = e.with_pid(pid);
+        }
+        e.set_detail(holder);
+        e
+    }
+
+    /// For `Held` errors: who holds the guard pidfile, with the identity verdict that kept it
+    /// from being taken over.
+    pub fn holder(&self) -> Option<&Verdict> {
+        self.detail::<Verdict>()
+    }
+}
 
 /// The answer of [`check`]: is there a record, and is its holder still that process?
 #[derive(Clone, Debug, PartialEq, Eq)]

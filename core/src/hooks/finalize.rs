@@ -227,7 +227,7 @@ pub(crate) struct Logs {
 /// record and the logs and writes nothing (a failed read is not an empty log).
 /// `budget` is what is left of the cleanup's [`MAX_INDEX_LOG_BYTES`].
 pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) -> std::result::Result<Logs, String> {
-    let stem = super::cleanup::stem_of(&report.pid_file);
+    let stem = super::outcome::stem_of(&report.pid_file);
     let (mut out, mut err) = (stem.clone(), stem);
     out.push(".stdout.log");
     err.push(".stderr.log");
@@ -252,10 +252,11 @@ impl Index {
     /// an `Untrusted` error, so a cleanup never appends to whatever file a planted link names;
     /// so is, for a privileged caller, a file with more than one link (`HardLinked`: on a host
     /// with `fs.protected_hardlinks=0` a user could link a root-only file into the tree, and
-    /// root would append its users' logs to it).
-    pub(crate) fn open(path: &Path) -> Result<Index> {
+    /// root would append its users' logs to it). An index under the cleanup's tree is opened
+    /// beneath it (`tree`: no symlink on the way); any other as every path is.
+    pub(crate) fn open(tree: &crate::sys::Tree, path: &Path) -> Result<Index> {
         let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-        let fd = crate::sys::open_raw(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
+        let fd = tree.open_path(path, flags, 0o644).map_err(|e| match e.raw_os_error() {
             Some(libc::ELOOP) => Error::at(crate::ErrorKind::Untrusted, path, "the index is a symbolic link, or a directory on its way beneath the output directory is one: nothing appended"),
             _ => Error::io_at(path, "open index", &e),
         })?;
@@ -334,7 +335,7 @@ pub(crate) fn default_finalize(
     is_tty: bool,
     claim: Option<crate::pidfile::retire::Claim<'_>>,
 ) -> Result<Finalized> {
-    let stem = super::cleanup::stem_of(&report.pid_file);
+    let stem = super::outcome::stem_of(&report.pid_file);
     let mut stdout_name = stem.clone();
     stdout_name.push(".stdout.log");
     let mut stderr_name = stem;
@@ -367,7 +368,7 @@ pub(crate) fn default_finalize(
             kind: "Process",
             id: &process_id,
             cmd: &report.cmd,
-            pwd: crate::report::path_text(report.dir.as_os_str()),
+            pwd: crate::pathtext::path_text(report.dir.as_os_str()),
             pid: report.pid,
             exit_code,
             stdout: &stdout,
@@ -379,7 +380,7 @@ pub(crate) fn default_finalize(
             kind: "ArchiveResult",
             id: &result_id,
             snapshot_id: None,
-            plugin: report.dir.file_name().map(crate::report::path_text).unwrap_or_default(),
+            plugin: report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default(),
             hook_name: &report.name,
             status: &status,
             process_id: &process_id,

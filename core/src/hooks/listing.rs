@@ -69,13 +69,13 @@ pub(crate) fn glob_match(pat: &[u8], name: &[u8]) -> bool {
 
 /// Read one directory (not following symlinks: a symlinked directory is an entry like a file),
 /// and say which directory it was (its `(dev, inode)`). The cleanup's root is opened through the
-/// scope's descriptor (`sys::beneath`), never by its name again.
-fn read_entries(dir: &Path) -> std::io::Result<Entries> {
+/// tree's descriptor (`sys::Tree`), never by its name again.
+fn read_entries(tree: &crate::sys::Tree, dir: &Path) -> std::io::Result<Entries> {
     use std::os::fd::AsFd;
     let mut out = Entries::default();
     // Opened as the sys layer opens (beneath the cleanup's root, no symlink on the way), then
     // listed through that very descriptor.
-    let fd = crate::sys::open_raw(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    let fd = tree.open_path(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
     out.id = crate::sys::fd_id(fd.as_fd()).ok();
     for (name, is_dir) in crate::sys::read_dir_fd(fd.as_fd())? {
         if is_dir {
@@ -88,11 +88,11 @@ fn read_entries(dir: &Path) -> std::io::Result<Entries> {
 }
 
 /// Walk one subtree serially: the matching paths and the listings of its directories.
-fn walk_subtree(dir: PathBuf, pattern: &str) -> (Vec<PathBuf>, Vec<(PathBuf, Entries)>) {
+fn walk_subtree(tree: &crate::sys::Tree, dir: PathBuf, pattern: &str) -> (Vec<PathBuf>, Vec<(PathBuf, Entries)>) {
     let (mut found, mut lists) = (Vec::new(), Vec::new());
     let mut stack = vec![dir];
     while let Some(dir) = stack.pop() {
-        let Ok(e) = read_entries(&dir) else { continue };
+        let Ok(e) = read_entries(tree, &dir) else { continue };
         for name in e.files.iter().chain(&e.dirs) {
             if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
                 found.push(dir.join(name));
@@ -107,7 +107,7 @@ fn walk_subtree(dir: PathBuf, pattern: &str) -> (Vec<PathBuf>, Vec<(PathBuf, Ent
 }
 
 impl Listings {
-    /// Walk `root` recursively, listing each directory once: returns every path whose name
+    /// Walk the tree from its root recursively (each directory opened beneath the tree), listing each directory once: returns every path whose name
     /// matches `pattern` (a directory where a pidfile should be is returned too: it is reported
     /// as not a regular file, not skipped silently), sorted, and the listings of the directories
     /// that hold one (with their subdirectories), for [`Self::output_files`]. Once `root` is
@@ -118,11 +118,12 @@ impl Listings {
     /// does.
     #[allow(clippy::type_complexity)]
     pub(crate) fn walk(
-        root: &Path,
+        tree: &crate::sys::Tree,
         pattern: &str,
         pool_for: impl FnOnce(usize) -> Option<rayon::ThreadPool>,
     ) -> std::io::Result<(Vec<PathBuf>, Listings, Option<rayon::ThreadPool>)> {
-        let top = read_entries(root)?;
+        let root = tree.path();
+        let top = read_entries(tree, root)?;
         let mut found = Vec::new();
         let mut entries = HashMap::new();
         for name in top.files.iter().chain(&top.dirs) {
@@ -133,7 +134,7 @@ impl Listings {
         let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| root.join(d)).collect();
         let pool = pool_for(subdirs.len());
         entries.insert(root.to_path_buf(), top);
-        let walk_one = |d: PathBuf| walk_subtree(d, pattern);
+        let walk_one = |d: PathBuf| walk_subtree(tree, d, pattern);
         let parts: Vec<(Vec<PathBuf>, Vec<(PathBuf, Entries)>)> = match &pool {
             Some(p) if subdirs.len() > 1 => {
                 use rayon::prelude::*;
@@ -166,14 +167,14 @@ impl Listings {
 
     /// List `dir` and everything below it again (once per cleanup): its hook was signalled and
     /// may have written its last outputs meanwhile.
-    pub(crate) fn relist(&mut self, dir: &Path) {
+    pub(crate) fn relist(&mut self, tree: &crate::sys::Tree, dir: &Path) {
         if !self.relisted.insert(dir.to_path_buf()) {
             return;
         }
         self.entries.retain(|d, _| !d.starts_with(dir));
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
-            let Ok(e) = read_entries(&d) else { continue };
+            let Ok(e) = read_entries(tree, &d) else { continue };
             for s in &e.dirs {
                 stack.push(d.join(s));
             }
@@ -227,10 +228,10 @@ impl Listings {
                 if hook_prefix(name).is_some_and(|p| stems.is_some_and(|s| s.contains(std::ffi::OsStr::from_bytes(p)))) {
                     continue;
                 }
-                out.push(format!("{prefix}{}", crate::report::path_text(f)));
+                out.push(format!("{prefix}{}", crate::pathtext::path_text(f)));
             }
             for s in &e.dirs {
-                stack.push((d.join(s), format!("{prefix}{}/", crate::report::path_text(s))));
+                stack.push((d.join(s), format!("{prefix}{}/", crate::pathtext::path_text(s))));
             }
         }
         out.sort();

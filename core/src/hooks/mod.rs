@@ -1,10 +1,13 @@
 //! `cleanup_background_hooks`: find every background hook's pidfile, stop
 //! the hooks that are provably still themselves, drop the stale records, and finalize each.
 
-pub(crate) mod cleanup;
+mod cleanup;
 mod finalize;
+mod judge;
 mod listing;
+pub(crate) mod outcome;
 
-pub use cleanup::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
+pub use cleanup::{cleanup_background_hooks, MAX_THREADS, PARALLEL_MIN_HOOKS};
+pub use outcome::{CleanupOptions, HookOutcome, HookReport};
 pub use finalize::{new_id, MAX_INDEX_LOG_BYTES, MAX_LOG_BYTES};
 pub(crate) use finalize::Index;

@@ -12,22 +12,9 @@ use std::os::fd::AsFd;
 use std::time::Duration;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::sys::{self, Stat};
+use crate::sys;
 
-/// Whether the process whose stat is `stat` has exited as a whole (a zombie: the whole thread
-/// group is dead, only the leader's entry waits to be reaped).
-///
-/// `pidfd_exited` is the readiness of a pidfd for the process when the caller has one (`poll`
-/// with zero timeout: readable once the whole thread group has exited); it decides alone, the
-/// stat is then not consulted. Without one (`None`), the stat decides: state `Z` or `X` with a
-/// thread count of 1 (a leader in `Z` whose other threads run counts them; a count that could
-/// not be read, 0, does not prove exit either). A pure function: no system call.
-pub fn thread_group_exited(stat: &Stat, pidfd_exited: Option<bool>) -> bool {
-    match pidfd_exited {
-        Some(exited) => exited,
-        None => matches!(stat.state, b'Z' | b'X') && stat.num_threads == 1,
-    }
-}
+pub use crate::sys::procfs::thread_group_exited;
 
 /// Whether the process `pid` is alive now, when that can be told: `Ok(true)` while any of its threads runs (a leader in
 /// `Z` with live threads is alive), `Ok(false)` only on proof that it is not — `pidfd_open` or
@@ -93,6 +80,7 @@ pub fn is_process_alive(pid: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::Stat;
 
     fn st(state: u8, threads: i64) -> Stat {
         Stat { comm: b"x".to_vec(), state, ppid: 1, pgrp: 1, session: 1, num_threads: threads, start_ticks: 1 }

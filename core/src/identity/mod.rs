@@ -2,13 +2,15 @@
 
 mod handle;
 mod liveness;
+mod probe;
 mod process;
 mod token;
 mod verdict;
 
 pub use handle::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
 pub use liveness::{is_process_alive, probe_alive, thread_group_exited};
-pub use process::{lookup, start_token, ProcessInfo};
+pub use probe::{judge, lookup, start_token};
+pub use process::ProcessInfo;
 pub(crate) use process::{check_pid_range, create_time};
 pub use token::{StartToken, TOKEN_PREFIX};
-pub use verdict::{compare_tokens, judge, judge_record, Judgement, Policy, Reason, Verdict};
+pub use verdict::{compare_tokens, judge_record, Judgement, Policy, Reason, Verdict};

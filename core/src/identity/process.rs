@@ -3,7 +3,6 @@
 use std::io;
 use std::path::PathBuf;
 
-use super::handle::ProcessRef;
 use super::token::StartToken;
 use super::verdict::Judgement;
 use crate::error::{Error, ErrorKind, Result};
@@ -75,18 +74,6 @@ pub(crate) fn create_time(start_ticks: u64) -> io::Result<f64> {
     Ok(start_ticks as f64 / sys::clk_tck() as f64 + bt as f64)
 }
 
-/// Everything procfs says about `pid` now.
-///
-/// Errors: `InvalidArgument` for a pid outside 1 to 4194304; `NoSuchProcess` when there is no
-/// such process, or the number is now a thread of another process (a zombie is returned, with
-/// `state == 'Z'`); `PermissionDenied` (errno `ENOENT`/`EACCES`/`EPERM`) when `/proc` hides
-/// the process (`hidepid`); `Io` with its errno for anything else (`EMFILE` is not "not
-/// found").
-pub fn lookup(pid: i32) -> Result<ProcessInfo> {
-    let pid = check_pid_range(pid as i64)?;
-    ProcessRef::probe(pid, None, true).map_err(|j| unreadable(pid, j))?.info()
-}
-
 /// The error for a process that could not be looked at: gone, or its identity unreadable.
 pub(crate) fn unreadable(pid: i32, j: Judgement) -> Error {
     match j.reason.errno() {
@@ -104,15 +91,3 @@ pub(crate) fn unreadable(pid: i32, j: Judgement) -> Error {
     }
 }
 
-/// The start token of the live process `pid`.
-///
-/// Errors: those of [`lookup`]; `NoSuchProcess` also for a zombie (a zombie has exited: it is
-/// no longer the process to record).
-pub fn start_token(pid: i32) -> Result<StartToken> {
-    let pid = check_pid_range(pid as i64)?;
-    let h = ProcessRef::probe(pid, None, true).map_err(|j| unreadable(pid, j))?;
-    if h.judgement().verdict == super::Verdict::Gone {
-        return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} is a zombie: it has exited")).with_pid(pid));
-    }
-    Ok(h.token().clone())
-}

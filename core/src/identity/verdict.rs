@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-use super::handle::ProcessRef;
 use super::token::StartToken;
 use crate::error::Result;
 use crate::sys::{self, procfs};
@@ -247,26 +246,6 @@ pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
         (Some(_), None) => Judgement::new(Verdict::Unverifiable, Reason::LiveTokenUnreadable),
         _ => Judgement::new(Verdict::Match, Reason::TokenEqual),
     }
-}
-
-/// Is the process at `pid` the one `recorded` names? One of four answers, never a guess.
-///
-/// `recorded = None` (a record without a token) gives `Unverifiable` for a live process.
-/// Only proof gives `Gone` (`ESRCH`, an exited pidfd, a zombie, a pid that is now a thread of
-/// another process) or `Mismatch` (another boot, pidfs inode or start ticks); any failure to
-/// read the live identity is `Unverifiable` with its errno
-/// ([`Reason::LiveIdentityUnreadable`]). With pidfs inodes on both sides the answer needs no
-/// `/proc` read at all (`pidfd_open`, `fstat`, `poll`, `close`), so a reader under a `/proc`
-/// mounted `hidepid` still gets `Match`.
-///
-/// Errors: `InvalidArgument` for a pid outside 1 to 4194304 (nothing else: every other
-/// problem is a verdict).
-pub fn judge(pid: i32, recorded: Option<&StartToken>) -> Result<Judgement> {
-    let pid = super::process::check_pid_range(pid as i64)?;
-    Ok(match ProcessRef::probe(pid, recorded, false) {
-        Ok(h) => h.judgement(),
-        Err(j) => j,
-    })
 }
 
 /// Who may be signalled on the strength of a verdict (after pitchfork's fix for PID reuse).

@@ -117,7 +117,7 @@ pub(crate) fn write_via_temp(
     publish: impl FnOnce(&Path, &Path) -> std::io::Result<()>,
 ) -> Result<()> {
     let tmp = temp_name(target);
-    let fd = sys::open_raw(&tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW, mode)
+    let fd = sys::open_raw(&tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW, mode, crate::protect::walk())
         .map_err(|e| Error::io_at(target, "create temporary file", &e))?;
     let result = (|| {
         sys::fchmod(fd.as_fd(), mode).map_err(|e| Error::io_at(target, "fchmod", &e))?;
@@ -128,7 +128,7 @@ pub(crate) fn write_via_temp(
         publish(&tmp, target).map_err(|e| Error::io_at(target, "publish", &e))
     })();
     if result.is_err() {
-        let _ = sys::unlink_path(&tmp);
+        let _ = sys::unlink_path(&tmp, crate::protect::walk());
     }
     result
 }
@@ -141,5 +141,5 @@ pub(crate) fn replace_file(
     before_sync: impl FnOnce(&OwnedFd) -> Result<()>,
 ) -> Result<()> {
     refuse_non_regular_target(target)?;
-    write_via_temp(target, content, mode, before_sync, sys::rename_path)
+    write_via_temp(target, content, mode, before_sync, |from, to| sys::rename_path(from, to, crate::protect::walk()))
 }

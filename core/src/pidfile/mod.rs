@@ -3,10 +3,11 @@
 
 pub(crate) mod atomic;
 pub mod cmd;
-pub(crate) mod guard;
+pub(crate) mod record;
 pub mod mtime;
 pub(crate) mod retire;
 pub(crate) mod target;
+pub(crate) mod unchanged;
 
 use std::path::Path;
 
@@ -103,4 +104,10 @@ pub(crate) fn refused_links(meta: &std::fs::Metadata) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     (meta.nlink() > 1 && crate::protect::privileged())
         .then(|| format!("has {} links; another name for it may be another user's file", meta.nlink()))
+}
+
+/// Whether `path` itself (not followed) is a directory: a directory given where a pidfile
+/// belongs is bad input, a symlink or FIFO there a refusal.
+pub(crate) fn is_directory_not_followed(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).map(|m| m.is_dir()).unwrap_or(false)
 }

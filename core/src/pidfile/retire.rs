@@ -27,7 +27,7 @@ const STRICT: i32 = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
 /// root while one is in force. Errors: the `open(2)` errno (`ELOOP` for a symlink, `ENXIO` for a
 /// socket, `ENOENT`, `EACCES`, …).
 pub(crate) fn open_strict(path: &Path) -> io::Result<fs::File> {
-    crate::sys::open_raw(path, STRICT, 0).map(fs::File::from)
+    crate::sys::open_raw(path, STRICT, 0, crate::protect::walk()).map(fs::File::from)
 }
 
 /// [`open_strict`] of `name` in the open directory `dir`.

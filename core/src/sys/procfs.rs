@@ -84,7 +84,7 @@ fn read_small(path: &str, buf: &mut Vec<u8>) -> io::Result<()> {
 
 /// Read and parse `/proc/<pid>/stat`. `ENOENT`/`ESRCH` mean no such process.
 pub fn read_stat(pid: i32) -> io::Result<Stat> {
-    super::fault::check(super::Call::ProcRead)?;
+    super::fault::check(super::fault::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(512);
     read_small(&format!("/proc/{pid}/stat"), &mut buf)?;
     parse_stat(&buf).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unparsable /proc/<pid>/stat"))
@@ -95,15 +95,15 @@ pub fn read_stat(pid: i32) -> io::Result<Stat> {
 /// number is reused. This pins a process on kernels (or under seccomp profiles) without
 /// `pidfd_open`.
 pub fn open_proc_dir(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
-    super::fault::check(super::Call::ProcRead)?;
-    super::open_direct(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)
+    super::fault::check(super::fault::Call::ProcRead)?;
+    super::open::open_direct(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)
 }
 
 /// Read and parse `stat` under an open `/proc/<pid>` directory. `ESRCH`/`ENOENT`: that process
 /// is reaped.
 pub fn read_stat_at(dir: std::os::fd::BorrowedFd<'_>) -> io::Result<Stat> {
-    super::fault::check(super::Call::ProcRead)?;
-    let buf = super::read_at(dir, "stat")?;
+    super::fault::check(super::fault::Call::ProcRead)?;
+    let buf = super::open::read_at(dir, "stat")?;
     parse_stat(&buf).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unparsable /proc/<pid>/stat"))
 }
 
@@ -113,7 +113,7 @@ pub fn read_stat_at(dir: std::os::fd::BorrowedFd<'_>) -> io::Result<Stat> {
 /// `cmdline` of its own; the argv is then read from the first of its other threads
 /// (`/proc/<pid>/task/<tid>/cmdline`) that has one, so the process keeps its argv.
 pub fn read_cmdline(pid: i32) -> io::Result<Vec<Vec<u8>>> {
-    super::fault::check(super::Call::ProcRead)?;
+    super::fault::check(super::fault::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(256);
     read_small(&format!("/proc/{pid}/cmdline"), &mut buf)?;
     if buf.is_empty() {
@@ -155,7 +155,7 @@ pub fn read_uid(pid: i32) -> io::Result<u32> {
 /// sender must match (kill(2): the sender's real or effective uid equals the target's real or
 /// saved set-user-ID; the target's effective uid does not count).
 pub fn read_uids(pid: i32) -> io::Result<(u32, u32)> {
-    super::fault::check(super::Call::ProcRead)?;
+    super::fault::check(super::fault::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(1024);
     read_chunked(&format!("/proc/{pid}/status"), &mut buf, 2048)?;
     parse_uids(&buf)
@@ -267,7 +267,7 @@ pub fn boot_id() -> Result<&'static str, i32> {
     if let Some(id) = ID.get() {
         return Ok(id);
     }
-    super::fault::check(super::Call::MachineFact).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    super::fault::check(super::fault::Call::MachineFact).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
     let raw = fs::read_to_string("/proc/sys/kernel/random/boot_id").map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
     if raw.trim().is_empty() {
         return Err(libc::ENODATA);
@@ -287,12 +287,12 @@ pub fn pidns_ino() -> Result<u64, i32> {
     use std::sync::Mutex;
     static CACHE: Mutex<Option<(u64, u64)>> = Mutex::new(None);
     // Keyed by the fork generation rather than the pid: no system call on the hot path.
-    let gen = super::fork_generation();
+    let gen = super::unistd::fork_generation();
     let mut c = CACHE.lock().unwrap_or_else(|p| p.into_inner());
     match *c {
         Some((g, ino)) if g == gen => Ok(ino),
         _ => {
-            super::fault::check(super::Call::MachineFact).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+            super::fault::check(super::fault::Call::MachineFact).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
             proc_is_ours()?;
             let ino = fs::metadata("/proc/self/ns/pid").map(|m| m.ino()).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
             *c = Some((gen, ino));
@@ -330,12 +330,12 @@ pub fn list_pids() -> io::Result<Vec<i32>> {
 }
 
 /// Members of process group `pgid` that have not exited, as `(pid, stat)`: a zombie is left out,
-/// a leader in `Z` whose other threads run is a member ([`crate::identity::thread_group_exited`]).
+/// a leader in `Z` whose other threads run is a member ([`thread_group_exited`]).
 pub fn group_members(pgid: i32) -> io::Result<Vec<(i32, Stat)>> {
     let mut out = Vec::new();
     for pid in list_pids()? {
         if let Ok(st) = read_stat(pid) {
-            if st.pgrp == pgid && !crate::identity::thread_group_exited(&st, None) {
+            if st.pgrp == pgid && !thread_group_exited(&st, None) {
                 out.push((pid, st));
             }
         }
@@ -350,12 +350,28 @@ pub fn group_table() -> io::Result<HashMap<i32, Vec<i32>>> {
     let mut out: HashMap<i32, Vec<i32>> = HashMap::new();
     for pid in list_pids()? {
         if let Ok(st) = read_stat(pid) {
-            if !crate::identity::thread_group_exited(&st, None) {
+            if !thread_group_exited(&st, None) {
                 out.entry(st.pgrp).or_default().push(pid);
             }
         }
     }
     Ok(out)
+}
+
+/// Whether the process whose stat is `stat` has exited as a whole (a zombie: the whole thread
+/// group is dead, only the leader's entry waits to be reaped).
+///
+/// `pidfd_exited` is the readiness of a pidfd for the process when the caller has one (`poll`
+/// with zero timeout: readable once the whole thread group has exited); it decides alone, the
+/// stat is then not consulted. Without one (`None`), the stat decides: state `Z` or `X` with a
+/// thread count of 1 (a leader in `Z` whose other threads run counts them; a count that could
+/// not be read, 0, does not prove exit either). A pure function: no system call. The one rule for "has this process exited?" (see
+/// `identity::liveness`), here beside the stat it reads so that this layer's group scans use it.
+pub fn thread_group_exited(stat: &Stat, pidfd_exited: Option<bool>) -> bool {
+    match pidfd_exited {
+        Some(exited) => exited,
+        None => matches!(stat.state, b'Z' | b'X') && stat.num_threads == 1,
+    }
 }
 
 #[cfg(test)]

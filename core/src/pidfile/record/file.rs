@@ -47,15 +47,15 @@ pub fn create(path: &Path, entry: &Entry) -> Result<()> {
 pub(crate) fn create_bytes(path: &Path, content: &[u8]) -> Result<()> {
     let dir = parent_of(path);
     make_parent(path, &dir)?;
-    match sys::open_tmpfile(&dir, FILE_MODE) {
+    match sys::open_tmpfile(&dir, FILE_MODE, crate::protect::walk()) {
         Ok(fd) => {
             fill(path, &fd, content)?;
-            sys::link_fd(fd.as_fd(), path).map_err(|e| Error::io_at(path, "link", &e))
+            sys::link_fd(fd.as_fd(), path, crate::protect::walk()).map_err(|e| Error::io_at(path, "link", &e))
         }
         Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)) => {
             atomic::write_via_temp(path, content, FILE_MODE, |_| Ok(()), |tmp, target| {
-                let r = sys::link_no_replace(tmp, target);
-                let _ = sys::unlink_path(tmp);
+                let r = sys::link_no_replace(tmp, target, crate::protect::walk());
+                let _ = sys::unlink_path(tmp, crate::protect::walk());
                 r
             })
         }
@@ -95,7 +95,7 @@ pub(crate) fn make_parent(path: &Path, dir: &Path) -> Result<()> {
     }
     for d in missing.iter().rev() {
         // Made from its parent's descriptor (walked as every open is: see `sys::open_raw`).
-        match sys::mkdir_path(d, DIR_MODE) {
+        match sys::mkdir_path(d, DIR_MODE, crate::protect::walk()) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(Error::io_at(path, &format!("mkdir {}", d.display()), &e)),
@@ -210,7 +210,7 @@ pub(crate) fn remove_bytes(path: &Path, expected: &[u8]) -> Result<bool> {
     // The directory is opened once: the compare, the lock, the rename aside, the re-check and
     // the unlink all go through it.
     let Some(name) = path.file_name() else { return Ok(false) };
-    let dir = match DirFd::open(&parent_of(path)) {
+    let dir = match DirFd::open(&parent_of(path), crate::protect::walk()) {
         Ok(d) => d,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(false),
         Err(e) => return Err(Error::io_at(path, "open the directory", &e)),

@@ -3,9 +3,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
+use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
 use crate::error::{Error, ErrorKind, Result};
-use crate::hooks::cleanup::remove_if_unchanged_in;
+use crate::pidfile::unchanged::remove_if_unchanged_in;
 use crate::identity::{Policy, ProcessRef};
 use crate::pidfile::cmd::RecordedCommand;
 use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
@@ -109,15 +109,6 @@ impl StopOutcome {
             StopOutcome::Foreign => "foreign",
             StopOutcome::Error(_) => "error",
         }
-    }
-
-    /// The exit status of `pidguard stop` for this outcome, [`ExitCode::for_stop`](crate::ExitCode::for_stop):
-    /// 0 stopped, 1 nothing to do (stale or already gone), 2 unkillable or a signalling error
-    /// (77 when the kernel refused permission), 3 refused (including foreign), 5 refused
-    /// because the live identity could not be read. (4, bad input, is for the errors of
-    /// [`stop_pid_file`].)
-    pub fn exit_code(&self) -> i32 {
-        i32::from(crate::ExitCode::for_stop(self).code())
     }
 }
 
@@ -304,7 +295,7 @@ fn unusable(pid_file: &Path, reason: CheckReason) -> Error {
         CheckReason::BadToken => Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token"),
         // A directory named as the pidfile is a mistake of the caller (bad input), not a planted
         // file; a symlink or FIFO there stays a refusal.
-        CheckReason::NotRegular | CheckReason::Unreadable if crate::exit::is_directory_not_followed(pid_file) => {
+        CheckReason::NotRegular | CheckReason::Unreadable if crate::pidfile::is_directory_not_followed(pid_file) => {
             Error::at(ErrorKind::InvalidArgument, pid_file, "is a directory, not a pidfile")
         }
         CheckReason::NotRegular => Error::at(ErrorKind::Untrusted, pid_file, "not a regular file"),
@@ -331,7 +322,7 @@ struct Judged<'a> {
 impl<'a> Judged<'a> {
     fn new(pid_file: &'a Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> Judged<'a> {
         let cmd = recorded.map_or(CmdRule::None, CmdRule::Command);
-        match DirFd::parent_of(pid_file) {
+        match DirFd::parent_of(pid_file, crate::protect::walk()) {
             Ok((dir, name)) => {
                 let (check, pin) = check_pinned_opened(crate::pidfile::retire::open_strict_in(&dir, name), cmd, tolerance);
                 Judged { dir: Some((dir, name)), check, pin }

@@ -1,0 +1,313 @@
+//! One hook judged (its pidfile and `.sh` read from the directory opened once) and, after the
+//! batch's signalling, finished: retired by content, its logs read and its index lines written.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::identity::ProcessRef;
+use crate::pidfile::cmd::{read_cmd_opened, Recorded};
+use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck};
+use crate::pidfile::target::{pin_pidfile, PidfileTarget};
+use crate::signal::{ExitStatus, Outcome};
+
+use super::outcome::{add_finalize_error, stem_of, CleanupOptions, HookOutcome, HookReport};
+
+pub(super) struct Pending {
+    pub(super) report: HookReport,
+    pub(super) check: PidFileCheck,
+    pub(super) handle_index: Option<usize>,
+    /// The directory's shared list, set after the batch's termination.
+    pub(super) output_files: Option<Arc<[String]>>,
+    /// `(dev, inode)` of the directory the pidfile was judged in (opened once for the pidfile
+    /// and its `.sh`); `None` when it could not be opened.
+    pub(super) dir_id: Option<(u64, u64)>,
+    /// `(dev, inode)` of the directory whose listing gave `output_files`.
+    pub(super) listed_id: Option<(u64, u64)>,
+}
+
+/// Check one hook's pidfile (with its `.sh`, read once: for the check and for the report's
+/// `cmd`) and start its report. Both are opened from one descriptor of the hook's directory,
+/// whose `(dev, inode)` is returned: what is read later (logs, listing) must come from that very
+/// directory.
+#[allow(clippy::type_complexity)]
+pub(super) fn judge_hook(tree: &crate::sys::Tree, pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<(u64, u64)>) {
+    let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut cmd_name = stem_of(pid_file);
+    let stem = crate::pathtext::path_text(&cmd_name).into_owned();
+    cmd_name.push(".sh");
+    let cmd_file = dir.join(&cmd_name);
+    let dir_fd = tree.dir(&dir);
+    let dir_id = dir_fd.as_ref().ok().and_then(|d| d.id().ok());
+    let open_in = |name: &std::ffi::OsStr| match &dir_fd {
+        Ok(d) => crate::pidfile::retire::open_strict_in(d, name),
+        Err(e) => Err(e.raw_os_error().map_or_else(|| std::io::Error::new(e.kind(), e.to_string()), std::io::Error::from_raw_os_error)),
+    };
+    let (cmd_read, sh_owner) = read_cmd_opened(open_in(&cmd_name), &cmd_file);
+    let cmd_read = cmd_read.map(|r| r.map(|(text, argv)| Recorded { text, argv }));
+    let opened = match pid_file.file_name() {
+        Some(name) => open_in(name),
+        None => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+    };
+    drop(dir_fd);
+    let (check, pin) = check_pinned_opened(opened, CmdRule::Loaded(&cmd_read, sh_owner), opts.tolerance);
+    // A `.sh` of another user than the record's (and not root) is not the hook's command: not
+    // compared (see `cmd_file_is_foreign`), not reported.
+    let foreign_sh = crate::pidfile::mtime::cmd_file_is_foreign(sh_owner, check.owner.map(|o| o.0));
+    let mut notes = Vec::new();
+    if foreign_sh {
+        notes.push(format!(
+            "{} is owned by uid {}, not by the pidfile's owner (uid {}) or root: ignored",
+            cmd_file.display(),
+            sh_owner.unwrap_or_default(),
+            check.owner.map_or(0, |o| o.0)
+        ));
+    }
+    let cmd = if foreign_sh { Vec::new() } else { cmd_read.ok().flatten().map(|r| r.argv).unwrap_or_default() };
+    let report = HookReport {
+        name: stem,
+        dir,
+        pid_file: pid_file.to_path_buf(),
+        pid: check.pid,
+        verdict: check.judgement.map(|j| j.verdict),
+        verdict_reason: check.judgement.map(|j| j.reason),
+        reason: check.reason,
+        outcome: HookOutcome::Stale,
+        signals: Vec::new(),
+        exit_code: None,
+        error: None,
+        output_files: Arc::from(Vec::new()),
+        cmd,
+        unverified_leftovers: Vec::new(),
+        started_at: check.mtime.and_then(crate::hooks::finalize::mtime_instant),
+        ended_at: SystemTime::now(),
+        pid_file_removed: false,
+        elapsed: None,
+        notes,
+    };
+    (report, check, pin, dir_id)
+}
+
+/// Keep everything of a hook that cannot be finalized from what was read in the directory it
+/// was judged in (the directory was replaced, a log could not be read): `Unverified`, no
+/// `output_files`, `why` in its error (after any error already there).
+pub(super) fn keep_all(report: &mut HookReport, why: &str) {
+    report.outcome = HookOutcome::Unverified;
+    report.output_files = Arc::from(Vec::new());
+    let why = format!("{why}: pidfile and logs kept, no index records");
+    report.error = Some(match report.error.take() {
+        Some(prev) => format!("{prev}; {why}"),
+        None => why,
+    });
+}
+
+/// The hook's directory opened again by its name, if it is still the directory the pidfile was
+/// judged in (`judged`, its `(dev, inode)` then); else why not.
+pub(super) fn reopen_judged(tree: &crate::sys::Tree, dir: &Path, judged: Option<(u64, u64)>) -> std::result::Result<crate::sys::DirFd, String> {
+    let judged = judged.ok_or_else(|| "the hook's directory could not be opened when its pidfile was judged".to_string())?;
+    let d = tree.dir(dir).map_err(|e| format!("the hook's directory cannot be opened again: {e}"))?;
+    match d.id() {
+        Ok(id) if id == judged => Ok(d),
+        Ok(_) => Err("the hook's directory was replaced (renamed or exchanged) since its pidfile was judged".to_string()),
+        Err(e) => Err(format!("the hook's directory cannot be examined again: {e}")),
+    }
+}
+
+pub(super) fn unverified(report: &mut HookReport, j: Option<crate::identity::Judgement>) {
+    report.outcome = HookOutcome::Unverified;
+    report.error = Some(match j {
+        Some(j) => format!("identity not established: {j}; pidfile and logs kept, nothing signalled"),
+        None => "identity not established; pidfile and logs kept, nothing signalled".to_string(),
+    });
+}
+
+impl Pending {
+    /// Decide what the checked record allows; a pinned hook joins this batch's `handles`.
+    pub(super) fn decide(&mut self, pin: Option<ProcessRef>, handles: &mut Vec<ProcessRef>) {
+        let (report, check) = (&mut self.report, &self.check);
+        match check.reason {
+            CheckReason::Foreign => report.outcome = HookOutcome::Foreign,
+            CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
+            // A guard record matched by the pattern is not this format's to judge: left alone and
+            // reported — removing it could end a live holder's single-instance guard. Other
+            // content that is not one pid from 1 to 4194304 names no process: stale, as in the seed.
+            CheckReason::Malformed if crate::pidfile::Format::of(&report.pid_file) == crate::pidfile::Format::Guard => {
+                report.outcome = HookOutcome::Unreadable;
+                report.error = Some("a guard record, not an abx-dl pidfile: left alone".to_string());
+            }
+            CheckReason::Malformed => report.outcome = HookOutcome::Stale,
+            // Stale only on proof: gone, reused, or a token-less record whose mtime or command
+            // was compared against a process whose identity was read (or no file any more).
+            CheckReason::Gone | CheckReason::Mismatch | CheckReason::MtimeSkew | CheckReason::CmdMismatch | CheckReason::Missing => {
+                report.outcome = HookOutcome::Stale
+            }
+            // A token xattr that is not a token, an identity that could not be read: keep.
+            CheckReason::BadToken | CheckReason::Unverifiable => unverified(report, check.judgement),
+            CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(check, pin) {
+                PidfileTarget::Pinned(h) => {
+                    self.handle_index = Some(handles.len());
+                    handles.push(h);
+                }
+                PidfileTarget::Refused(r, detail) => {
+                    report.outcome = HookOutcome::Refused(r);
+                    report.error = Some(match detail {
+                        Some(d) => format!("refused to signal: {r}: {d}"),
+                        None => format!("refused to signal: {r}"),
+                    });
+                }
+                PidfileTarget::Foreign => report.outcome = HookOutcome::Foreign,
+                PidfileTarget::Unverifiable(j) => unverified(report, j.or(check.judgement)),
+                PidfileTarget::Stale(reason) => {
+                    report.reason = reason;
+                    report.outcome = HookOutcome::Stale;
+                }
+            },
+        }
+    }
+
+    /// Take the termination result, retire the record when that is proven right, and run the
+    /// default finalize when `default_finalize` (a caller's callback runs afterwards, on the
+    /// calling thread).
+    pub(super) fn finish(
+        self,
+        tree: &crate::sys::Tree,
+        results: &[crate::signal::TerminateReport],
+        leftover_groups: Option<&std::collections::HashMap<i32, Vec<i32>>>,
+        opts: &CleanupOptions,
+        index: Option<&super::Index>,
+        default_finalize: bool,
+        log_budget: &std::sync::atomic::AtomicU64,
+    ) -> HookReport {
+        let Pending { mut report, check, handle_index, output_files, dir_id, listed_id } = self;
+        crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
+        if let Some(i) = handle_index {
+            let r = &results[i];
+            report.signals = r.signals.clone();
+            report.elapsed = Some(r.elapsed);
+            report.exit_code = match r.exit {
+                ExitStatus::Code(c) => Some(c),
+                ExitStatus::Signaled(s) => Some(128 + s),
+                _ => None,
+            };
+            report.outcome = match &r.outcome {
+                Outcome::AlreadyGone => HookOutcome::AlreadyGone,
+                Outcome::Exited { after } => HookOutcome::Exited(*after),
+                Outcome::Unkillable => HookOutcome::Unkillable,
+                Outcome::Refused(x) => HookOutcome::Refused(*x),
+                Outcome::Error(e) => {
+                    report.error = Some(e.clone());
+                    HookOutcome::Error
+                }
+            };
+            if report.outcome == HookOutcome::Unkillable {
+                report.error = Some("Process unkillable".to_string());
+            }
+            if let (Outcome::Refused(crate::Refusal::UntrustedPidfile), false) = (&r.outcome, r.survivors.is_empty()) {
+                report.error = Some(format!("refused to signal: {}", crate::stop::skipped_detail(r)));
+            }
+        }
+        let judged = !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified);
+        // A record that vanished with its directory before it was judged: nothing to remove or
+        // read (a directory that cannot be opened otherwise made the pidfile unreadable).
+        if judged && dir_id.is_none() && check.reason == CheckReason::Missing {
+            report.notes.push("the hook's directory is gone: nothing removed or finalized".to_string());
+            report.ended_at = SystemTime::now();
+            return report;
+        }
+        // The listing that gives `output_files` must be of the directory the pidfile was judged in.
+        if judged && (listed_id.is_none() || listed_id != dir_id) {
+            keep_all(&mut report, "the hook's directory was replaced between its listing and the judgement of its pidfile");
+            report.ended_at = SystemTime::now();
+            return report;
+        }
+        // The hook's directory, opened once for everything below (the record's removal, the
+        // logs' reads and unlinks): each of those then resolves one name from it. It must be the
+        // very directory the pidfile was judged in: a user who may write its parent can rename
+        // or exchange it with another (RENAME_EXCHANGE needs no right on the directory itself).
+        let finalizes = default_finalize && judged;
+        let removes = matches!(report.outcome, HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_));
+        let dir = match (removes || finalizes).then(|| reopen_judged(tree, &report.dir, dir_id)) {
+            Some(Err(why)) => {
+                keep_all(&mut report, &why);
+                report.ended_at = SystemTime::now();
+                return report;
+            }
+            Some(Ok(d)) => Some(d),
+            None => None,
+        };
+        // The logs are read before the record is retired: a log that could not be read (out of
+        // descriptors, EACCES, EIO) is not an empty log, and then the record stays with them.
+        let logs = match (&dir, finalizes) {
+            (Some(d), true) => match super::finalize::read_logs(&report, d, log_budget) {
+                Ok(l) => Some(l),
+                Err(why) => {
+                    keep_all(&mut report, &why);
+                    report.ended_at = SystemTime::now();
+                    return report;
+                }
+            },
+            _ => None,
+        };
+        // The record is retired by claiming it (renamed aside by content, `pidfile::retire`):
+        // of any number of cleanups of this tree, the one whose claim holds retires and
+        // finalizes the hook; the others skip it (each hook is indexed once). The claim is
+        // committed (the pidfile unlinked) only after the index records are appended, and given
+        // back when they could not be: a failed finalize leaves the pidfile and the logs.
+        let pid_file = report.pid_file.clone();
+        let mut claim = None;
+        match &report.outcome {
+            HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
+                claim = match (&dir, pid_file.file_name()) {
+                    (Some(d), Some(name)) => {
+                        crate::pidfile::retire::claim_by_content(d, name, &pid_file, |f| crate::pidfile::unchanged::unchanged_record(f, &check), false)
+                            .ok()
+                            .flatten()
+                    }
+                    _ => None,
+                };
+                if claim.is_none() {
+                    report.notes.push(NOT_CLAIMED.to_string());
+                }
+            }
+            HookOutcome::Refused(r) if report.error.is_none() => report.error = Some(format!("refused to signal: {r}")),
+            _ => {}
+        }
+        if report.outcome == HookOutcome::Stale {
+            if let (Some(pid), Some(groups)) = (report.pid, leftover_groups) {
+                if pid > 1 {
+                    report.unverified_leftovers = groups.get(&pid).cloned().unwrap_or_default();
+                }
+            }
+        }
+        if let Some(list) = output_files {
+            report.output_files = list;
+        }
+        report.ended_at = SystemTime::now();
+        if removes && claim.is_none() {
+            // Another cleanup retired it (and finalizes it), or a new record took its name.
+            return report;
+        }
+        match (dir.as_ref(), logs) {
+            (Some(d), Some(logs)) => match super::finalize::default_finalize(&report, logs, d, index, opts.is_tty, claim) {
+                Ok(done) => {
+                    report.notes.extend(done.notes);
+                    report.pid_file_removed = done.removed;
+                }
+                Err(e) => add_finalize_error(&mut report, e.to_string()),
+            },
+            _ => {
+                report.pid_file_removed = match claim {
+                    Some(c) => c.commit().is_ok(),
+                    None => false,
+                }
+            }
+        }
+        report
+    }
+}
+
+/// The note of a hook whose record this cleanup judged stale or stopped, but could not retire:
+/// it was no longer the file judged (another cleanup retired it first and finalizes it, or a new
+/// record took its name), or could not be renamed. Nothing is finalized or removed for it here.
+pub(crate) const NOT_CLAIMED: &str =
+    "the pidfile was not retired by this cleanup (another cleanup retired it first, or it was rewritten or could not be renamed): not finalized here";

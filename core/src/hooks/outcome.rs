@@ -1,0 +1,201 @@
+//! What a cleanup reports: its options, each hook's outcome and report, and the finalize-error
+//! wording the exit codes read.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::identity::{Reason, Verdict};
+use crate::pidfile::mtime::{CheckReason, DEFAULT_TOLERANCE};
+use crate::signal::{Refusal, Schedule, Signal};
+
+/// Options of [`cleanup_background_hooks`](crate::cleanup_background_hooks); the defaults are the seed's.
+#[derive(Clone, Debug)]
+pub struct CleanupOptions {
+    /// Where the default finalize appends the `Process` and `ArchiveResult` JSON lines.
+    pub index_path: Option<PathBuf>,
+    /// When false, the default finalize also prints the two lines to stdout.
+    pub is_tty: bool,
+    /// The escalation schedule, default `TERM/2/KILL/1`.
+    pub schedule: Schedule,
+    /// Glob (`*`, `?`) matched against file names under the directory, default `on_*.pid`.
+    pub pattern: String,
+    /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5.0).
+    pub tolerance: f64,
+    /// Skip the default finalize (no index lines, logs kept); `finalize` callbacks still run.
+    pub no_finalize: bool,
+}
+
+impl Default for CleanupOptions {
+    fn default() -> Self {
+        CleanupOptions {
+            index_path: None,
+            is_tty: false,
+            schedule: Schedule::default(),
+            pattern: "on_*.pid".to_string(),
+            tolerance: DEFAULT_TOLERANCE,
+            no_finalize: false,
+        }
+    }
+}
+
+/// What cleanup did with one hook.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookOutcome {
+    /// The record was stale (gone, reused, skewed, malformed): pidfile removed, nothing signalled.
+    Stale,
+    /// Another machine's or PID namespace's record: left alone, not finalized.
+    Foreign,
+    /// The pidfile could not be read (not a regular file, no permission): left alone.
+    Unreadable,
+    /// The hook (and its group) had already exited when cleanup looked.
+    AlreadyGone,
+    /// The hook's group exited after this signal.
+    Exited(Signal),
+    /// Still alive after the whole schedule: pidfile kept, finalized as failed.
+    Unkillable,
+    /// Not signalled: a safety rule refused it; pidfile kept.
+    Refused(Refusal),
+    /// Signalling failed; pidfile kept.
+    Error,
+    /// The live identity could not be read (`EMFILE`, `EACCES`, a `/proc` mounted `hidepid`,
+    /// an unreadable command line or `.sh`): nothing was signalled, and the pidfile and the logs
+    /// are kept, with no index records — a failed read is not a fact about the hook.
+    ///
+    /// Also a hook whose directory is no longer the one its pidfile was judged in (renamed or
+    /// exchanged meanwhile: `(dev, inode)` differ), could not be opened again, or was listed as
+    /// another directory: nothing is read, removed or written there, and its `output_files` are
+    /// empty. Such a hook may have been signalled before (see `signals`); `error` says why.
+    Unverified,
+}
+
+impl HookOutcome {
+    /// The signal after which the target exited, for the exited outcome.
+    pub fn after(&self) -> Option<Signal> {
+        match self {
+            HookOutcome::Exited(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// Why signalling was refused, for the refused outcome.
+    pub fn refusal(&self) -> Option<Refusal> {
+        match self {
+            HookOutcome::Refused(r) => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// A stable kebab-case slug.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            HookOutcome::Stale => "stale",
+            HookOutcome::Foreign => "foreign",
+            HookOutcome::Unreadable => "unreadable",
+            HookOutcome::AlreadyGone => "already-gone",
+            HookOutcome::Exited(_) => "exited",
+            HookOutcome::Unkillable => "unkillable",
+            HookOutcome::Refused(_) => "refused",
+            HookOutcome::Error => "error",
+            HookOutcome::Unverified => "unverified",
+        }
+    }
+    /// Whether the hook is finalized as succeeded.
+    pub fn succeeded(&self) -> bool {
+        matches!(self, HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_))
+    }
+}
+
+impl fmt::Display for HookOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HookOutcome::Exited(s) => write!(f, "exited after {s}"),
+            HookOutcome::Refused(r) => write!(f, "refused ({r})"),
+            o => f.write_str(o.as_str()),
+        }
+    }
+}
+
+/// The report for one hook.
+#[derive(Clone, Debug)]
+pub struct HookReport {
+    /// The hook's basename (`on_Snapshot__20_x.bg`), in the lossless
+    /// [`path_text`](crate::pathtext::path_text) form (a name that is not UTF-8 or holds a
+    /// backslash is escaped there).
+    pub name: String,
+    /// The directory holding its files.
+    pub dir: PathBuf,
+    /// Its pidfile.
+    pub pid_file: PathBuf,
+    /// The recorded pid, when the file parsed.
+    pub pid: Option<i32>,
+    /// The identity verdict, when the process was judged.
+    pub verdict: Option<Verdict>,
+    /// Why that verdict (`start-ticks-differ`, `pidfs-inode-differs`, `zombie`, …).
+    pub verdict_reason: Option<Reason>,
+    /// The pidfile check's reason (`valid`, `gone`, `mtime-skew`, …).
+    pub reason: CheckReason,
+    /// What cleanup did.
+    pub outcome: HookOutcome,
+    /// Every signal sent, in order.
+    pub signals: Vec<Signal>,
+    /// The exit code when known (the caller's own child): the code, or 128 + signal.
+    pub exit_code: Option<i32>,
+    /// The error, for failed hooks (`"Process unkillable"`, a refusal, a finalize failure).
+    pub error: Option<String>,
+    /// Files under `dir`, relative to it, in the lossless
+    /// [`path_text`](crate::pathtext::path_text) form, sorted: everything but the four files (`.pid`,
+    /// `.sh`, `.stdout.log`, `.stderr.log`) of every hook the cleanup found and pidguard's own
+    /// transient files. One list per directory, listed once per cleanup (again after its hooks
+    /// were signalled) and shared by the reports of the hooks in it.
+    pub output_files: Arc<[String]>,
+    /// The argv recorded in the `.sh` file, when readable.
+    pub cmd: Vec<String>,
+    /// Live processes whose process group is the recorded pid of a stale record: listed,
+    /// never signalled (they cannot be proven to be the hook's).
+    pub unverified_leftovers: Vec<i32>,
+    /// When the hook started (the pidfile's mtime), when known.
+    pub started_at: Option<SystemTime>,
+    /// When cleanup finished with it.
+    pub ended_at: SystemTime,
+    /// Whether the pidfile was removed.
+    pub pid_file_removed: bool,
+    /// What is worth knowing and is not an error: a log cut at
+    /// [`MAX_LOG_BYTES`](super::MAX_LOG_BYTES) or at the cleanup's
+    /// [`MAX_INDEX_LOG_BYTES`](super::MAX_INDEX_LOG_BYTES), a planted symlink or FIFO where a
+    /// log belongs (not read).
+    pub notes: Vec<String>,
+    /// Time from the start of the cleanup to this hook's outcome, when it was signalled or
+    /// waited for.
+    pub elapsed: Option<std::time::Duration>,
+}
+
+impl HookReport {
+    /// Whether the hook is finalized as succeeded.
+    pub fn succeeded(&self) -> bool {
+        self.outcome.succeeded() && self.error.is_none()
+    }
+}
+
+/// What a hook's `error` says of a failed finalize (the default's, or the caller's callback):
+/// `finalize failed: <why>`, after any error already there (see [`finalize_failed`]).
+pub(crate) const FINALIZE_FAILED: &str = "finalize failed: ";
+
+pub(super) fn add_finalize_error(report: &mut HookReport, e: String) {
+    report.error = Some(match report.error.take() {
+        Some(prev) => format!("{prev}; {FINALIZE_FAILED}{e}"),
+        None => format!("{FINALIZE_FAILED}{e}"),
+    });
+}
+
+/// Whether the hook's finalize (the default's, or the caller's callback) failed.
+pub(crate) fn finalize_failed(report: &HookReport) -> bool {
+    report.error.as_deref().is_some_and(|e| e.starts_with(FINALIZE_FAILED) || e.contains(&format!("; {FINALIZE_FAILED}")))
+}
+
+/// The stem of a hook's pidfile (`on_x.bg` of `on_x.bg.pid`) as the bytes of its name: the
+/// names of its `.sh` and logs are made from it, whatever bytes it holds.
+pub(crate) fn stem_of(pid_file: &Path) -> std::ffi::OsString {
+    pid_file.file_stem().map(|s| s.to_os_string()).unwrap_or_default()
+}

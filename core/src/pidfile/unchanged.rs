@@ -1,0 +1,45 @@
+//! A record removed only while it is still the one judged: same pid, mtime and token (the
+//! remove-if-unchanged rule of `stop` and `cleanup`, on `retire`'s remove-by-content).
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::mtime::PidFileCheck;
+
+/// Remove the pidfile `name` from the open directory `dir` — the directory it was judged in —
+/// only if it still is the file that was judged: same content (the pid), same mtime and same
+/// token xattr, so that a record rewritten meanwhile by a new spawn survives (`path` is its
+/// path, for messages). Pidfile's one remove-by-content (`pidfile::retire`): the file is
+/// compared, renamed aside to a private name, and compared again there — it must be the very
+/// inode compared first, still unchanged — before it is unlinked. If the name meanwhile held
+/// another file, that file is put back with `link(2)`, which never overwrites a record created
+/// at the name in between. (Unlinking by name after the compare would delete a record renamed
+/// into place in between; looking the path up again would let a user who swapped a directory
+/// for a symlink aim the removal anywhere.) Any failure leaves the record (`false`).
+pub(crate) fn remove_if_unchanged_in(dir: &crate::sys::DirFd, name: &std::ffi::OsStr, path: &Path, check: &PidFileCheck) -> bool {
+    super::retire::remove_by_content(dir, name, path, |f| unchanged_record(f, check), false).unwrap_or(false)
+}
+
+/// `(dev, inode)` of the open record `f` when it is a regular file that still holds what
+/// `check` judged: the same pid, mtime and token (`fstat`, one `pread`, `fgetxattr`).
+pub(crate) fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
+    use std::os::fd::AsFd;
+    let m = f.metadata().ok()?;
+    let mtime = m.mtime() as f64 + m.mtime_nsec() as f64 * 1e-9;
+    if !m.is_file() || check.mtime != Some(mtime) {
+        return None;
+    }
+    let content = super::read_bounded(f, m.len(), 4097).ok()?;
+    if super::mtime::parse_pid_content(&content) != check.pid {
+        return None;
+    }
+    let token = match crate::sys::fgetxattr(f.as_fd(), super::mtime::TOKEN_XATTR) {
+        Ok(Some(raw)) => std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<crate::identity::StartToken>().ok()),
+        _ => None,
+    };
+    if token != check.token {
+        return None;
+    }
+    Some((m.dev(), m.ino()))
+}

@@ -1,0 +1,211 @@
+//! Directory descriptors: one directory opened once, the calls on names directly in it (`openat`, `renameat`, `linkat`, `unlinkat`, `fstatat`), and its listing with `getdents64(2)`.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::Mode;
+
+use super::open::{open_raw, Walk};
+
+/// A directory opened once (`O_PATH`, the way [`open_raw`] opens, or beneath a cleanup's tree
+/// by [`Tree::dir`](super::beneath::Tree::dir)), for the calls on the files directly in it.
+///
+/// Each call names a file by its name alone and resolves it from this descriptor: one path
+/// component, no walk from the root per call, and the directory is the one opened even if a
+/// name on the way to it is swapped for a symlink afterwards. A name that is empty, `.`, `..`
+/// or holds `/` is refused with `EINVAL`, so nothing outside the directory is reached through
+/// it. Opens take `O_NOFOLLOW` from the caller as with [`open_raw`]; `rename`, `unlink` and
+/// `lstat_id` never follow the last component.
+pub(crate) struct DirFd {
+    fd: OwnedFd,
+}
+
+/// `name` as one path component, or `EINVAL`.
+fn component(name: &std::ffi::OsStr) -> io::Result<&std::ffi::OsStr> {
+    let b = name.as_bytes();
+    if b.is_empty() || b == b"." || b == b".." || b.contains(&b'/') || b.contains(&0) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    Ok(name)
+}
+
+impl DirFd {
+    /// A directory already opened (`O_PATH|O_DIRECTORY`).
+    pub(super) fn from_fd(fd: OwnedFd) -> DirFd {
+        DirFd { fd }
+    }
+
+    /// Open the directory at `path` (`O_PATH|O_DIRECTORY`, see [`open_raw`]).
+    pub(crate) fn open(path: &Path, walk: Walk) -> io::Result<DirFd> {
+        let dir = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+        Ok(DirFd { fd: open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0, walk)? })
+    }
+
+    /// The directory holding `path` and the last component's name.
+    pub(crate) fn parent_of(path: &Path, walk: Walk) -> io::Result<(DirFd, &std::ffi::OsStr)> {
+        let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Ok((DirFd::open(dir, walk)?, name))
+    }
+
+    /// `openat(2)` of `name` in this directory with raw `flags` (`O_CLOEXEC` added).
+    pub(crate) fn open_file(&self, name: &std::ffi::OsStr, flags: i32) -> io::Result<OwnedFd> {
+        let name = component(name)?;
+        let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
+        Ok(nix::fcntl::openat(self.fd.as_fd(), name, flags, Mode::empty())?)
+    }
+
+    /// `renameat(2)` of `from` to `to`, both in this directory.
+    pub(crate) fn rename(&self, from: &std::ffi::OsStr, to: &std::ffi::OsStr) -> io::Result<()> {
+        let (from, to) = (component(from)?, component(to)?);
+        Ok(nix::fcntl::renameat(self.fd.as_fd(), from, self.fd.as_fd(), to)?)
+    }
+
+    /// `linkat(2)` of `from` to `to`, both in this directory, failing with `EEXIST` (see
+    /// [`link_no_replace`]).
+    pub(crate) fn link_no_replace(&self, from: &std::ffi::OsStr, to: &std::ffi::OsStr) -> io::Result<()> {
+        let (from, to) = (component(from)?, component(to)?);
+        Ok(nix::unistd::linkat(self.fd.as_fd(), from, self.fd.as_fd(), to, AtFlags::empty())?)
+    }
+
+    /// `unlinkat(2)` of the file `name` in this directory.
+    pub(crate) fn unlink(&self, name: &std::ffi::OsStr) -> io::Result<()> {
+        let name = component(name)?;
+        Ok(nix::unistd::unlinkat(self.fd.as_fd(), name, nix::unistd::UnlinkatFlags::NoRemoveDir)?)
+    }
+
+    /// `(dev, inode)` of `name` itself (`fstatat`, `AT_SYMLINK_NOFOLLOW`).
+    pub(crate) fn lstat_id(&self, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
+        let st = self.lstat(name)?;
+        Ok((st.dev, st.ino))
+    }
+
+    /// `(dev, inode)` of the directory itself (`fstat` of this descriptor): which directory it
+    /// is, to compare with one opened at another time.
+    pub(crate) fn id(&self) -> io::Result<(u64, u64)> {
+        fd_id(self.fd.as_fd())
+    }
+
+    /// What `fstatat(name, AT_SYMLINK_NOFOLLOW)` says of `name` itself (a symlink is not
+    /// followed).
+    pub(crate) fn lstat(&self, name: &std::ffi::OsStr) -> io::Result<Lstat> {
+        let name = component(name)?;
+        let st = nix::sys::stat::fstatat(self.fd.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
+        Ok(Lstat { dev: st.st_dev as u64, ino: st.st_ino as u64, mode: st.st_mode as u32, size: st.st_size as u64 })
+    }
+}
+
+/// `(dev, inode)` of the open file `fd` (`fstat(2)`).
+pub(crate) fn fd_id(fd: BorrowedFd<'_>) -> io::Result<(u64, u64)> {
+    let st = nix::sys::stat::fstat(fd)?;
+    Ok((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// The fields of a `stat` that [`DirFd::lstat`] hands out.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lstat {
+    /// `st_dev`.
+    pub(crate) dev: u64,
+    /// `st_ino`.
+    pub(crate) ino: u64,
+    /// `st_mode`: the type bits (`S_IFMT`) and the permissions.
+    pub(crate) mode: u32,
+    /// `st_size`, bytes.
+    pub(crate) size: u64,
+}
+
+impl Lstat {
+    /// A regular file (not a symlink, FIFO, device, socket or directory).
+    pub(crate) fn is_file(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFREG
+    }
+    /// A symbolic link itself.
+    pub(crate) fn is_symlink(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFLNK
+    }
+}
+
+/// One entry of [`read_dir_fd`]: its name and whether it is a directory (not following a
+/// symlink: a symlink to a directory is not one).
+pub(crate) type DirEntry = (std::ffi::OsString, bool);
+
+/// The entries of the directory open as `fd` (`O_RDONLY|O_DIRECTORY`), `.` and `..` left out,
+/// read with `getdents64(2)` through that very descriptor (no second open, as `opendir` of
+/// `/proc/self/fd/N` would need, and no `fstat`, as `fdopendir` makes). An entry whose type the
+/// file system does not report (`DT_UNKNOWN`) is looked at with `fstatat(AT_SYMLINK_NOFOLLOW)`.
+///
+/// Errors: the `getdents64` errno (`EINTR` is retried); an entry that vanished before its
+/// `fstatat` is left out.
+pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
+    thread_local! {
+        // 32 KiB per thread, made once (not one zeroed allocation per directory listed); 8-byte
+        // aligned: the kernel writes `struct linux_dirent64` records into it.
+        static BUF: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with(|b| match b.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.is_empty() {
+                buf.resize(4096, 0);
+            }
+            getdents_all(fd, &mut buf)
+        }
+        // Not reached (nothing here calls back into itself); a fresh buffer would do.
+        Err(_) => getdents_all(fd, &mut vec![0u64; 4096]),
+    })
+}
+
+/// [`read_dir_fd`] with the buffer given.
+fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut out = Vec::new();
+    let bytes = buf.len() * 8;
+    loop {
+        // Raw libc: nix 0.32 reads directories only through `opendir`/`fdopendir`.
+        // SAFETY: `buf` is valid for `bytes` bytes; the kernel writes at most that many.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd.as_raw_fd() as libc::c_long, buf.as_mut_ptr(), bytes) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Ok(out);
+        }
+        // SAFETY: the kernel filled the first `n` bytes with whole records.
+        let data = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
+        let mut off = 0usize;
+        while off + 19 < data.len() {
+            // struct linux_dirent64 { u64 d_ino; i64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
+            let reclen = u16::from_ne_bytes([data[off + 16], data[off + 17]]) as usize;
+            if reclen == 0 || off + reclen > data.len() {
+                break;
+            }
+            let d_type = data[off + 18];
+            let name_bytes = &data[off + 19..off + reclen];
+            let name = &name_bytes[..name_bytes.iter().position(|&c| c == 0).unwrap_or(name_bytes.len())];
+            off += reclen;
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let is_dir = match d_type {
+                libc::DT_DIR => true,
+                libc::DT_UNKNOWN => match nix::sys::stat::fstatat(fd, std::ffi::OsStr::from_bytes(name), AtFlags::AT_SYMLINK_NOFOLLOW) {
+                    Ok(st) => st.st_mode & libc::S_IFMT == libc::S_IFDIR,
+                    Err(Errno::ENOENT) => continue,
+                    Err(e) => return Err(e.into()),
+                },
+                _ => false,
+            };
+            out.push((std::ffi::OsString::from_vec(name.to_vec()), is_dir));
+        }
+    }
+}
