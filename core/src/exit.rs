@@ -201,7 +201,7 @@ impl ExitCode {
             HookOutcome::Unkillable | HookOutcome::Error => ExitCode::Unkillable,
             // Kept because its identity (or its pidfile) could not be read, or because it is
             // another machine's or PID namespace's (never judged here): undecided — the hook may
-            // still run, and the operator learns so (SPEC §5 step 6).
+            // still run, and the operator learns so: a record kept undecided is exit 5.
             HookOutcome::Unverified | HookOutcome::Unreadable | HookOutcome::Foreign => ExitCode::Undecided,
             HookOutcome::Refused(crate::Refusal::Unverifiable) => ExitCode::Undecided,
             HookOutcome::Refused(_) => ExitCode::Refused,

@@ -9,7 +9,7 @@
 //!   [`DEFAULT_TOLERANCE`] (5.0, abx-dl's value). A value that is not a finite number ≥ 0
 //!   (negative, NaN, infinite) admits no skew: a token-less record is `mtime-skew`, a record
 //!   with a start token is still judged by its token. The check never fails on it — every
-//!   failure of the check is an answer (SPEC 3.1) — and the CLI's `status` answers the same.
+//!   failure of the check is an answer, never an exception, as in abx-dl — and the CLI's `status` answers the same.
 //!   (The operations that act on a record — stop, pin, cleanup — refuse such a tolerance with
 //!   `InvalidArgument` before anything is touched: they are not checks.)
 //! - **recorded command**: the hook's `.sh` file (abx-dl up to 1.12) or its argv (abx-dl's
@@ -67,12 +67,12 @@ impl<'a> CheckOptions<'a> {
 
 /// `validate_pid_file` as abx-dl calls it: true when the file names a live process that is the
 /// one it recorded. Every failure is `false`, never an error. A thin wrapper of
-/// [`check_pid_file_with`] (the seed's argument shape: a `.sh` file or none, seconds).
+/// [`check_pid_file_with`] (abx-dl's argument shape: a `.sh` file or none, seconds).
 pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> bool {
     check_pid_file(pid_file, cmd_file, tolerance).valid
 }
 
-/// Judge an abx-dl pidfile and say why, with the seed's argument shape: a thin wrapper of
+/// Judge an abx-dl pidfile and say why, with abx-dl's argument shape: a thin wrapper of
 /// [`check_pid_file_with`] (`cmd_file` a `.sh` file or none, `tolerance` in seconds).
 pub fn check_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> PidFileCheck {
     check_pid_file_with(pid_file, &CheckOptions { recorded: cmd_file.map(RecordedCommand::File), tolerance })

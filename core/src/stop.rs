@@ -374,7 +374,7 @@ pub enum PidFilePin {
 /// 3. A record nothing proves either way (`unverifiable`: the live identity could not be read)
 ///    → `Left` with `Refused(unverifiable)`; another machine's or PID namespace's → `Left` with
 ///    `Foreign`; both kept.
-/// 4. A valid record: the owner rule (SPEC §3.3: a file owned by another uid aims only at that
+/// 4. A valid record: the owner rule (privilege is never lent: a file owned by another uid aims only at that
 ///    uid's processes; a world-writable one — or, for a privileged caller, a group-writable one
 ///    — at none) and the protected targets (pid 1, our own pid, our parent without a matching
 ///    token) apply → `Left` with `Refused(reason)` and the particulars in

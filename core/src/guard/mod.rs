@@ -1,5 +1,5 @@
 //! Guard pidfiles: one JSON record per file, exactly one winner, removal by content
-//! (after the Go package of seed 002).
+//! (after the shape of Go's pidfile packages: one JSON record, created by `link(2)`).
 //!
 //! A guard pidfile says "this process holds this name": a single-instance daemon, a watcher
 //! serving one session, a supervisor's child. The file holds one [`Entry`] — the holder's pid,

@@ -130,7 +130,7 @@ impl Pending {
             CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
             // A guard record matched by the pattern is not this format's to judge: left alone and
             // reported — removing it could end a live holder's single-instance guard. Other
-            // content that is not one pid from 1 to 4194304 names no process: stale, as in the seed.
+            // content that is not one pid from 1 to 4194304 names no process: stale, as abx-dl treats it.
             CheckReason::Malformed if crate::pidfile::Format::of(&report.pid_file) == crate::pidfile::Format::Guard => {
                 report.outcome = HookOutcome::Unreadable;
                 report.error = Some("a guard record, not an abx-dl pidfile: left alone".to_string());

@@ -10,7 +10,7 @@ use crate::identity::{Reason, Verdict};
 use crate::pidfile::mtime::{CheckReason, DEFAULT_TOLERANCE};
 use crate::signal::{Refusal, Schedule, Signal};
 
-/// Options of [`cleanup_background_hooks`](crate::cleanup_background_hooks); the defaults are the seed's.
+/// Options of [`cleanup_background_hooks`](crate::cleanup_background_hooks); the defaults are abx-dl's.
 #[derive(Clone, Debug)]
 pub struct CleanupOptions {
     /// Where the default finalize appends the `Process` and `ArchiveResult` JSON lines.

@@ -15,7 +15,7 @@ use crate::sys::{self, procfs};
 /// The extended attribute that carries the start token of the recorded process.
 pub const TOKEN_XATTR: &str = "user.pidguard.token";
 
-/// Default tolerance of the mtime check, seconds (the seed's value).
+/// Default tolerance of the mtime check, seconds (abx-dl's value).
 pub const DEFAULT_TOLERANCE: f64 = 5.0;
 
 /// Largest pidfile content read; longer content is malformed (10 MB of digits is not a pid).
@@ -346,7 +346,7 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
         }
         Verdict::Unverifiable => {}
     }
-    // No token: the seed's evidence. The probe read the stat (no inode to decide by).
+    // No token: abx-dl's evidence (mtime and argv). The probe read the stat (no inode to decide by).
     let Some(stat) = h.stat() else {
         out.reason = CheckReason::Unverifiable;
         return (out, None);

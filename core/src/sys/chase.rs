@@ -379,7 +379,7 @@ mod tests {
         std::fs::remove_dir_all(&b).unwrap();
     }
 
-    /// F2's layout: a user's directory holding a symlink to root's directory (absolute or
+    /// The layout of the linked-path attack: a user's directory holding a symlink to root's directory (absolute or
     /// relative), and a user's directory holding root's directory.
     #[test]
     fn a_users_link_to_roots_directory_is_refused() {

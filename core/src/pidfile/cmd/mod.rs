@@ -1,4 +1,4 @@
-//! The hook's recorded command (seed 000): the `.sh` file — `#!/bin/bash`, then the argv joined
+//! The hook's recorded command, as abx-dl writes it: the `.sh` file — `#!/bin/bash`, then the argv joined
 //! as Python's `shlex.join` joins it — or the argv itself, and the check of a live process's
 //! argv against it. One job per file: `shlex.rs` (Python's text rules), `file.rs` (the `.sh`
 //! file), `matching.rs` (the recorded command and abx-dl's match rules).
