@@ -277,7 +277,7 @@ pub fn boot_id() -> Result<&'static str, i32> {
 
 /// The inode of `/proc/self/ns/pid`: which PID namespace our pids mean something in;
 /// `Err(errno)` when it cannot be read (no `/proc`), or `EXDEV` when the `/proc` mount is of
-/// another PID namespace ([`proc_is_ours`]) — never a value, never cached.
+/// another PID namespace (its `/proc/self` is not our pid) — never a value, never cached.
 ///
 /// A process's PID namespace is fixed when it is created and never changes (pid_namespaces(7);
 /// `setns`/`unshare` only move its future children), so the value is cached — keyed by our pid,
