@@ -147,6 +147,21 @@ pub struct StopReport {
 }
 
 impl StopReport {
+    /// The report of a record judged and not acted on yet: its check's reason as a stale
+    /// outcome (the operation replaces it once it decides), nothing sent, nothing removed.
+    fn before_acting(pid_file: &Path, check: PidFileCheck, format: Format) -> StopReport {
+        StopReport {
+            pid_file: pid_file.to_path_buf(),
+            outcome: StopOutcome::Stale(check.reason),
+            check,
+            terminate: None,
+            pid_file_removed: false,
+            warning: None,
+            detail: None,
+            format,
+        }
+    }
+
     /// Every signal sent, in order.
     pub fn signals(&self) -> &[Signal] {
         self.terminate.as_ref().map(|t| t.signals.as_slice()).unwrap_or(&[])
@@ -196,16 +211,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     let mut judged = Judged::new(pid_file, opts.cmd_file.as_deref().map(RecordedCommand::File), opts.tolerance);
     let (check, pin) = (judged.check.clone(), judged.pin.take());
     let retire = |check: &PidFileCheck| judged.retire(pid_file, check);
-    let mut report = StopReport {
-        pid_file: pid_file.to_path_buf(),
-        check: check.clone(),
-        outcome: StopOutcome::Stale(check.reason),
-        terminate: None,
-        pid_file_removed: false,
-        warning: None,
-        detail: None,
-        format: Format::AbxDl,
-    };
+    let mut report = StopReport::before_acting(pid_file, check.clone(), Format::AbxDl);
     let mut acting = check.clone();
     let mut lenient_warning = None;
     match check.reason {
@@ -390,16 +396,7 @@ pub fn pin_pid_file(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tole
     }
     let judged = Judged::new(pid_file, recorded, tolerance);
     let check = judged.check.clone();
-    let mut report = StopReport {
-        pid_file: pid_file.to_path_buf(),
-        check: check.clone(),
-        outcome: StopOutcome::Stale(check.reason),
-        terminate: None,
-        pid_file_removed: false,
-        warning: None,
-        detail: None,
-        format: Format::AbxDl,
-    };
+    let mut report = StopReport::before_acting(pid_file, check.clone(), Format::AbxDl);
     match check.reason {
         CheckReason::BadToken | CheckReason::NotRegular | CheckReason::Unreadable => return Err(unusable(pid_file, check.reason)),
         CheckReason::Missing => return Ok(PidFilePin::Left(report)),
@@ -464,16 +461,7 @@ fn judged_pin(mut judged: Judged<'_>, pid_file: &Path, check: &PidFileCheck, rep
 fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
     let v = crate::guard::check(path)?;
     let check = v.to_check();
-    let mut report = StopReport {
-        pid_file: path.to_path_buf(),
-        outcome: StopOutcome::Stale(check.reason),
-        check,
-        terminate: None,
-        pid_file_removed: false,
-        warning: None,
-        detail: None,
-        format: Format::Guard,
-    };
+    let mut report = StopReport::before_acting(path, check, Format::Guard);
     let (Some(entry), Some(j)) = (v.entry.clone(), v.identity) else { return Ok(report) };
     let remove = |report: &mut StopReport| {
         report.pid_file_removed = crate::guard::remove(path, &entry).unwrap_or(false);

@@ -62,14 +62,7 @@ pub(crate) fn waitid_pidfd(fd: BorrowedFd<'_>, peek: bool) -> io::Result<Option<
         if libc::waitid(P_PIDFD, fd.as_raw_fd() as libc::id_t, &mut info, flags) != 0 {
             return Err(io::Error::last_os_error());
         }
-        if info.si_pid() == 0 {
-            return Ok(None);
-        }
-        let status = info.si_status();
-        Ok(Some(match info.si_code {
-            libc::CLD_EXITED => ChildExit::Code(status),
-            _ => ChildExit::Signal(status),
-        }))
+        Ok(child_exit(&info))
     }
 }
 
@@ -83,13 +76,21 @@ pub(crate) fn waitid_pid_peek(pid: i32) -> io::Result<Option<ChildExit>> {
         if libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOHANG | libc::WNOWAIT) != 0 {
             return Err(io::Error::last_os_error());
         }
-        if info.si_pid() == 0 {
-            return Ok(None);
-        }
-        let status = info.si_status();
-        Ok(Some(match info.si_code {
-            libc::CLD_EXITED => ChildExit::Code(status),
-            _ => ChildExit::Signal(status),
-        }))
+        Ok(child_exit(&info))
     }
+}
+
+/// The exit a `waitid` filled in: `None` when no child had changed state (`WNOHANG`, `si_pid` 0).
+///
+/// # Safety
+/// `info` must be what a successful `waitid(…, WEXITED …)` wrote.
+unsafe fn child_exit(info: &libc::siginfo_t) -> Option<ChildExit> {
+    if info.si_pid() == 0 {
+        return None;
+    }
+    let status = info.si_status();
+    Some(match info.si_code {
+        libc::CLD_EXITED => ChildExit::Code(status),
+        _ => ChildExit::Signal(status),
+    })
 }
