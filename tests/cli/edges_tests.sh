@@ -216,7 +216,9 @@ fi
 
 # --- the progress spinner under a pids limit (no thread can be started): no panic ---
 if is_root && [ -d /sys/fs/cgroup/pids ] && command -v script >/dev/null; then
-  CG=/sys/fs/cgroup/pids/pidguard-edges-$$
+  # Named after the test directory (mktemp-unique): $$ is 1 in every private PID namespace,
+  # so two runs at once would share a cgroup named by it.
+  CG=/sys/fs/cgroup/pids/${T##*/}
   mkdir "$CG"
   mkdir -p "$T/sp/out"
   for i in 1 2 3; do
