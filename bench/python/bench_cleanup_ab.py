@@ -8,7 +8,8 @@ and worker).
 `git archive <commit> | tar -x -C /tmp/old && python -m pip install --target /tmp/old-py /tmp/old/py`;
 its children run with PYTHONPATH=<old-pidguard-dir>, so that build is the one imported. Run inside
 a private PID namespace (`unshare --pid --fork --mount-proc`), as bench_cleanup.py. Prints each
-rep on stderr and one JSON line: the walls per side, the ratios of the medians and per rep.
+rep on stderr and one JSON line: the walls per side, the ratios of the medians and per rep, the
+load average at start and end.
 """
 import json
 import os
@@ -49,6 +50,7 @@ def main():
     n, reps, scenarios, base, per_dir, old_path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
     sides = ["seed", "old", "new"]
     walls = {s: [] for s in sides}
+    load_start = open("/proc/loadavg").read().split()[:3]
     for rep in range(reps):
         for side in sides if rep % 2 == 0 else sides[::-1]:
             wall, rss = one(side, scenarios, base, n, per_dir, old_path)
@@ -61,6 +63,8 @@ def main():
         "seed_over_old": med["seed"] / med["old"], "seed_over_new": med["seed"] / med["new"], "old_over_new": med["old"] / med["new"],
         "per_rep_seed_over_new": [a / b for a, b in zip(walls["seed"], walls["new"])],
         "per_rep_seed_over_old": [a / b for a, b in zip(walls["seed"], walls["old"])],
+        "per_rep_old_over_new": [a / b for a, b in zip(walls["old"], walls["new"])],
+        "load_start": load_start, "load_end": open("/proc/loadavg").read().split()[:3],
     }))
 
 
