@@ -55,13 +55,14 @@ def live_members(pgid):
     return out
 
 
-def comm(pid):
-    """The program name of pid (/proc/PID/comm), or None once it is gone."""
+def ppid(pid):
+    """The parent pid of pid (field 4 of /proc/PID/stat), or None once it is gone."""
     try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
     except OSError:
         return None
+    return int(data[data.rindex(b")") + 2 :].split()[1])
 
 
 def alive(pid):
@@ -309,9 +310,10 @@ async def leader_exits_leaving_children(run: Run):
     deadline = time.monotonic() + 60
     while not trapped.exists() and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
-    # The leader and its child (both `sh`); the child's short-lived `sleep 0.1` comes and goes
-    # with the timing of the machine, so it is not counted.
-    before = len([m for m in live_members(s.pid) if comm(m) != "sleep"])
+    # The leader and its child (both `sh`): the leader itself and its direct children. The
+    # child's short-lived `sleep 0.1` comes and goes with the timing of the machine — and between
+    # its fork and its exec it is a third `sh` — so only the leader's own children count.
+    before = len([m for m in live_members(s.pid) if m == s.pid or ppid(m) == s.pid])
     await run.svc.stop_background_hooks()
     # The original leaves the TERM-ignoring child for good; pidguard's SIGKILLed members are gone
     # once the kernel has reaped them into zombies: poll for an empty group, with a deadline.
