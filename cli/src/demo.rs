@@ -126,14 +126,29 @@ fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
-/// Start a hook as `pidguard run` does: logs, spawn in its own session and process group
-/// ([`crate::run::spawn`]), then the `.sh` and the pidfile with the start time taken right after
+/// Start `argv` in a new session (it leads its own process group), stdin from `/dev/null`,
+/// output to the given files, in `cwd`: the demo keeps the `Child` to reap what it kills.
+fn spawn_in_session(argv: &[&str], cwd: Option<&Path>, out: fs::File, err: fs::File) -> std::io::Result<Child> {
+    let mut cmd = Command::new(argv[0]);
+    cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(out).stderr(err);
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    cmd.spawn()
+}
+
+/// Start a hook as abx-dl does: logs, spawn in its own session and process group
+/// ([`spawn_in_session`]), then the `.sh` and the pidfile with the start time taken right after
 /// the spawn ([`launch::record`]).
 fn spawn_hook(dir: &Path, name: &str, argv: &[&str]) -> Result<Child, String> {
     fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let out = fs::File::create(dir.join(format!("{name}.stdout.log"))).map_err(|e| e.to_string())?;
     let err = fs::File::create(dir.join(format!("{name}.stderr.log"))).map_err(|e| e.to_string())?;
-    let child = crate::run::spawn(argv, Some(dir), out, err).map_err(|e| format!("spawn {name}: {e}"))?;
+    let child = spawn_in_session(argv, Some(dir), out, err).map_err(|e| format!("spawn {name}: {e}"))?;
     let start_time = now();
     launch::record(&dir.join(format!("{name}.pid")), child.id() as i32, start_time, argv, RecordFormat::AbxDl, &[])
         .map_err(|e| e.to_string())?;

@@ -276,6 +276,10 @@ pub struct TerminateView {
     pub survivors: Vec<i32>,
     /// Seconds from the start of the call to the outcome.
     pub elapsed: f64,
+    /// What was stopped: `group` (the process group, or the process alone when `group` is
+    /// false), `cgroup` (the record's cgroup v2 leaf) or `supervisor` (the record's supervisor's
+    /// tree).
+    pub scope: String,
 }
 
 impl From<&crate::TerminateReport> for TerminateView {
@@ -298,6 +302,7 @@ impl From<&crate::TerminateReport> for TerminateView {
             group_mode: r.group_mode.map(|m| group_mode_slug(m).to_string()),
             survivors: r.survivors.clone(),
             elapsed: r.elapsed.as_secs_f64(),
+            scope: r.scope.as_str().to_string(),
         }
     }
 }
@@ -348,6 +353,9 @@ pub struct StopView {
     pub check: PidFileCheckView,
     /// The termination report, when the process was pinned and the schedule ran.
     pub terminate: Option<TerminateView>,
+    /// What the record aims at: `cgroup` or `supervisor` (the scope recorded with a command
+    /// pidguard started: its whole tree), or `group` (no scope, or the recorded one is gone).
+    pub scope: String,
 }
 
 impl From<&crate::StopReport> for StopView {
@@ -367,6 +375,7 @@ impl From<&crate::StopReport> for StopView {
             warning: r.warning.clone(),
             check: (&r.check).into(),
             terminate: r.terminate.as_ref().map(Into::into),
+            scope: r.scope.as_str().to_string(),
         }
     }
 }
@@ -429,6 +438,9 @@ pub struct HookView {
     pub pid_file_removed: bool,
     /// Whether the hook counts as succeeded.
     pub succeeded: bool,
+    /// What the record aims at: `cgroup`, `supervisor` (its scope: the hook's whole tree) or
+    /// `group` (no scope: the hook's process group).
+    pub scope: String,
 }
 
 impl From<&crate::HookReport> for HookView {
@@ -490,6 +502,7 @@ impl HookView {
             elapsed: r.elapsed.map(|d| d.as_secs_f64()),
             pid_file_removed: r.pid_file_removed,
             succeeded: r.succeeded(),
+            scope: r.scope.as_str().to_string(),
         }
     }
 }
@@ -533,14 +546,14 @@ pub const FIELDS: &[(&str, &[&str])] = &[
         "TerminateReport",
         &[
             "pid", "outcome", "stopped", "after", "refusal", "error", "signals", "exit_code", "exit_signal", "group", "pinned", "group_mode",
-            "survivors", "elapsed",
+            "survivors", "elapsed", "scope",
         ],
     ),
     (
         "StopReport",
         &[
             "pid_file", "format", "outcome", "stale_reason", "after", "refusal", "detail", "error", "signals", "status", "pid_file_removed",
-            "warning", "check", "terminate",
+            "warning", "check", "terminate", "scope",
         ],
     ),
     (
@@ -548,7 +561,7 @@ pub const FIELDS: &[(&str, &[&str])] = &[
         &[
             "name", "dir", "pid_file", "pid", "verdict", "verdict_reason", "reason", "outcome", "after", "refusal", "signals", "exit_code",
             "error", "notes", "output_files", "cmd", "unverified_leftovers", "started_at", "ended_at", "elapsed", "pid_file_removed",
-            "succeeded",
+            "succeeded", "scope",
         ],
     ),
 ];

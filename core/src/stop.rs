@@ -3,15 +3,15 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
+use crate::signal::{terminate, terminate_scopes, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pidfile::unchanged::remove_if_unchanged_in;
-use crate::identity::{Policy, ProcessRef};
+use crate::identity::{Policy, ProcessRef, Scope};
 use crate::pidfile::cmd::RecordedCommand;
 use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::sys::DirFd;
 use crate::pidfile::Format;
-use crate::pidfile::target::{pin_pidfile, PidfileTarget};
+use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
 
 /// Options of [`stop_pid_file`].
 #[derive(Clone, Debug)]
@@ -144,6 +144,10 @@ pub struct StopReport {
     pub detail: Option<String>,
     /// The format of the pidfile ([`Format::of`]).
     pub format: Format,
+    /// What was (or would have been) stopped: the recorded scope — a cgroup leaf or a
+    /// supervisor's tree — or the process group (`group`: no scope recorded, or the recorded one
+    /// is gone).
+    pub scope: crate::identity::ScopeKind,
 }
 
 impl StopReport {
@@ -159,6 +163,7 @@ impl StopReport {
             warning: None,
             detail: None,
             format,
+            scope: crate::identity::ScopeKind::Group,
         }
     }
 
@@ -214,6 +219,34 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     let mut report = StopReport::before_acting(pid_file, check.clone(), Format::AbxDl);
     let mut acting = check.clone();
     let mut lenient_warning = None;
+    let pin = match scope_target(&check) {
+        ScopeTarget::Keep(r, why, kind) => {
+            report.scope = kind;
+            report.outcome = StopOutcome::Refused(r);
+            report.detail = Some(why);
+            return Ok(report);
+        }
+        ScopeTarget::Open(scope) => {
+            let main = match check.reason {
+                CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(&check, pin) {
+                    PidfileTarget::Pinned(h) => Some(h),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let t = stop_scope(&scope, main, check.pid.unwrap_or(0), opts, &mut report);
+            if t.outcome.is_stopped() {
+                report.pid_file_removed = retire(&check);
+                scope.release();
+            }
+            report.terminate = Some(t);
+            return Ok(report);
+        }
+        ScopeTarget::Absent(note) => {
+            report.detail = note;
+            pin
+        }
+    };
     match check.reason {
         CheckReason::Malformed | CheckReason::BadToken | CheckReason::NotRegular | CheckReason::Unreadable => {
             return Err(unusable(pid_file, check.reason))
@@ -495,6 +528,49 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
     }
     report.terminate = Some(t);
     Ok(report)
+}
+
+/// Stop a record's scope with `opts.schedule` ([`terminate_scopes`]) and set the report's
+/// outcome. `main`: the recorded process, pinned, when it is alive; if it is no longer inside its
+/// scope (root may move a process out of its cgroup) it is stopped with its group at the same
+/// time, as a record without a scope is, and the report says so.
+fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
+    report.scope = scope.kind();
+    let outside = main.filter(|h| !h.has_exited() && !scope.contains(h.pid()));
+    let (mut t, other) = match outside {
+        None => (terminate_scopes(&[(pid, scope)], &opts.schedule).pop(), None),
+        Some(h) => {
+            report.warning = Some(format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind()));
+            let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
+            std::thread::scope(|s| {
+                let sc = s.spawn(|| terminate_scopes(&[(pid, scope)], &opts.schedule).pop());
+                let g = terminate(vec![h], &topts).pop();
+                (sc.join().ok().flatten(), g)
+            })
+        }
+    };
+    // Unreachable: terminate_scopes returns exactly one report per target.
+    let mut t = t.take().expect("one scope, one report");
+    if let Some(g) = other {
+        // Both must be stopped for the stop to be done; the worse outcome is reported.
+        if t.outcome.is_stopped() && !g.outcome.is_stopped() {
+            t.outcome = g.outcome.clone();
+            t.survivors.extend(g.survivors.iter().copied());
+            t.error_kind = g.error_kind;
+        }
+        t.signals.extend(g.signals.iter().copied());
+    }
+    report.outcome = match &t.outcome {
+        Outcome::AlreadyGone => StopOutcome::AlreadyGone,
+        Outcome::Exited { after } => StopOutcome::Exited(*after),
+        Outcome::Unkillable => StopOutcome::Unkillable,
+        Outcome::Refused(r) => StopOutcome::Refused(*r),
+        Outcome::Error(e) => StopOutcome::Error(e.clone()),
+    };
+    if let (Outcome::Refused(Refusal::UntrustedPidfile), false) = (&t.outcome, t.survivors.is_empty()) {
+        report.detail = Some(skipped_detail(&t));
+    }
+    t
 }
 
 /// Run `opts.schedule` on the pinned target (its group too unless `opts.group` is false) and

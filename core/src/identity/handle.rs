@@ -799,7 +799,7 @@ enum ReadStat {
 /// that execs a setuid program (or switches uid with `setresuid`) between this read and the
 /// signal sent right after it still gets that signal. The window is one `read` of
 /// `/proc/<pid>/status` plus one `pidfd_send_signal`, per member; it is not closed.
-fn member_has_uid(pid: i32, fd: BorrowedFd<'_>, owner: u32) -> bool {
+pub(crate) fn member_has_uid(pid: i32, fd: BorrowedFd<'_>, owner: u32) -> bool {
     let read = procfs::read_uids(pid);
     if matches!(sys::pidfd_send_signal(fd, 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)) {
         return false;

@@ -120,6 +120,9 @@ pub struct TerminateReport {
     /// For the error outcome: the kind of the error (`PermissionDenied` when the kernel refused
     /// the signal with `EPERM`).
     pub error_kind: Option<ErrorKind>,
+    /// What was stopped: the process group (or the process alone, see [`Self::group`]), or the
+    /// recorded scope — a cgroup leaf or a supervisor's tree ([`crate::signal::terminate_scopes`]).
+    pub scope: crate::identity::ScopeKind,
 }
 
 struct Member {
@@ -298,8 +301,8 @@ impl Run<'_> {
 /// the group; a target that does not lead its group is terminated alone. Exit is noticed through
 /// pidfd readiness (`poll`), not a sleep loop; unpinned handles are checked every 10 ms.
 ///
-/// Descendants that left the group with `setsid(2)` are not reached (only a cgroup or a
-/// subreaper could); the report does not claim them.
+/// Descendants that left the group with `setsid(2)` are not reached: a record with a scope is
+/// stopped through [`crate::signal::terminate_scopes`] instead; the report does not claim them.
 pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<TerminateReport> {
     let refs: Vec<&ProcessRef> = targets.iter().collect();
     run_all(&refs, opts)
@@ -458,6 +461,7 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateRep
                 survivors,
                 elapsed: r.elapsed,
                 error_kind: r.error_kind,
+                scope: crate::identity::ScopeKind::Group,
             }
         })
         .collect()

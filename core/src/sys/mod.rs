@@ -30,6 +30,8 @@ mod file;
 mod dir;
 mod open;
 mod beneath;
+pub(crate) mod cgroup;
+pub(crate) mod spawn;
 
 /// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
 pub use procfs::{parse_stat, Stat};

@@ -317,6 +317,31 @@ fn proc_is_ours() -> Result<(), i32> {
     }
 }
 
+/// The children of `pid`, from `/proc/<pid>/task/*/children` (Linux ≥ 4.2 with
+/// `CONFIG_PROC_CHILDREN`; a child is listed under the thread that forked it). Empty when `pid`
+/// is gone (`ENOENT`/`ESRCH`: it has no children then; its orphans moved to their reaper).
+/// Errors: any other errno (`EACCES` under `hidepid`): not "no children".
+pub fn children(pid: i32) -> io::Result<Vec<i32>> {
+    let gone = |e: &io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH));
+    let tasks = match fs::read_dir(format!("/proc/{pid}/task")) {
+        Ok(t) => t,
+        Err(e) if gone(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for t in tasks {
+        let t = t?;
+        let mut p = t.path();
+        p.push("children");
+        match fs::read(&p) {
+            Ok(text) => out.extend(text.split(|b| b.is_ascii_whitespace()).filter_map(|w| std::str::from_utf8(w).ok()?.parse::<i32>().ok())),
+            Err(e) if gone(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
 /// Every numeric entry of `/proc`: the pids visible in our `/proc` mount.
 pub fn list_pids() -> io::Result<Vec<i32>> {
     let mut out = Vec::with_capacity(512);
