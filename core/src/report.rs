@@ -728,6 +728,7 @@ mod tests {
             group_mode: None,
             survivors: vec![],
             elapsed: 0.0,
+            scope: "group".into(),
         };
         let stop = StopView {
             pid_file: "p".into(),
@@ -744,6 +745,7 @@ mod tests {
             warning: None,
             check: check.clone(),
             terminate: Some(term.clone()),
+            scope: "group".into(),
         };
         let info = ProcessInfoView::from(&crate::lookup(std::process::id() as i32).unwrap());
         let judgement = JudgementView { verdict: "gone".into(), reason: "no-such-process".into() };
@@ -770,6 +772,7 @@ mod tests {
             elapsed: None,
             pid_file_removed: true,
             succeeded: true,
+            scope: "group".into(),
         };
         assert_eq!(sorted(keys(&info)), sorted(fields("ProcessInfo")));
         assert_eq!(sorted(keys(&judgement)), sorted(fields("Judgement")));
