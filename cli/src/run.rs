@@ -106,7 +106,7 @@ pub fn run(args: &RunArgs) -> ProcessExit {
 }
 
 /// Record the running process `pid` in `pidfile`; a pidfile that already names it is rewritten.
-pub fn write(pidfile: &Path, pid: i32, guard: bool) -> ProcessExit {
+pub fn write(pidfile: &Path, pid: i32, guard: bool, adopt: bool) -> ProcessExit {
     let format = if guard { RecordFormat::Guard } else { RecordFormat::AbxDl };
     if let Err(e) = launch::ensure_vacant(pidfile, format) {
         let holder = e.pid().or_else(|| e.holder().and_then(|v| v.entry.as_ref()).map(|en| en.pid));
@@ -120,9 +120,13 @@ pub fn write(pidfile: &Path, pid: i32, guard: bool) -> ProcessExit {
             return ExitCode::Done.into();
         }
     }
-    match launch::record_existing(pidfile, pid, format) {
-        Ok(()) => {
-            println!("{}: recorded pid {pid}", pidfile.display());
+    match launch::record_existing_scoped(pidfile, pid, format, adopt) {
+        Ok(scope) => {
+            match scope {
+                Some(s) => println!("{}: recorded pid {pid} (scope: {})", pidfile.display(), s.kind()),
+                None if adopt => println!("{}: recorded pid {pid} (moved into a cgroup leaf, but the scope could not be recorded: no user xattrs)", pidfile.display()),
+                None => println!("{}: recorded pid {pid}", pidfile.display()),
+            }
             ExitCode::Done.into()
         }
         Err(e) => fail(&e),

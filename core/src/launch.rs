@@ -570,3 +570,48 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         note,
     })
 }
+
+/// [`record_existing`], and with `adopt` the process is first moved into a cgroup v2 leaf of
+/// its own, recorded as its scope beside the pidfile (the abx-dl format's
+/// [`crate::identity::SCOPE_XATTR`], a guard record's `scope` field): from then on every
+/// descendant it forks stays in the leaf, and a stop or cleanup reaches them all, `setsid` or
+/// not. The opt-in scope for processes pidguard did not start (abx-dl spawns its hooks
+/// itself). Children forked *before* the move stay outside the leaf: record the process as
+/// early as possible, or start it with [`spawn`], which has no such window.
+///
+/// Returns the recorded scope (`None` without `adopt`, or when the file system has no user
+/// xattrs to record it in: the process stays in its leaf, and a stop reaches its group only).
+///
+/// Errors: those of [`record_existing`]; `Io` with the step when the leaf cannot be made or
+/// the process cannot be moved (nothing recorded then, no leaf left).
+pub fn record_existing_scoped(pid_file: &Path, pid: i32, format: RecordFormat, adopt: bool) -> Result<Option<crate::identity::ScopeRecord>> {
+    use std::os::fd::AsFd;
+    if !adopt {
+        return record_existing(pid_file, pid, format).map(|()| None);
+    }
+    if pid == 1 {
+        return record_existing(pid_file, pid, format).map(|()| None);
+    }
+    // Pinned first: the number written to cgroup.procs is proven to be this process afterwards.
+    let fd = crate::sys::pidfd_open(pid).map_err(|e| Error::io_pid(pid, "pidfd_open", &e))?;
+    let info = lookup(pid)?;
+    if info.is_zombie() {
+        return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} has exited (zombie)")).with_pid(pid));
+    }
+    let rec = crate::identity::adopt_into_leaf(pid, fd.as_fd()).map_err(|why| Error::new(ErrorKind::Io, why).with_pid(pid))?;
+    let argv = info.argv.clone().unwrap_or_default();
+    let text = rec.to_string();
+    match format {
+        RecordFormat::AbxDl => {
+            if !argv.is_empty() {
+                write_cmd_file(&cmd_file_for(pid_file), &argv)?;
+            }
+            let recorded = crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, info.create_time, Some(&text))?;
+            Ok(recorded.then_some(rec))
+        }
+        RecordFormat::Guard => {
+            record(pid_file, pid, info.create_time, &argv, format, &[("scope".to_string(), text)])?;
+            Ok(Some(rec))
+        }
+    }
+}

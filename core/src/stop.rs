@@ -499,6 +499,26 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
     let remove = |report: &mut StopReport| {
         report.pid_file_removed = crate::guard::remove(path, &entry).unwrap_or(false);
     };
+    // A record with a scope: its whole tree, even when the holder itself is gone.
+    match scope_target(&report.check) {
+        ScopeTarget::Keep(r, why, kind) => {
+            report.scope = kind;
+            report.outcome = StopOutcome::Refused(r);
+            report.detail = Some(why);
+            return Ok(report);
+        }
+        ScopeTarget::Open(scope) => {
+            let main = if j.verdict == crate::identity::Verdict::Match { v.open(opts.policy).ok() } else { None };
+            let t = stop_scope(&scope, main, entry.pid, opts, &mut report);
+            if t.outcome.is_stopped() {
+                remove(&mut report);
+                scope.release();
+            }
+            report.terminate = Some(t);
+            return Ok(report);
+        }
+        ScopeTarget::Absent(note) => report.detail = note,
+    }
     if v.is_stale() {
         report.outcome = StopOutcome::Stale(report.check.reason);
         remove(&mut report);

@@ -477,6 +477,39 @@ impl NewLeaf {
     }
 }
 
+/// Move the running process `pid`, pinned by `pidfd`, into a new cgroup leaf ([`create_leaf`])
+/// and return the leaf's record: the opt-in scope of a record pidguard did not start.
+///
+/// `cgroup.procs` takes a number, so the move is proven afterwards: the pinned process must
+/// still be alive (a live process keeps its number, so the number written named it) and must
+/// be listed in the leaf; else the leaf is emptied and removed again and nothing is recorded.
+/// Only `pid` moves: its threads with it, but children it forked before the move stay where
+/// they are (the window a spawner that cannot start the command inside a scope accepts).
+///
+/// Errors, with the leaf removed: the leaf could not be made (see [`create_leaf`]); the write
+/// was refused (`EACCES` without delegation, `EBUSY`); the process exited meanwhile.
+pub(crate) fn adopt_into_leaf(pid: i32, pidfd: BorrowedFd<'_>) -> std::result::Result<ScopeRecord, String> {
+    let leaf = create_leaf()?;
+    let moved = cgroup::write_file(leaf.procs.as_fd(), pid.to_string().as_bytes());
+    let alive = matches!(sys::poll_readable(&[pidfd], Some(Duration::ZERO)).as_deref(), Ok([false]));
+    let listed = cgroup::open_at(leaf.dir.as_fd(), "cgroup.procs", libc::O_RDONLY)
+        .and_then(|f| cgroup::read_file(f.as_fd()))
+        .is_ok_and(|t| cgroup::parse_procs(&t).contains(&pid));
+    match moved {
+        Ok(()) if alive && listed => Ok(leaf.record.clone()),
+        Ok(()) => {
+            // Not proven ours: whatever joined is not killed, only moved back out is not
+            // possible without a target, so the leaf is removed only when empty.
+            let _ = cgroup::rmdir_at(leaf.parent.as_fd(), &leaf.name);
+            Err(format!("pid {pid} exited while it was being moved into its cgroup leaf"))
+        }
+        Err(e) => {
+            let _ = cgroup::rmdir_at(leaf.parent.as_fd(), &leaf.name);
+            Err(format!("pid {pid} could not be moved into a cgroup leaf: {}", errno_text(&e)))
+        }
+    }
+}
+
 /// Make a cgroup v2 leaf for one command: `pidguard/<name>` below our own cgroup (the `0::`
 /// line of `/proc/self/cgroup`) on the cgroup2 mount found in `/proc/self/mountinfo`, where
 /// `<name>` is `run-<our pid>-<16 random hex digits>`. The `pidguard` directory is made when
