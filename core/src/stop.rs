@@ -418,6 +418,12 @@ pub enum PidFilePin {
 ///    — at none) and the protected targets (pid 1, our own pid, our parent without a matching
 ///    token) apply → `Left` with `Refused(reason)` and the particulars in
 ///    [`StopReport::detail`], record kept; else [`PidFilePin::Pinned`].
+/// 5. A record with a scope (a command pidguard started, see [`crate::identity::Scope`]): the
+///    pinned handle carries it ([`ProcessRef::scope_kind`]), so its group signals and its
+///    termination reach the whole tree; when the recorded process is gone but its scope still
+///    holds processes, the scope is stopped here with the default schedule (`TERM/2/KILL/1`)
+///    and `Left` carries that termination report, the record retired once the scope is empty;
+///    a scope that cannot be judged keeps the record (`Refused`).
 ///
 /// Errors (nothing sent, nothing removed): `InvalidArgument` for a tolerance that is not finite
 /// seconds ≥ 0; `Malformed` for a token xattr that is not a pidguard start token; `Untrusted`
@@ -442,20 +448,60 @@ pub fn pin_pid_file(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tole
             report.detail = check.judgement.map(|j| j.to_string());
             return Ok(PidFilePin::Left(report));
         }
+        _ => {}
+    }
+    // A record pidguard started has a scope: the handle reaches the whole tree through it.
+    let scope = match scope_target(&check) {
+        ScopeTarget::Keep(r, why, kind) => {
+            report.scope = kind;
+            report.outcome = StopOutcome::Refused(r);
+            report.detail = Some(why);
+            return Ok(PidFilePin::Left(report));
+        }
+        ScopeTarget::Open(s) => Some(s),
+        ScopeTarget::Absent(note) => {
+            report.detail = note;
+            None
+        }
+    };
+    match check.reason {
         CheckReason::Gone
         | CheckReason::Zombie
         | CheckReason::Mismatch
         | CheckReason::MtimeSkew
         | CheckReason::CmdMismatch
         | CheckReason::Malformed => {
+            if let Some(s) = scope {
+                // The recorded process is gone, its tree is not (a daemon's first process exits
+                // at once): there is no process to hand back, so the tree is stopped here, with
+                // the default schedule, and the record retired once it is empty.
+                let t = stop_scope(&s, None, check.pid.unwrap_or(0), &StopOptions::default(), &mut report);
+                if t.outcome.is_stopped() {
+                    report.pid_file_removed = judged.retire(pid_file, &check);
+                    s.release();
+                }
+                report.terminate = Some(t);
+                return Ok(PidFilePin::Left(report));
+            }
             report.pid_file_removed = judged.retire(pid_file, &check);
             return Ok(PidFilePin::Left(report));
         }
-        CheckReason::Valid => {}
+        _ => {}
     }
     let pin = judged_pin(judged, pid_file, &check, &mut report);
     Ok(match pin {
-        Some(h) => PidFilePin::Pinned(h),
+        Some(mut h) => {
+            if let Some(s) = scope {
+                if s.contains(h.pid()) {
+                    report.scope = s.kind();
+                    h.attach_scope(s);
+                } else {
+                    // Root moved it out of its scope: it is handled as a record without one.
+                    log::warn!("{}: pid {} had left its scope ({}): stopped with its process group only", pid_file.display(), h.pid(), s.kind());
+                }
+            }
+            PidFilePin::Pinned(h)
+        }
         None => PidFilePin::Left(report),
     })
 }

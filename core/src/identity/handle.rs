@@ -84,6 +84,10 @@ pub struct ProcessRef {
     /// [`Self::signal_group`] (for the report: a survivor nobody was allowed to signal is not
     /// "unkillable").
     skipped_for_uid: std::sync::Mutex<Vec<i32>>,
+    /// The scope recorded with the process (a cgroup leaf, a supervisor's tree), when its
+    /// pidfile had one: then [`Self::signal_group`] and a termination reach every process in
+    /// it instead of the process group.
+    scope: Option<Box<super::scope::Scope>>,
 }
 
 fn gone(reason: Reason) -> Judgement {
@@ -214,6 +218,7 @@ impl ProcessRef {
                 procfd: None,
                 only_uid: None,
                 skipped_for_uid: Default::default(),
+                scope: None,
             };
             if exited {
                 // Exited: a zombie still holds its number (and its group's); a reaped process
@@ -281,6 +286,7 @@ impl ProcessRef {
             procfd: Some(dir),
             only_uid: None,
             skipped_for_uid: Default::default(),
+            scope: None,
         };
         h.set_stat(stat);
         h.judge_against(expected);
@@ -481,8 +487,28 @@ impl ProcessRef {
         self.judgement
     }
     /// Whether the process led its own process group when opened.
+    /// Whether [`Self::signal_group`] has a group to reach: the process leads its process group,
+    /// or a scope is attached (see [`Self::scope_kind`]).
     pub fn leads_group(&self) -> bool {
-        self.stat.as_ref().is_some_and(|s| s.pgrp == self.pid)
+        self.scope.is_some() || self.stat.as_ref().is_some_and(|s| s.pgrp == self.pid)
+    }
+
+    /// What [`Self::signal_group`] and a termination reach: `Group` (the process group it leads),
+    /// or the scope recorded with its pidfile — `Cgroup` or `Supervisor`: every process of the
+    /// command's tree, `setsid` or not (see [`crate::identity::Scope`]).
+    pub fn scope_kind(&self) -> super::scope::ScopeKind {
+        self.scope.as_ref().map_or(super::scope::ScopeKind::Group, |s| s.kind())
+    }
+
+    /// The attached scope.
+    pub(crate) fn scope(&self) -> Option<&super::scope::Scope> {
+        self.scope.as_deref()
+    }
+
+    /// Attach the scope recorded with this process's pidfile (pidguard's own readers do this
+    /// for records pidguard started).
+    pub(crate) fn attach_scope(&mut self, scope: super::scope::Scope) {
+        self.scope = Some(Box::new(scope));
     }
     /// Whether the process was already a zombie when opened.
     pub fn was_zombie(&self) -> bool {
@@ -548,13 +574,19 @@ impl ProcessRef {
         }
     }
 
-    /// Send `sig` to the process group this process leads.
+    /// Send `sig` to the process group this process leads — or, with a scope attached
+    /// ([`Self::scope_kind`]), to every process of the scope.
     ///
     /// Tries `PIDFD_SIGNAL_PROCESS_GROUP` (Linux ≥ 6.9); on `EINVAL` signals member by member
     /// through pidfds; unpinned, uses `killpg` right after re-checking the leader's start ticks.
     /// Errors: `Refused` when the process does not lead its group, or the group is 1 or our own;
     /// `PermissionDenied` for `EPERM`; `Io` otherwise.
     pub fn signal_group(&self, sig: Signal) -> Result<Delivery> {
+        if let Some(scope) = &self.scope {
+            // The whole tree: every member pinned and proven inside the scope (each checked
+            // against a uid restriction, which the scope carries), nothing outside it.
+            return scope.signal(sig);
+        }
         if !self.leads_group() {
             return Err(Error::new(
                 ErrorKind::Refused,

@@ -309,8 +309,35 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
 }
 
 /// The schedule for every target, all in parallel (the body of [`terminate`], on borrowed
-/// handles).
+/// handles): targets with a scope attached ([`ProcessRef::scope_kind`]) through
+/// [`super::terminate_scopes`], on a second thread at the same time as the others.
 fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateReport> {
+    let scoped: Vec<usize> = if opts.group { (0..targets.len()).filter(|&i| targets[i].scope().is_some()).collect() } else { Vec::new() };
+    if scoped.is_empty() {
+        return run_groups(targets, opts);
+    }
+    let plain: Vec<&ProcessRef> = (0..targets.len()).filter(|i| !scoped.contains(i)).map(|i| targets[i]).collect();
+    // Unreachable `None`s: `scoped` holds exactly the targets with a scope.
+    let scopes: Vec<(i32, &crate::identity::Scope)> = scoped.iter().filter_map(|&i| targets[i].scope().map(|s| (targets[i].pid(), s))).collect();
+    let (mut from_scopes, from_groups) = std::thread::scope(|s| {
+        let t = s.spawn(|| super::terminate_scopes(&scopes, &opts.schedule));
+        let g = run_groups(&plain, opts);
+        // A panic in the scope runner is a bug that must not pass silently.
+        (t.join().expect("the scope terminator thread"), g)
+    });
+    for (r, &i) in from_scopes.iter_mut().zip(&scoped) {
+        if targets[i].is_child() {
+            r.exit = targets[i].exit_status(opts.reap);
+        }
+    }
+    let mut sc = from_scopes.into_iter();
+    let mut gr = from_groups.into_iter();
+    // Back in the targets' order. Unreachable `None`s: one report per target from each runner.
+    (0..targets.len()).map(|i| if scoped.contains(&i) { sc.next().expect("scope report") } else { gr.next().expect("group report") }).collect()
+}
+
+/// [`run_all`] for targets stopped with their process group (or alone).
+fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateReport> {
     let t0 = Instant::now();
     let schedule = opts.schedule.steps();
     let mut runs: Vec<Run> = targets
