@@ -38,6 +38,20 @@ fn live_with_marker(marker: &str) -> Vec<i32> {
     out
 }
 
+/// Ends whatever of one test's tree is still alive when the test ends, passed or failed: its
+/// processes carry the test's marker, so only they are signalled (by pid, through a pidfd).
+struct Reaper(String);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        for p in live_with_marker(&self.0) {
+            if let Ok(h) = pidguard::ProcessRef::open(p, None, pidguard::Policy::Lenient) {
+                let _ = h.signal(pidguard::Signal::KILL);
+            }
+        }
+    }
+}
+
 fn wait_for(deadline: Duration, mut f: impl FnMut() -> bool) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < deadline {
@@ -85,6 +99,7 @@ fn a_pinned_scoped_record_stops_the_setsid_escapee_in_cgroup_and_supervisor_mode
     for (mode, kind) in [(ScopeMode::Cgroup, ScopeKind::Cgroup), (ScopeMode::Supervisor, ScopeKind::Supervisor)] {
         let dir = tmp(mode.as_str());
         let marker = format!("PIDGUARD_TEST_MARKER=pin-{}-{}", mode.as_str(), std::process::id());
+        let _reaper = Reaper(marker.clone());
         let Some((pid_file, s)) = start(&dir, mode, &marker) else { continue };
         assert_eq!(s.scope, kind);
         let (got, t) = stop_through_the_pin(&pid_file);
@@ -104,6 +119,7 @@ fn a_pinned_scoped_record_stops_the_setsid_escapee_in_cgroup_and_supervisor_mode
 fn without_a_scope_the_setsid_escapee_survives_a_group_stop() {
     let dir = tmp("group");
     let marker = format!("PIDGUARD_TEST_MARKER=pin-group-{}", std::process::id());
+    let _reaper = Reaper(marker.clone());
     let (pid_file, s) = start(&dir, ScopeMode::Group, &marker).unwrap();
     assert_eq!(s.scope, ScopeKind::Group);
     let (got, t) = stop_through_the_pin(&pid_file);
