@@ -120,16 +120,36 @@ fn exec_arrays(cmd: &Command<'_>) -> Exec {
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: `fds` is a writable array of two ints.
+    #[cfg(not(target_os = "macos"))]
     cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } as i64)?;
+    // macOS has no pipe2: the flag is set right after (no other thread of ours forks between:
+    // a fork elsewhere in the process could inherit the ends, a documented small window there).
+    #[cfg(target_os = "macos")]
+    // SAFETY: as above; fcntl on the two fresh descriptors.
+    unsafe {
+        cvt(libc::pipe(fds.as_mut_ptr()) as i64)?;
+        for fd in fds {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
     // SAFETY: two fresh descriptors owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The highest signal number whose disposition a spawned command gets reset to the default.
+fn last_signal() -> i32 {
+    #[cfg(target_os = "linux")]
+    return libc::SIGRTMAX();
+    #[cfg(not(target_os = "linux"))]
+    return 31;
 }
 
 /// In a forked child: report (stage, errno) on `fd` and `_exit(127)`. Async-signal-safe.
 fn child_fail(fd: RawFd, stage: Stage) -> ! {
     // SAFETY: errno location, write and _exit are async-signal-safe; `msg` lives on the stack.
     unsafe {
-        let e = *libc::__errno_location();
+        // `last_os_error` reads errno (a thread-local) and allocates nothing.
+        let e = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
         let mut msg = [0u8; 5];
         msg[0] = stage.code();
         msg[1..].copy_from_slice(&e.to_le_bytes());
@@ -172,7 +192,7 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd) -> ! {
         }
         // The command starts with default dispositions and nothing blocked, whatever the
         // spawner ignored or blocked (Python and Node ignore SIGPIPE; a supervisor blocks all).
-        for s in 1..=libc::SIGRTMAX() {
+        for s in 1..=last_signal() {
             if s != libc::SIGKILL && s != libc::SIGSTOP {
                 libc::signal(s, libc::SIG_DFL);
             }
@@ -254,6 +274,7 @@ pub(crate) fn spawn(cmd: &Command<'_>) -> Result<i32, SpawnError> {
 ///
 /// Returns (supervisor pid, command pid) once the command has exec'd. Errors as [`spawn`];
 /// the supervisor has been reaped then.
+#[cfg(target_os = "linux")]
 pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
@@ -301,7 +322,7 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
                 let r = libc::waitpid(-1, &mut st, 0);
                 if r == child {
                     status = st;
-                } else if r < 0 && *libc::__errno_location() != libc::EINTR {
+                } else if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
                     break;
                 }
                 if r == child {
@@ -339,4 +360,11 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
         return Err(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) });
     }
     Ok((sup, cmd_pid))
+}
+
+/// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`
+/// (FreeBSD's `procctl(PROC_REAP_ACQUIRE)` would be its twin: not built).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn spawn_supervised(_cmd: &Command<'_>) -> Result<(i32, i32), SpawnError> {
+    Err(SpawnError { stage: Stage::Subreaper, error: io::Error::from_raw_os_error(libc::ENOSYS) })
 }
