@@ -208,6 +208,7 @@ impl Pending {
     /// Take the termination result, retire the record when that is proven right, and run the
     /// default finalize when `default_finalize` (a caller's callback runs afterwards, on the
     /// calling thread).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn finish(
         self,
         tree: &crate::sys::Tree,

@@ -136,6 +136,7 @@ impl FromStr for ScopeRecord {
 
 /// What [`Scope::open`] found.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // made once per record, matched at once: not worth a box
 pub enum ScopeState {
     /// The recorded scope, pinned: its leaf's directory descriptor, or the supervisor's pidfd.
     Open(Scope),
@@ -153,7 +154,7 @@ pub enum ScopeState {
 #[derive(Debug)]
 enum Inner {
     Cgroup { dir: OwnedFd, events: OwnedFd, mount: PathBuf },
-    Supervisor { sup: ProcessRef },
+    Supervisor { sup: Box<ProcessRef> },
 }
 
 /// A scope pinned for stopping: every signal reaches only processes proven inside it.
@@ -236,7 +237,7 @@ impl Scope {
                     if sup.has_exited() {
                         return ScopeState::Gone(format!("its supervisor (pid {pid}) has exited"));
                     }
-                    ScopeState::Open(Scope::new(record, Inner::Supervisor { sup }, only_uid))
+                    ScopeState::Open(Scope::new(record, Inner::Supervisor { sup: Box::new(sup) }, only_uid))
                 }
                 Err(e) if e.kind() == ErrorKind::NoSuchProcess => ScopeState::Gone(format!("its supervisor (pid {pid}) has exited")),
                 Err(e) if e.kind() == ErrorKind::Refused && e.refusal() == Some(crate::protect::Refusal::Mismatch) => {
