@@ -56,7 +56,9 @@ pub fn cmd_file_for(pid_file: &Path) -> PathBuf {
 /// by [`record`].
 ///
 /// Errors: `Held` when a live process matches the record (abx-dl: [`check_pid_file`] says
-/// valid; guard: the holder is `Match`), or when the record cannot be judged (its live identity
+/// valid; guard: the holder is `Match`), when the record's scope still holds processes (its
+/// recorded process may be gone: a daemon's first process exits at once; an empty scope's leaf
+/// is removed here), or when the record or its scope cannot be judged (its live identity
 /// is unreadable, or it was written on another machine or in another PID namespace) — a
 /// record that may be alive is never overwritten; `Untrusted` (or a refinement) for a symlink,
 /// FIFO or directory at the path; `PermissionDenied`/`Io` when the file cannot be read.
@@ -72,6 +74,19 @@ pub fn ensure_vacant(pid_file: &Path, format: RecordFormat) -> Result<()> {
                 }
                 Err(e)
             };
+            // A record pidguard started: its tree may outlive the recorded process (a daemon's
+            // first process exits at once), and then the pidfile still belongs to it. An empty
+            // scope's leaf is removed with the stale record it belonged to.
+            match crate::pidfile::target::scope_target(&c) {
+                crate::pidfile::target::ScopeTarget::Open(s) if !s.is_empty() => {
+                    return held(&format!("its scope ({}) still holds processes", s.kind()))
+                }
+                crate::pidfile::target::ScopeTarget::Open(s) => {
+                    s.release();
+                }
+                crate::pidfile::target::ScopeTarget::Keep(_, why, _) => return held(&format!("its scope cannot be judged here ({why})")),
+                crate::pidfile::target::ScopeTarget::Absent(_) => {}
+            }
             match c.reason {
                 CheckReason::Valid => held(&format!("held by pid {}, alive and matching", c.pid.unwrap_or(0))),
                 CheckReason::Unverifiable | CheckReason::Foreign => {
@@ -486,37 +501,62 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         }
         x
     };
-    // (pid, supervisor, scope record, leaf kept)
-    let mut started: Option<(i32, Option<i32>, Option<ScopeRecord>)> = None;
-    let mut kept_leaf = None;
-    if let Some(l) = leaf {
-        match sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs)))) {
-            Ok(pid) => {
-                started = Some((pid, None, Some(l.record.clone())));
-                kept_leaf = Some(l);
+    // The command waits at its gate before `execve` (see `sys::spawn::Started`): its start
+    // token is read while it provably holds its pid, then it is let go.
+    enum Failed {
+        Spawn(sp::SpawnError),
+        Other(Error),
+    }
+    let once = |leaf: Option<&crate::identity::NewLeaf>| -> std::result::Result<(i32, Option<i32>, Option<ScopeRecord>, crate::identity::StartToken), Failed> {
+        let (st, rec) = match leaf {
+            Some(l) => (sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs)))).map_err(Failed::Spawn)?, Some(l.record.clone())),
+            None if opts.scope == ScopeMode::Group => (sp::spawn(&cmd(None)).map_err(Failed::Spawn)?, None),
+            None => {
+                let st = sp::spawn_supervised(&cmd(None)).map_err(Failed::Spawn)?;
+                let sup = st.supervisor.unwrap_or(0);
+                match crate::identity::start_token(sup) {
+                    Ok(token) => (st, Some(ScopeRecord::Supervisor { pid: sup, token })),
+                    // Dropping `st` ends the command at its gate and reaps the supervisor.
+                    Err(e) => return Err(Failed::Other(e)),
+                }
             }
-            Err(e) if e.stage == sp::Stage::JoinCgroup && opts.scope == ScopeMode::Auto => {
-                l.discard();
+        };
+        let (pid, sup) = (st.pid, st.supervisor);
+        match crate::identity::start_token(pid) {
+            Ok(token) => {
+                st.release().map_err(Failed::Spawn)?;
+                Ok((pid, sup, rec, token))
+            }
+            // Before the gate the child failed (the cgroup join, chdir): `release` says how.
+            Err(e) => Err(match st.release() {
+                Err(f) => Failed::Spawn(f),
+                Ok(()) => Failed::Other(e),
+            }),
+        }
+    };
+    let mut leaf = leaf;
+    let (pid, sup, rec, token) = loop {
+        match once(leaf.as_ref()) {
+            Ok(x) => break x,
+            Err(Failed::Spawn(e)) if e.stage == sp::Stage::JoinCgroup && opts.scope == ScopeMode::Auto && leaf.is_some() => {
+                if let Some(l) = leaf.take() {
+                    l.discard();
+                }
                 note = Some(format!("the cgroup leaf could not be joined ({}): started under a supervisor", e.error));
             }
-            Err(e) => {
-                l.discard();
-                return Err(failed(e));
+            Err(f) => {
+                if let Some(l) = &leaf {
+                    l.discard();
+                }
+                return Err(match f {
+                    Failed::Spawn(e) => failed(e),
+                    Failed::Other(e) => e,
+                });
             }
         }
-    }
-    if started.is_none() {
-        if opts.scope == ScopeMode::Group {
-            let pid = sp::spawn(&cmd(None)).map_err(failed)?;
-            started = Some((pid, None, None));
-        } else {
-            let (sup, pid) = sp::spawn_supervised(&cmd(None)).map_err(failed)?;
-            let rec = crate::identity::start_token(sup).ok().map(|token| ScopeRecord::Supervisor { pid: sup, token });
-            started = Some((pid, Some(sup), rec));
-        }
-    }
+    };
+    let kept_leaf = leaf;
     let start_time = now();
-    let Some((pid, sup, rec)) = started else { return Err(Error::new(ErrorKind::Io, "spawn: nothing started")) };
     let undo = |why: Error| -> Error {
         // Nothing may run unrecorded: kill the scope (or the command), reap our child.
         if let Some(l) = &kept_leaf {
@@ -528,27 +568,30 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         crate::sys::spawn::reap(sup.unwrap_or(pid));
         why
     };
-    if sup.is_some() && rec.is_none() {
-        return Err(undo(Error::new(ErrorKind::Io, "spawn: the supervisor's start token could not be read")));
-    }
     let scope_text = rec.as_ref().map(|r| r.to_string());
     let recorded = match opts.format {
         RecordFormat::AbxDl => {
-            let r = write_cmd_file(&cmd_file_for(pid_file), &text)
-                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, scope_text.as_deref()));
+            let r = write_cmd_file(&cmd_file_for(pid_file), &text).and_then(|()| {
+                crate::pidfile::mtime::write_pid_file_with_token(pid_file, pid, start_time, scope_text.as_deref(), token.clone())
+            });
             match r {
                 Ok(ok) => ok || scope_text.is_none(),
                 Err(e) => return Err(undo(e)),
             }
         }
         RecordFormat::Guard => {
-            let mut fields = opts.fields.clone();
+            let mut entry = Entry::new(pid, token.to_string());
+            for (k, v) in &opts.fields {
+                entry = entry.with_field(k.clone(), v.clone());
+            }
             if let Some(t) = &scope_text {
-                fields.push(("scope".to_string(), t.clone()));
+                entry = entry.with_field("scope", t.clone());
             }
-            if let Err(e) = record(pid_file, pid, start_time, &text, RecordFormat::Guard, &fields) {
-                return Err(undo(e));
-            }
+            match guard::acquire(pid_file, &entry, &AcquireOptions::default()) {
+                // The record belongs to the spawned process, not to the caller: keep it.
+                Ok(g) => g.keep(),
+                Err(e) => return Err(undo(e)),
+            };
             true
         }
     };

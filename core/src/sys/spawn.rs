@@ -160,7 +160,7 @@ fn child_fail(fd: RawFd, stage: Stage) -> ! {
 
 /// In a forked child: become the command (new session, cgroup, stdio, cwd, default signals),
 /// then `execve`. Never returns. Async-signal-safe only.
-fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd) -> ! {
+fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, gate: Gate) -> ! {
     // SAFETY: every call below is async-signal-safe (signal-safety(7); prctl/close_range are
     // plain system calls); every pointer was built before the fork and is still valid in the
     // child's copy of the address space.
@@ -197,6 +197,20 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd) -> ! {
                 libc::signal(s, libc::SIG_DFL);
             }
         }
+        // Wait at the gate: the spawner reads this process's start token while it provably
+        // still holds its pid (alive, not yet able to exit), then lets it exec. EOF (the
+        // spawner gave up, or died) ends it here, never running the command unrecorded.
+        libc::close(gate.go);
+        let mut b = [0u8; 1];
+        loop {
+            let n = libc::read(gate.wait, b.as_mut_ptr().cast(), 1);
+            if n == 1 {
+                break;
+            }
+            if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                libc::_exit(127);
+            }
+        }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
@@ -205,21 +219,24 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd) -> ! {
     }
 }
 
-/// Read the report pipe to its end: the messages the children wrote.
-fn read_report(fd: &OwnedFd) -> Vec<u8> {
+/// Read the report pipe until `limit` bytes (or its end): the messages the children wrote.
+fn read_report(fd: &OwnedFd, limit: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = [0u8; 64];
-    loop {
-        // SAFETY: `buf` is writable for its length; `fd` is valid.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    while out.len() < limit {
+        let want = (limit - out.len()).min(buf.len());
+        // SAFETY: `buf` is writable for `want` bytes; `fd` is valid.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), want) };
         if n > 0 {
             out.extend_from_slice(&buf[..n as usize]);
         } else if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             return out;
         }
     }
+    out
 }
 
+/// Wait for our child `pid` and reap it (retrying on `EINTR`).
 pub(crate) fn reap(pid: i32) {
     let mut st = 0;
     loop {
@@ -231,6 +248,64 @@ pub(crate) fn reap(pid: i32) {
     }
 }
 
+/// The gate a child waits at before `execve`: `wait` is read by the child, `go` written by the
+/// spawner (the child closes its own copy of `go`, so the spawner's close is an EOF to it).
+#[derive(Clone, Copy)]
+struct Gate {
+    wait: RawFd,
+    go: RawFd,
+}
+
+/// A command forked and waiting at its gate, before `execve`: its pid is provably its own
+/// (it cannot exit by itself there). [`Started::release`] lets it exec; dropping it without
+/// releasing ends it without running the command (and reaps our child).
+pub(crate) struct Started {
+    /// The command's pid.
+    pub pid: i32,
+    /// The supervisor's pid, when the command runs under one.
+    pub supervisor: Option<i32>,
+    go: Option<OwnedFd>,
+    report: OwnedFd,
+    _wait: OwnedFd,
+}
+
+impl Started {
+    /// Let the command `execve`, and wait until it did (or failed to). Errors: the stage and
+    /// errno of the failure; our child has been reaped then.
+    pub(crate) fn release(mut self) -> Result<(), SpawnError> {
+        if let Some(go) = self.go.take() {
+            // SAFETY: a valid descriptor and a one-byte buffer.
+            unsafe { libc::write(go.as_raw_fd(), b"g".as_ptr().cast(), 1) };
+        }
+        let msg = read_report(&self.report, usize::MAX);
+        let failure = msg.chunks_exact(5).filter(|m| m[0] != b'P').find_map(decode_failure);
+        match failure {
+            Some(e) => {
+                reap(self.supervisor.unwrap_or(self.pid));
+                self.supervisor = None;
+                self.pid = 0;
+                Err(e)
+            }
+            None => {
+                self.pid = 0;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if self.pid == 0 {
+            return;
+        }
+        // Not released: closing `go` ends the command at its gate (EOF), unrun; the supervisor
+        // then has no child left and exits. Our direct child is reaped.
+        drop(self.go.take());
+        reap(self.supervisor.unwrap_or(self.pid));
+    }
+}
+
 fn decode_failure(msg: &[u8]) -> Option<SpawnError> {
     if msg.len() < 5 {
         return None;
@@ -239,45 +314,44 @@ fn decode_failure(msg: &[u8]) -> Option<SpawnError> {
     Some(SpawnError { stage: Stage::from_u8(msg[0]), error: io::Error::from_raw_os_error(errno) })
 }
 
-/// Start `cmd` as our child, in a new session (it leads its own process group and has no
-/// controlling terminal), joined to `cmd.join`'s cgroup before it execs when given. Returns
-/// its pid once `execve` succeeded.
+/// Fork `cmd` as our child, in a new session (it leads its own process group and has no
+/// controlling terminal), joined to `cmd.join`'s cgroup, with its stdio and directory set — and
+/// stopped at its gate before `execve` (see [`Started`]).
 ///
-/// Errors: where the child failed and the errno (`ENOENT`/`EACCES` from `execve`, `EACCES`
-/// or `EBUSY`/`EOPNOTSUPP` from the cgroup join); the child has been reaped then.
-pub(crate) fn spawn(cmd: &Command<'_>) -> Result<i32, SpawnError> {
+/// Errors: where the child failed before the gate and the errno (`EACCES` or `EBUSY` from the
+/// cgroup join, `ENOENT` from `chdir`); the child has been reaped then.
+pub(crate) fn spawn(cmd: &Command<'_>) -> Result<Started, SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
+    let (gate_rd, gate_wr) = pipe()?;
+    let gate = Gate { wait: gate_rd.as_raw_fd(), go: gate_wr.as_raw_fd() };
     // SAFETY: fork(2); the child runs only async-signal-safe code (child_exec) and never
     // returns into Rust code of the parent.
     let pid = cvt(unsafe { libc::fork() } as i64)? as i32;
     if pid == 0 {
-        child_exec(cmd, &ex, wr.as_raw_fd());
+        child_exec(cmd, &ex, wr.as_raw_fd(), gate);
     }
     drop(wr);
-    let msg = read_report(&rd);
-    if let Some(e) = decode_failure(&msg) {
-        reap(pid);
-        return Err(e);
-    }
-    Ok(pid)
+    Ok(Started { pid, supervisor: None, go: Some(gate_wr), report: rd, _wait: gate_rd })
 }
 
 /// Start `cmd` under a supervisor: a child of ours that makes itself a child subreaper
-/// (`PR_SET_CHILD_SUBREAPER`, Linux ≥ 3.4), starts the command (in a session of its own, as
-/// [`spawn`]), and then only reaps — every descendant the command orphans becomes the
-/// supervisor's child — until it has no child left, and exits with the command's status (its
-/// exit code, or 128 + the signal that killed it). It blocks every signal it can (a `SIGTERM`
-/// meant for the tree must not orphan the tree), leads a session of its own (a signal to the
-/// spawner's group does not reach it), holds nothing of the spawner's (its descriptors are
-/// closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
+/// (`PR_SET_CHILD_SUBREAPER`, Linux ≥ 3.4), forks the command (in a session of its own, as
+/// [`spawn`], stopped at its gate), and then only reaps — every descendant the command orphans
+/// becomes the supervisor's child — until it has no child left, and exits with the command's
+/// status (its exit code, or 128 + the signal that killed it). It blocks every signal it can (a
+/// `SIGTERM` meant for the tree must not orphan the tree), leads a session of its own (a signal
+/// to the spawner's group does not reach it), holds nothing of the spawner's (its descriptors
+/// are closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
 ///
-/// Returns (supervisor pid, command pid) once the command has exec'd. Errors as [`spawn`];
-/// the supervisor has been reaped then.
+/// Returns once the command waits at its gate. Errors as [`spawn`]; the supervisor has been
+/// reaped then.
 #[cfg(target_os = "linux")]
-pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnError> {
+pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<Started, SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
+    let (gate_rd, gate_wr) = pipe()?;
+    let gate = Gate { wait: gate_rd.as_raw_fd(), go: gate_wr.as_raw_fd() };
     let name = b"pidguard-scope\0";
     // SAFETY: fork(2); the child runs only async-signal-safe code and ends in `_exit`.
     let sup = cvt(unsafe { libc::fork() } as i64)? as i32;
@@ -301,7 +375,7 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
             }
             if child == 0 {
                 // The command: its own session inside the supervisor's tree.
-                child_exec(cmd, &ex, w);
+                child_exec(cmd, &ex, w, gate);
             }
             let mut msg = [0u8; 5];
             msg[0] = b'P';
@@ -309,62 +383,51 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
             libc::write(w, msg.as_ptr().cast(), msg.len());
             // Hold nothing of the spawner's: stdio to /dev/null, every other descriptor closed
             // (the command keeps its own copies; the report pipe's last writer is then the
-            // command until it execs).
+            // command until it execs, and the gate's `go` end is the spawner's alone).
             let null = cmd.devnull.as_raw_fd();
             for t in 0..3 {
                 libc::dup2(null, t);
             }
             libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
-            let mut status = 0;
-            let mut code = 0;
+            let mut code = 127;
             loop {
                 let mut st = 0;
                 let r = libc::waitpid(-1, &mut st, 0);
                 if r == child {
-                    status = st;
-                } else if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                    break;
-                }
-                if r == child {
-                    code = if libc::WIFEXITED(status) {
-                        libc::WEXITSTATUS(status)
-                    } else if libc::WIFSIGNALED(status) {
-                        128 + libc::WTERMSIG(status)
+                    code = if libc::WIFEXITED(st) {
+                        libc::WEXITSTATUS(st)
+                    } else if libc::WIFSIGNALED(st) {
+                        128 + libc::WTERMSIG(st)
                     } else {
                         code
                     };
+                } else if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break;
                 }
             }
             libc::_exit(code)
         }
     }
     drop(wr);
-    let msg = read_report(&rd);
-    // Five-byte messages in any order: `P` and the command's pid from the supervisor, or a
-    // failure (stage, errno) from either child.
-    let mut cmd_pid = 0;
-    let mut failure = None;
-    for m in msg.chunks_exact(5) {
-        if m[0] == b'P' {
-            cmd_pid = i32::from_le_bytes([m[1], m[2], m[3], m[4]]);
-        } else if failure.is_none() {
-            failure = decode_failure(m);
+    // The supervisor's first message: `P` and the command's pid — or a failure (stage, errno)
+    // from it or from the command before its gate.
+    let first = read_report(&rd, 5);
+    match first.first() {
+        Some(b'P') if first.len() == 5 => {
+            let pid = i32::from_le_bytes([first[1], first[2], first[3], first[4]]);
+            Ok(Started { pid, supervisor: Some(sup), go: Some(gate_wr), report: rd, _wait: gate_rd })
+        }
+        _ => {
+            drop(gate_wr);
+            reap(sup);
+            Err(decode_failure(&first).unwrap_or(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) }))
         }
     }
-    if let Some(e) = failure {
-        reap(sup);
-        return Err(e);
-    }
-    if cmd_pid <= 0 {
-        reap(sup);
-        return Err(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) });
-    }
-    Ok((sup, cmd_pid))
 }
 
 /// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`
 /// (FreeBSD's `procctl(PROC_REAP_ACQUIRE)` would be its twin: not built).
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn spawn_supervised(_cmd: &Command<'_>) -> Result<(i32, i32), SpawnError> {
+pub(crate) fn spawn_supervised(_cmd: &Command<'_>) -> Result<Started, SpawnError> {
     Err(SpawnError { stage: Stage::Subreaper, error: io::Error::from_raw_os_error(libc::ENOSYS) })
 }
