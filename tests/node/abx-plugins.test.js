@@ -298,6 +298,39 @@ test('killZombieChrome: a missing or malformed chrome.pid is skipped, never a th
   assert.throws(() => abx.killZombieChrome(root, { excludeCrawlDirs: root }), { name: 'TypeError' });
 });
 
+test('lib/abx-plugins.d.ts type-checks real usage (tsc --strict), from CommonJS and from ESM', (t) => {
+  const tools = path.join(ROOT, 'node', 'node_modules');
+  const tsc = path.join(tools, '.bin', 'tsc');
+  if (!fs.existsSync(tsc)) return t.skip(`no TypeScript compiler at ${tsc}: run scripts/setup-node.sh`);
+  const usage = `
+import abx, { writePidWithMtime, writeCmdScript, isProcessAlive, killChrome, killZombieChrome } from 'pidguard/abx-plugins';
+writePidWithMtime('/tmp/chrome.pid', 5, Date.now() / 1000);
+writeCmdScript('/tmp/cmd.sh', '/usr/bin/chromium', ['--headless=new', 1]);
+const a: boolean = isProcessAlive(5);
+const b: Promise<boolean> = killChrome(5, '/tmp/chrome', 10000);
+const c: Promise<boolean> = abx.killChrome(5);
+const d: Promise<number> = killZombieChrome('/data', { excludeCrawlDirs: ['/data/c1'], quiet: true });
+const e: Promise<number> = killZombieChrome();
+// @ts-expect-error a pid is a number
+killChrome('5');
+// @ts-expect-error the exclusions are a list
+killZombieChrome('/data', { excludeCrawlDirs: '/data/c1' });
+export { a, b, c, d, e };
+`;
+  const dir = tempDir('abx-tsc');
+  fs.mkdirSync(path.join(dir, 'node_modules'));
+  fs.symlinkSync(path.join(ROOT, 'node'), path.join(dir, 'node_modules', 'pidguard'));
+  fs.writeFileSync(path.join(dir, 'use.cts'), usage);
+  fs.writeFileSync(path.join(dir, 'use.mts'), usage);
+  const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
+    '--types', 'node', '--typeRoots', path.join(tools, '@types'), 'use.cts', 'use.mts'];
+  try {
+    execFileSync(tsc, args, { cwd: dir, encoding: 'utf8' });
+  } catch (err) {
+    assert.fail(`tsc failed:\n${err.stdout}${err.stderr}`);
+  }
+});
+
 test("docs/node.md's abx-plugins example runs and prints what its comments say", () => {
   const { out, expected } = runReadmeExample('abx-plugins');
   assert.ok(expected.length >= 2);
