@@ -55,9 +55,9 @@ function rangeError(name, expected, value) {
 function scheduleFor(timeoutMs) {
   if (typeof timeoutMs !== 'number') throw typeError('timeoutMs', 'of type number', timeoutMs);
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw rangeError('timeoutMs', 'a finite number >= 0', timeoutMs);
-  const term = Math.floor(timeoutMs / 2) / 1000;
-  const kill = (timeoutMs - Math.floor(timeoutMs / 2)) / 1000;
-  return `TERM/${term}/KILL/${kill}`;
+  // Milliseconds, as decimal seconds (never exponent notation, which the schedule does not take).
+  const half = Math.floor(timeoutMs / 2);
+  return `TERM/${(half / 1000).toFixed(3)}/KILL/${((timeoutMs - half) / 1000).toFixed(3)}`;
 }
 
 /** `outputDir` as the original reads it: falsy means none; otherwise a path string. */
