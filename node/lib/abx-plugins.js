@@ -115,11 +115,6 @@ function isProcessAlive(pid) {
 // Stopping the browser
 // ---------------------------------------------------------------------------------------------
 
-/** Whether a `stopPidFile` report says that the recorded browser is not running any more. */
-function stoppedByRecord(report) {
-  return report.outcome === 'exited' || report.outcome === 'already-gone' || report.outcome === 'stale';
-}
-
 /**
  * Stop the browser `pid` with its process group, and nothing else; resolves to `true` when it
  * is gone, `false` when something may still run — the original's boolean.
@@ -129,15 +124,15 @@ function stoppedByRecord(report) {
  *    or for a record written without one the mtime rule), pins the browser with a pidfd, runs
  *    SIGTERM, half of `timeoutMs`, SIGKILL, the rest, on the group the browser leads, and removes
  *    the record by content once the browser is gone or proven stale. A record proven stale (the
- *    browser exited, its pid reused) sends nothing and resolves `true`; one that cannot be judged
- *    (another user's browser, an unreadable identity, another PID namespace) sends nothing, is
- *    kept, and resolves `false`.
- * 2. Otherwise (no such record, or one core could not prove), `pid` is this process's own
- *    unreaped child (the browser `launchChromium` spawned): pinned as such
- *    (`ProcessRef.openChild`) and stopped by the same schedule; its record, now stale, is then
- *    removed by core.
- * 3. Otherwise nothing proves what `pid` is now: nothing is sent. Resolves `true` when there is
- *    no process at `pid` and no record was kept (core's `isProcessAlive`), else `false`.
+ *    browser exited, its pid reused) sends nothing and resolves `true` (the browser is gone,
+ *    whoever has the number now); one that cannot be judged (another user's browser, an
+ *    unreadable identity, another PID namespace) sends nothing, is kept, and resolves `false`.
+ * 2. Otherwise (no such record, one core could not prove, or a process still at `pid` after a
+ *    stale record), `pid` is this process's own unreaped child (the browser `launchChromium`
+ *    spawned): pinned as such (`ProcessRef.openChild`) and stopped by the same schedule; a record
+ *    core could not prove is then judged again, now stale, and removed by core.
+ * 3. Otherwise nothing proves what `pid` is now: nothing is sent. Without a record, resolves
+ *    `true` when there is no process at `pid` (core's `isProcessAlive`), else `false`.
  *
  * The pid is checked synchronously, as every pid of the Node surface: `TypeError`
  * (`ERR_INVALID_ARG_TYPE`) for a non-number, `RangeError` (`ERR_OUT_OF_RANGE`) for a fraction or
@@ -157,22 +152,30 @@ function killChrome(pid, outputDir = null, timeoutMs = 10000) {
   const pidFile = dir === null ? null : path.join(dir, CHROME_PID_FILE);
   // Which record names this browser is read by core; every stop below judges it afresh.
   const recorded = pidFile !== null && pidguard.checkPidFile(pidFile).pid === pid;
+  // What the record says about the browser: `true` gone (stopped now, or proven stale),
+  // `false` kept undecided, `null` nothing (no such record, or it vanished meanwhile).
   const stopRecord = async () => {
+    let r;
     try {
-      return stoppedByRecord(await pidguard.stopPidFile(pidFile, { schedule }));
+      r = await pidguard.stopPidFile(pidFile, { schedule });
     } catch (e) {
       if (e.code === 'PIDGUARD_INVALID_ARGUMENT') throw e; // the schedule: before anything is sent
-      return false; // a record that cannot be read or judged: nothing was sent
+      return false; // a record that cannot be read or judged: nothing was sent, it is kept
     }
+    if (r.outcome === 'exited' || r.outcome === 'already-gone') return true;
+    if (r.outcome === 'stale') return r.staleReason === 'missing' ? null : true;
+    return false; // refused, foreign, unkillable, error: kept
   };
   return (async () => {
-    if (recorded && await stopRecord()) return true;
+    const said = recorded ? await stopRecord() : null;
+    if (said === true && !pidguard.isProcessAlive(pid)) return true;
     let ref;
     try {
       ref = pidguard.ProcessRef.openChild(pid);
     } catch (_) {
-      // Not our child (or reaped already): no proof of what runs at `pid` now.
-      return !recorded && !pidguard.isProcessAlive(pid);
+      // Not our child (or reaped already): what runs at `pid` now is not the browser's business
+      // once the record proved it gone; without a record, only proof of absence says gone.
+      return said === null ? !pidguard.isProcessAlive(pid) : said;
     }
     let gone;
     try {
@@ -186,7 +189,7 @@ function killChrome(pid, outputDir = null, timeoutMs = 10000) {
     }
     // Our child's record that core could not prove (written without a token, its mtime off):
     // now that the child is gone, core judges it stale and removes it.
-    if (gone && recorded) await stopRecord();
+    if (gone && said === false) await stopRecord();
     return gone;
   })();
 }

@@ -209,6 +209,19 @@ test('killChrome: our own child is stopped without a record; a TERM-ignoring one
   assert.deepEqual(groupMembers(browser.pid), []);
 });
 
+test('killChrome: our own child whose record core cannot prove (no token, mtime an hour off) is stopped as our child', async () => {
+  const dir = tempDir('abx-legacy');
+  const browser = spawnGroup('sleep 300 & wait');
+  await waitFor(() => groupMembers(browser.pid).length === 2);
+  const pidFile = path.join(dir, 'chrome.pid');
+  fs.writeFileSync(pidFile, String(browser.pid)); // the original's writer: no token
+  fs.utimesSync(pidFile, Date.now() / 1000 - 3600, Date.now() / 1000 - 3600);
+  assert.equal(pidguard.checkPidFile(pidFile).reason, 'mtime-skew');
+  assert.equal(await abx.killChrome(browser.pid, dir), true);
+  assert.deepEqual(groupMembers(browser.pid), []);
+  assert.equal(fs.existsSync(pidFile), false, 'judged again once the child is gone: stale, removed');
+});
+
 test('killChrome: a pid that is neither recorded nor our child is not signalled (false)', async () => {
   const dir = tempDir('abx-stranger');
   // A process that is not our child: its parent shell exits at once and it is reparented.
