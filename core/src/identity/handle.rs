@@ -7,6 +7,8 @@ use std::time::Duration;
 use super::process::{create_time, ProcessInfo};
 use super::token::StartToken;
 use super::liveness::thread_group_exited;
+pub use super::delivery::{Delivery, GroupMode};
+use super::delivery::member_has_uid;
 use super::verdict::{compare_machine, compare_tokens, machine_facts, Judgement, Policy, Reason, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protect::{refuse, Refusal, Target};
@@ -22,26 +24,6 @@ pub enum PinMode {
     /// profiles): signals go through `kill(2)` with the start ticks re-read right
     /// before each one. A small window remains between that read and the signal.
     Unpinned,
-}
-
-/// How a group signal was delivered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupMode {
-    /// `pidfd_send_signal(…, PIDFD_SIGNAL_PROCESS_GROUP)` (Linux ≥ 6.9).
-    PidfdGroupFlag,
-    /// Member by member, each through its own pidfd after checking its pgid (Linux 5.3–6.8).
-    PidfdMembers,
-    /// `killpg(2)` right after re-reading the leader's start ticks (no pidfd).
-    Killpg,
-}
-
-/// What a signal call achieved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Delivery {
-    /// Sent, by this route.
-    Sent(Option<GroupMode>),
-    /// The process (or every member of the group) had already exited: nothing was sent.
-    AlreadyGone,
 }
 
 /// A process pinned by pid and identity: the only way pidguard signals, waits for or reaps a
@@ -822,22 +804,6 @@ enum ReadStat {
     Unreadable(Judgement),
 }
 
-/// Whether the process pinned by `fd` (number `pid`) has `owner` as its real or saved uid
-/// (kill(2)'s rule for an unprivileged sender), read now: the uids are read by number, then the
-/// pidfd is asked (a null signal) whether its process still holds the number, so the read was
-/// its own and not a successor's. False when it cannot be told (reaped, unreadable).
-///
-/// The residual window: nothing in the kernel signals "only if still this uid", so a process
-/// that execs a setuid program (or switches uid with `setresuid`) between this read and the
-/// signal sent right after it still gets that signal. The window is one `read` of
-/// `/proc/<pid>/status` plus one `pidfd_send_signal`, per member; it is not closed.
-pub(crate) fn member_has_uid(pid: i32, fd: BorrowedFd<'_>, owner: u32) -> bool {
-    let read = procfs::read_uids(pid);
-    if matches!(sys::pidfd_send_signal(fd, 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)) {
-        return false;
-    }
-    matches!(read, Ok((r, saved)) if r == owner || saved == owner)
-}
 
 pub(crate) fn refusal_error(pid: i32, r: Refusal) -> Error {
     Error::refused(pid, r)

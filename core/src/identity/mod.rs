@@ -1,10 +1,12 @@
 //! Process identity: the start token, the four verdicts, policies and the pinned handle.
 
+mod delivery;
 mod handle;
 mod liveness;
 mod probe;
 mod process;
 mod scope;
+mod scope_open;
 mod token;
 mod verdict;
 

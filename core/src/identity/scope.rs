@@ -19,9 +19,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::handle::{member_has_uid, Delivery, ProcessRef};
+use super::delivery::{member_has_uid, Delivery};
 use super::token::StartToken;
-use super::verdict::Policy;
 use crate::error::{Error, ErrorKind, Result};
 use crate::protect::{refuse, Target};
 use crate::signo::Signal;
@@ -152,9 +151,10 @@ pub enum ScopeState {
 }
 
 #[derive(Debug)]
-enum Inner {
+pub(super) enum Inner {
     Cgroup { dir: OwnedFd, events: OwnedFd, mount: PathBuf },
-    Supervisor { sup: Box<ProcessRef> },
+    /// The supervisor's pid and pidfd, pinned and its token matched (see `scope_open.rs`).
+    Supervisor { pid: i32, pidfd: OwnedFd },
 }
 
 /// A scope pinned for stopping: every signal reaches only processes proven inside it.
@@ -172,7 +172,7 @@ enum Inner {
 #[derive(Debug)]
 pub struct Scope {
     record: ScopeRecord,
-    inner: Inner,
+    pub(super) inner: Inner,
     only_uid: Option<u32>,
     skipped_for_uid: std::sync::Mutex<Vec<i32>>,
 }
@@ -182,73 +182,7 @@ fn errno_text(e: &std::io::Error) -> String {
 }
 
 impl Scope {
-    /// Pin the scope `record` names and check its identity. `only_uid`: the pidfile's owner when
-    /// it is not the caller's own (a privileged caller acting on another user's record): the
-    /// leaf or supervisor must belong to that uid, and each member is checked against it right
-    /// before its own signal.
-    pub fn open(record: &ScopeRecord, only_uid: Option<u32>) -> ScopeState {
-        match record {
-            ScopeRecord::Cgroup { boot_id, id, path } => {
-                match procfs::boot_id() {
-                    Err(e) => return ScopeState::Unverifiable(format!("boot id unreadable ({})", sys::errno_name(e))),
-                    Ok(b) if b != boot_id => return ScopeState::Gone("its cgroup was made in another boot".into()),
-                    Ok(_) => {}
-                }
-                let mount = match cgroup::cgroup2_mount() {
-                    Ok(m) => m,
-                    Err(e) => return ScopeState::Unverifiable(format!("no cgroup2 mount visible here ({})", errno_text(&e))),
-                };
-                let dir = match cgroup::open_dir(&mount.join(path.trim_start_matches('/'))) {
-                    Ok(d) => d,
-                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENODEV)) => {
-                        return ScopeState::Gone(format!("its cgroup {path} no longer exists"))
-                    }
-                    Err(e) => return ScopeState::Unverifiable(format!("its cgroup {path} cannot be opened ({})", errno_text(&e))),
-                };
-                let (ino, uid) = match cgroup::ino_uid(dir.as_fd()) {
-                    Ok(x) => x,
-                    Err(e) => return ScopeState::Unverifiable(format!("its cgroup {path} cannot be examined ({})", errno_text(&e))),
-                };
-                if ino != *id {
-                    return ScopeState::Mismatch(format!("{path} is now another cgroup (id {ino}, recorded {id})"));
-                }
-                if let Some(owner) = only_uid {
-                    if uid != owner {
-                        return ScopeState::Refused(format!("its cgroup {path} is owned by uid {uid}, not by the pidfile's owner (uid {owner})"));
-                    }
-                }
-                let events = match cgroup::open_at(dir.as_fd(), "cgroup.events", libc::O_RDONLY) {
-                    Ok(f) => f,
-                    Err(e) if e.raw_os_error() == Some(libc::ENODEV) => return ScopeState::Gone(format!("its cgroup {path} was removed")),
-                    Err(e) => return ScopeState::Unverifiable(format!("{path}/cgroup.events cannot be opened ({})", errno_text(&e))),
-                };
-                ScopeState::Open(Scope::new(record, Inner::Cgroup { dir, events, mount }, only_uid))
-            }
-            ScopeRecord::Supervisor { pid, token } => match ProcessRef::open(*pid, Some(token), Policy::Strict) {
-                Ok(mut sup) => {
-                    if let Some(owner) = only_uid {
-                        match sup.uids() {
-                            Ok((r, s)) if r == owner || s == owner => {}
-                            Ok((r, _)) => return ScopeState::Refused(format!("its supervisor (pid {pid}) runs as uid {r}, not as the pidfile's owner (uid {owner})")),
-                            Err(e) => return ScopeState::Unverifiable(format!("its supervisor's uid is unreadable ({})", e.message())),
-                        }
-                        sup.restrict_to_uid(owner);
-                    }
-                    if sup.has_exited() {
-                        return ScopeState::Gone(format!("its supervisor (pid {pid}) has exited"));
-                    }
-                    ScopeState::Open(Scope::new(record, Inner::Supervisor { sup: Box::new(sup) }, only_uid))
-                }
-                Err(e) if e.kind() == ErrorKind::NoSuchProcess => ScopeState::Gone(format!("its supervisor (pid {pid}) has exited")),
-                Err(e) if e.kind() == ErrorKind::Refused && e.refusal() == Some(crate::protect::Refusal::Mismatch) => {
-                    ScopeState::Mismatch(format!("pid {pid} is no longer its supervisor"))
-                }
-                Err(e) => ScopeState::Unverifiable(format!("its supervisor (pid {pid}) could not be verified: {}", e.message())),
-            },
-        }
-    }
-
-    fn new(record: &ScopeRecord, inner: Inner, only_uid: Option<u32>) -> Scope {
+    pub(super) fn new(record: &ScopeRecord, inner: Inner, only_uid: Option<u32>) -> Scope {
         Scope { record: record.clone(), inner, only_uid, skipped_for_uid: std::sync::Mutex::new(Vec::new()) }
     }
 
@@ -293,10 +227,10 @@ impl Scope {
                 pinned.retain(|(p, _)| again.contains(p));
                 Ok(pinned)
             }
-            Inner::Supervisor { sup, .. } => {
-                let Some(sfd) = sup.pidfd() else { return Err(std::io::Error::from_raw_os_error(libc::ENOSYS)) };
+            Inner::Supervisor { pid, pidfd } => {
+                let sfd = pidfd.as_fd();
                 let mut out: Vec<(i32, OwnedFd)> = Vec::new();
-                let mut frontier: Vec<(i32, Option<usize>)> = vec![(sup.pid(), None)];
+                let mut frontier: Vec<(i32, Option<usize>)> = vec![(*pid, None)];
                 while let Some((parent, idx)) = frontier.pop() {
                     for c in procfs::children(parent)? {
                         if refuse(Target::Process { pid: c as i64, token_matched: false }).is_some() || out.iter().any(|(p, _)| *p == c) {
@@ -337,7 +271,7 @@ impl Scope {
                 Ok(t) => cgroup::parse_populated(&t) == Some(false),
                 Err(e) => e.raw_os_error() == Some(libc::ENODEV),
             },
-            Inner::Supervisor { sup } => sup.has_exited(),
+            Inner::Supervisor { pidfd, .. } => matches!(sys::poll_readable(&[pidfd.as_fd()], Some(Duration::ZERO)).as_deref(), Ok([true])),
         }
     }
 
@@ -347,7 +281,7 @@ impl Scope {
     pub fn wait_fd(&self) -> Option<(BorrowedFd<'_>, i16)> {
         match &self.inner {
             Inner::Cgroup { events, .. } => Some((events.as_fd(), libc::POLLPRI)),
-            Inner::Supervisor { sup } => sup.pidfd().map(|fd| (fd, libc::POLLIN)),
+            Inner::Supervisor { pidfd, .. } => Some((pidfd.as_fd(), libc::POLLIN)),
         }
     }
 

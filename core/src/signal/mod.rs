@@ -1,5 +1,6 @@
 //! Signals, the protected-target rules, schedules and parallel termination.
 
+mod outcome;
 mod schedule;
 mod scoped;
 mod terminate;

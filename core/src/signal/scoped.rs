@@ -5,7 +5,7 @@
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
-use super::terminate::{Outcome, TerminateReport, FINAL_GRACE};
+use super::outcome::{Outcome, TerminateReport, FINAL_GRACE};
 use super::{Refusal, Schedule, Signal, Step};
 use crate::error::ErrorKind;
 use crate::identity::{Delivery, ExitStatus, PinMode, Scope};
