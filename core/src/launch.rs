@@ -440,8 +440,6 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     for p in [pid_file, &out_path, &err_path] {
         check_parent_dir(p)?;
     }
-    let out = open_log(&out_path)?;
-    let err = open_log(&err_path)?;
     let devnull = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null").map_err(|e| Error::io_at(Path::new("/dev/null"), "open", &e))?;
     let words: Vec<CString> = argv.iter().map(|a| cstr(a.as_ref().as_bytes())).collect::<Result<_>>()?;
     let env: Vec<CString> = std::env::vars_os()
@@ -455,6 +453,8 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let cwd = opts.cwd.as_ref().map(|d| cstr(d.as_os_str().as_bytes())).transpose()?;
     let text: Vec<String> = argv.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect();
 
+    // The leaf before the logs: a spawn that fails for want of a leaf creates (or truncates) no
+    // file.
     let mut note = None;
     let leaf = match opts.scope {
         ScopeMode::Auto | ScopeMode::Cgroup => match create_leaf() {
@@ -468,6 +468,15 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             }
         },
         _ => None,
+    };
+    let (out, err) = match open_log(&out_path).and_then(|o| Ok((o, open_log(&err_path)?))) {
+        Ok(logs) => logs,
+        Err(e) => {
+            if let Some(l) = &leaf {
+                l.discard();
+            }
+            return Err(e);
+        }
     };
     let cmd = |join| sp::Command {
         program: CString::new(program.as_os_str().as_bytes()).unwrap_or_default(),
