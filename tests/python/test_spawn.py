@@ -8,7 +8,9 @@ they are, not by the pids we happen to know; a process counts as alive unless it
 command) is reaped by the test with ``os.waitpid``, as the docstring of ``spawn`` says.
 """
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -60,11 +62,27 @@ def session_of(pid):
     return int(data[data.rindex(b")") + 2 :].split()[3])
 
 
+def end_marked(mark):
+    """End every live process carrying `mark` (ours: it inherited this test's environment), each
+    through a pin: its token, the handle, then its environment read again while the handle
+    still holds it, so a reused pid is never signalled. For a test that failed half-way."""
+    for pid in marked(mark):
+        try:
+            with pidguard.ProcessRef(pid, pidguard.start_token(pid)) as ref:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    ours = f"{MARK}={mark}".encode() in f.read().split(b"\0")
+                if ours and not ref.has_exited():
+                    ref.signal(signal.SIGKILL)
+        except (pidguard.PidguardError, OSError):
+            pass
+
+
 @pytest.fixture
 def mark(monkeypatch):
     m = uuid.uuid4().hex
     monkeypatch.setenv(MARK, m)
-    return m
+    yield m
+    end_marked(m)
 
 
 def start_tree(tmp_path, scope):
@@ -215,7 +233,10 @@ s = pidguard.spawn(["sh", "-c", "(setsid sleep 3600 &); exec sleep 3600"], d / "
 out["auto"] = [s.scope, s.note]
 r = pidguard.stop_pid_file(d / "auto.pid", schedule="TERM/5/KILL/5")
 out["stop"] = [r.outcome, r.scope]
-os.waitpid(s.supervisor_pid, 0)
+# The supervisor exits once its tree is gone: bounded, so a broken stop fails instead of hanging.
+out["supervisor_exited"] = pidguard.ProcessRef.for_child(s.supervisor_pid).wait(20)
+if out["supervisor_exited"]:
+    os.waitpid(s.supervisor_pid, 0)
 print(json.dumps(out))
 """
 
@@ -233,15 +254,18 @@ def test_with_cgroup2_hidden_cgroup_fails_cleanly_and_auto_falls_back_to_a_super
     script = "; ".join(f"umount -l {m}" for m in mounts) + '; exec "$0" "$@"'
     before = set(os.listdir(Path(mounts[0]) / "pidguard")) if (Path(mounts[0]) / "pidguard").exists() else set()
     p = subprocess.Popen(["unshare", "--mount", "sh", "-c", script, sys.executable, "-c", HIDDEN, str(tmp_path)], stdout=subprocess.PIPE, text=True)
-    out, _ = p.communicate(timeout=120)
+    try:
+        out, _ = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     assert p.returncode == 0, out
-    import json
-
     res = json.loads(out)
     assert res["cgroup"].startswith("IoError: spawn: no cgroup leaf could be made"), res
     assert res["files_after_cgroup"] == [], "a failed spawn left files behind"
     assert res["auto"][0] == "supervisor" and "no cgroup leaf could be made" in res["auto"][1], res
-    assert res["stop"] == ["exited", "supervisor"], res
+    assert res["stop"] == ["exited", "supervisor"] and res["supervisor_exited"], res
     assert marked(mark) == []
     # No leaf of the hidden process (run-<its pid>-…) exists on the real cgroup2 mount.
     after = set(os.listdir(Path(mounts[0]) / "pidguard")) if (Path(mounts[0]) / "pidguard").exists() else set()
