@@ -649,9 +649,9 @@ export declare function pinPidFile(pidFile: string | Buffer, options?: PinOption
  * (a supervisor exits with the command's status). A long-running program that never reaps keeps
  * one zombie per spawn until it exits.
  * 
- * Throws a `TypeError` for an `argv` that is not an array of strings or a bad option type;
- * `PIDGUARD_INVALID_ARGUMENT` (a `RangeError`) for an empty `argv`, a NUL in a word or an
- * unknown scope; `PIDGUARD_NOT_FOUND`/`PIDGUARD_PERMISSION_DENIED` when the program or `cwd`
+ * Throws a `TypeError` for an `argv` that is not an array of strings or a bad option type, and
+ * (`ERR_INVALID_ARG_VALUE`) for an unknown scope; `PIDGUARD_INVALID_ARGUMENT` (a `RangeError`)
+ * for an empty `argv` or a NUL in a word; `PIDGUARD_NOT_FOUND`/`PIDGUARD_PERMISSION_DENIED` when the program or `cwd`
  * cannot be used, `PIDGUARD_HELD` when `pidFile` still names a live process — all before
  * anything is created; `PIDGUARD_IO` when `scope: 'cgroup'` and no leaf can be made, or when the
  * fork, the cgroup join or the exec fails (the message names the step). On any error nothing is
