@@ -702,6 +702,40 @@ typedef int32_t pidguard_policy;
 #endif // __cplusplus
 
 /**
+ * Which scope pidguard_spawn() starts a command in (pidguard_spawn_options.scope).
+ */
+enum pidguard_scope_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A cgroup v2 leaf where the caller may make one, else a supervisor (the default); the
+     * result's `note` says why no leaf could be made.
+     */
+    PIDGUARD_SCOPE_MODE_AUTO = 0,
+    /**
+     * A cgroup v2 leaf, or PIDGUARD_EIO.
+     */
+    PIDGUARD_SCOPE_MODE_CGROUP = 1,
+    /**
+     * A subreaper supervisor, even where a leaf could be made.
+     */
+    PIDGUARD_SCOPE_MODE_SUPERVISOR = 2,
+    /**
+     * No scope: the command's process group only.
+     */
+    PIDGUARD_SCOPE_MODE_GROUP = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pidguard_scope_mode pidguard_scope_mode;
+#else
+typedef int32_t pidguard_scope_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * What pidguard_cleanup_background_hooks() did, one entry per pidfile found, in path order.
  * Opaque: read it with the pidguard_cleanup_report_* accessors (`index` from 0 to len - 1).
  * The caller owns it and frees it with pidguard_cleanup_report_free(); every pointer an
