@@ -310,6 +310,23 @@ fn docs_c_process_example_runs() {
     assert!(out.contains("group stopped after signal 15"), "{out}");
 }
 
+/// Natively only: a scope is stopped through pidfds, which valgrind 3.19 does not give
+/// (tests/c/spawn.c runs the rest under valgrind).
+#[test]
+fn docs_c_spawn_example_runs() {
+    let src = env().root.join("docs_spawn.c");
+    std::fs::write(&src, docs_c_block(3)).unwrap();
+    let bin = compile("cc", "-std=c11", &src, "docs_spawn", &[]);
+    let work = env().root.join("work-docs-spawn");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let o = Command::new(&bin).current_dir(&work).output().unwrap();
+    assert!(o.status.success(), "{}", show("docs spawn example", &o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("stopped: the whole tree"), "{out}");
+    assert!(out.contains("exit status: 143"), "{out}");
+}
+
 #[test]
 fn shared_library_has_its_soname() {
     let out = Command::new("readelf").arg("-d").arg(deps_dir().join("libpidguard.so")).output();

@@ -14,7 +14,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const pidguard = require(path.join(__dirname, '..', '..', 'node'));
-const { tempDir, waitFor } = require('./helpers');
+const { tempDir, waitFor, runReadmeExample } = require('./helpers');
 
 const MARK = 'PIDGUARD_TEST_SPAWN_MARK';
 const TREE = ['sh', '-c', '(setsid sh -c "echo \\$\\$ > daemon.pid.tmp && mv daemon.pid.tmp daemon.pid; exec sleep 3600" &); exec sleep 3600'];
@@ -220,4 +220,9 @@ test('with cgroup2 hidden, scope cgroup fails cleanly and auto falls back to a s
   assert.equal(out.supervisorExited, true);
   assert.equal(out.exitCode, 128 + 15);
   assert.deepEqual(marked(mark), []);
+});
+
+test('the Scopes example of docs/node.md runs and prints what it says', () => {
+  const { out, expected } = runReadmeExample('Scopes');
+  assert.deepEqual(out, expected);
 });
