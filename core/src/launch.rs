@@ -534,9 +534,13 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         if let Ok(fd) = crate::sys::pidfd_open(pid) {
             let _ = crate::sys::pidfd_send_signal(fd.as_fd(), libc::SIGKILL, 0);
         }
+        if let Some(s) = sup {
+            end_supervised(s, rec.as_ref());
+        }
         crate::sys::spawn::reap(sup.unwrap_or(pid));
         why
     };
+    crate::sys::fault::point(crate::sys::fault::Point::BeforeSpawnRecord);
     if sup.is_some() && rec.is_none() {
         return Err(undo(Error::new(ErrorKind::Io, "spawn: the supervisor's start token could not be read")));
     }
@@ -578,4 +582,30 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         supervisor_pid: sup,
         note,
     })
+}
+
+/// Before an unrecorded supervisor (our child) is reaped: kill everything in its tree — the
+/// command may have forked (and `setsid`ed) already, its orphans are the supervisor's children,
+/// and the supervisor exits only once they are gone — waiting up to 2 s for it to exit. If the
+/// tree cannot be walked (no pidfds, no record) or does not empty, the supervisor itself is
+/// killed, so that reaping it cannot hang (its last orphans then pass to init).
+fn end_supervised(sup: i32, rec: Option<&crate::identity::ScopeRecord>) {
+    use crate::identity::{Scope, ScopeState};
+    use std::os::fd::AsFd;
+    let Ok(fd) = crate::sys::pidfd_open(sup) else {
+        // Our unreaped child: its number cannot have passed to anyone else.
+        let _ = crate::sys::kill(sup, libc::SIGKILL);
+        return;
+    };
+    if let Some(ScopeState::Open(scope)) = rec.map(|r| Scope::open(r, None)) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !scope.is_empty() && std::time::Instant::now() < deadline {
+            let _ = scope.signal(crate::signo::Signal::KILL);
+            let _ = crate::sys::poll_readable(&[fd.as_fd()], Some(std::time::Duration::from_millis(50)));
+        }
+        if scope.is_empty() {
+            return;
+        }
+    }
+    let _ = crate::sys::pidfd_send_signal(fd.as_fd(), libc::SIGKILL, 0);
 }
