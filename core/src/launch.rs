@@ -246,18 +246,20 @@ pub fn record<S: AsRef<str>>(
             }
             write_pid_file_with_mtime(pid_file, pid, start_time)
         }
-        RecordFormat::Guard => {
-            let token = crate::identity::start_token(pid)?;
-            let mut entry = Entry::new(pid, token.to_string());
-            for (k, v) in fields {
-                entry = entry.with_field(k.clone(), v.clone());
-            }
-            guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
-                // The record belongs to the spawned process, not to the caller: keep it.
-                g.keep();
-            })
-        }
+        RecordFormat::Guard => acquire_record(pid_file, pid, crate::identity::start_token(pid)?, fields),
     }
+}
+
+/// The guard record of `pid` with `token` and `fields`, acquired ([`guard::acquire`]) and kept:
+/// it belongs to the spawned process, not to the caller.
+fn acquire_record(pid_file: &Path, pid: i32, token: crate::identity::StartToken, fields: &[(String, String)]) -> Result<()> {
+    let mut entry = Entry::new(pid, token.to_string());
+    for (k, v) in fields {
+        entry = entry.with_field(k.clone(), v.clone());
+    }
+    guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
+        g.keep();
+    })
 }
 
 /// Write the pidfile for `pid`, a process that is already running (`pidguard write`): its
@@ -495,11 +497,16 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         }
         x
     };
+    // The start tokens, read while the command is held before its exec: a command that exits
+    // at once (a daemon's first process) is still recorded with its token, and so its scope.
+    let mut cmd_token: Option<crate::identity::StartToken> = None;
+    let mut sup_token: Option<crate::identity::StartToken> = None;
+    let mut held = |p: i32| cmd_token = crate::identity::start_token(p).ok();
     // (pid, supervisor, scope record, leaf kept)
     let mut started: Option<(i32, Option<i32>, Option<ScopeRecord>)> = None;
     let mut kept_leaf = None;
     if let Some(l) = leaf {
-        match sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs)))) {
+        match sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs))), &mut held) {
             Ok(pid) => {
                 started = Some((pid, None, Some(l.record.clone())));
                 kept_leaf = Some(l);
@@ -516,11 +523,15 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     }
     if started.is_none() {
         if opts.scope == ScopeMode::Group {
-            let pid = sp::spawn(&cmd(None)).map_err(failed)?;
+            let pid = sp::spawn(&cmd(None), &mut held).map_err(failed)?;
             started = Some((pid, None, None));
         } else {
-            let (sup, pid) = sp::spawn_supervised(&cmd(None)).map_err(failed)?;
-            let rec = crate::identity::start_token(sup).ok().map(|token| ScopeRecord::Supervisor { pid: sup, token });
+            let mut held_both = |s: i32, p: i32| {
+                sup_token = crate::identity::start_token(s).ok();
+                cmd_token = crate::identity::start_token(p).ok();
+            };
+            let (sup, pid) = sp::spawn_supervised(&cmd(None), &mut held_both).map_err(failed)?;
+            let rec = sup_token.take().map(|token| ScopeRecord::Supervisor { pid: sup, token });
             started = Some((pid, Some(sup), rec));
         }
     }
@@ -548,7 +559,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let recorded = match opts.format {
         RecordFormat::AbxDl => {
             let r = write_cmd_file(&cmd_file_for(pid_file), &text)
-                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, scope_text.as_deref()));
+                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref()));
             match r {
                 Ok(ok) => ok || scope_text.is_none(),
                 Err(e) => return Err(undo(e)),
@@ -559,7 +570,11 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             if let Some(t) = &scope_text {
                 fields.push(("scope".to_string(), t.clone()));
             }
-            if let Err(e) = record(pid_file, pid, start_time, &text, RecordFormat::Guard, &fields) {
+            let token = match cmd_token.clone().map_or_else(|| crate::identity::start_token(pid), Ok) {
+                Ok(t) => t,
+                Err(e) => return Err(undo(e)),
+            };
+            if let Err(e) = acquire_record(pid_file, pid, token, &fields) {
                 return Err(undo(e));
             }
             true

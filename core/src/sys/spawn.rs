@@ -7,6 +7,13 @@
 //! built before the fork. A failure in the child before `execve` is reported through a
 //! close-on-exec pipe as (stage, errno), and the parent reaps what it forked: a spawn that
 //! fails leaves no process behind.
+//!
+//! The command is held before its `execve` until the spawner has read what it needs of it (its
+//! start token: [`spawn`]'s `held`): a command that exits at once (a daemon's first process
+//! forks and exits) must not be gone before its record is written, or the record goes without
+//! its token and the scope beside it. The hold is one byte on a `socketpair` (sent with
+//! `MSG_NOSIGNAL`: a child that already failed must not raise `SIGPIPE` in the spawner); a
+//! child that sees the spawner close it without the byte exits without running the command.
 
 use std::ffi::CString;
 use std::io;
@@ -125,6 +132,43 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+/// The two ends of the hold before `execve` (see the module's doc): raw descriptors, both
+/// close-on-exec, owned by [`HoldPair`] in the spawner.
+#[derive(Clone, Copy)]
+struct Hold {
+    child: RawFd,
+    spawner: RawFd,
+}
+
+/// The spawner's side of the hold.
+struct HoldPair {
+    child: OwnedFd,
+    spawner: OwnedFd,
+}
+
+impl HoldPair {
+    fn new() -> io::Result<HoldPair> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: `fds` is a writable array of two ints.
+        cvt(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } as i64)?;
+        // SAFETY: two fresh descriptors owned by nobody else.
+        Ok(unsafe { HoldPair { child: OwnedFd::from_raw_fd(fds[0]), spawner: OwnedFd::from_raw_fd(fds[1]) } })
+    }
+
+    fn raw(&self) -> Hold {
+        Hold { child: self.child.as_raw_fd(), spawner: self.spawner.as_raw_fd() }
+    }
+
+    /// Let the held command exec: one byte, without `SIGPIPE` if it is already gone.
+    fn release(self) {
+        drop(self.child);
+        let go = [1u8];
+        // SAFETY: a valid socket and a one-byte buffer. A failure (EPIPE: the child failed
+        // before it was held) leaves nothing to release.
+        unsafe { libc::send(self.spawner.as_raw_fd(), go.as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
+    }
+}
+
 /// In a forked child: report (stage, errno) on `fd` and `_exit(127)`. Async-signal-safe.
 fn child_fail(fd: RawFd, stage: Stage) -> ! {
     // SAFETY: errno location, write and _exit are async-signal-safe; `msg` lives on the stack.
@@ -140,7 +184,7 @@ fn child_fail(fd: RawFd, stage: Stage) -> ! {
 
 /// In a forked child: become the command (new session, cgroup, stdio, cwd, default signals),
 /// then `execve`. Never returns. Async-signal-safe only.
-fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd) -> ! {
+fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold) -> ! {
     // SAFETY: every call below is async-signal-safe (signal-safety(7); prctl/close_range are
     // plain system calls); every pointer was built before the fork and is still valid in the
     // child's copy of the address space.
@@ -176,6 +220,21 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd) -> ! {
             if s != libc::SIGKILL && s != libc::SIGSTOP {
                 libc::signal(s, libc::SIG_DFL);
             }
+        }
+        // Held until the spawner has read our identity (the module's doc). Only the spawner's
+        // end can send the byte: ours is closed first.
+        libc::close(hold.spawner);
+        let mut go = 0u8;
+        loop {
+            let n = libc::read(hold.child, (&mut go as *mut u8).cast(), 1);
+            if n == 1 {
+                break;
+            }
+            if n < 0 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            // The spawner gave up (or is gone): never run unrecorded.
+            libc::_exit(127);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
@@ -220,21 +279,26 @@ fn decode_failure(msg: &[u8]) -> Option<SpawnError> {
 }
 
 /// Start `cmd` as our child, in a new session (it leads its own process group and has no
-/// controlling terminal), joined to `cmd.join`'s cgroup before it execs when given. Returns
-/// its pid once `execve` succeeded.
+/// controlling terminal), joined to `cmd.join`'s cgroup before it execs when given. `held` is
+/// called with the child's pid while the child is held before its `execve` (it cannot have
+/// exited by the command yet). Returns its pid once `execve` succeeded.
 ///
 /// Errors: where the child failed and the errno (`ENOENT`/`EACCES` from `execve`, `EACCES`
 /// or `EBUSY`/`EOPNOTSUPP` from the cgroup join); the child has been reaped then.
-pub(crate) fn spawn(cmd: &Command<'_>) -> Result<i32, SpawnError> {
+pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32, SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
+    let hold = HoldPair::new()?;
+    let h = hold.raw();
     // SAFETY: fork(2); the child runs only async-signal-safe code (child_exec) and never
     // returns into Rust code of the parent.
     let pid = cvt(unsafe { libc::fork() } as i64)? as i32;
     if pid == 0 {
-        child_exec(cmd, &ex, wr.as_raw_fd());
+        child_exec(cmd, &ex, wr.as_raw_fd(), h);
     }
     drop(wr);
+    held(pid);
+    hold.release();
     let msg = read_report(&rd);
     if let Some(e) = decode_failure(&msg) {
         reap(pid);
@@ -252,11 +316,14 @@ pub(crate) fn spawn(cmd: &Command<'_>) -> Result<i32, SpawnError> {
 /// spawner's group does not reach it), holds nothing of the spawner's (its descriptors are
 /// closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
 ///
-/// Returns (supervisor pid, command pid) once the command has exec'd. Errors as [`spawn`];
-/// the supervisor has been reaped then.
-pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnError> {
+/// `held` is called with (supervisor pid, command pid) while the command is held before its
+/// `execve` (neither can have exited by the command yet). Returns (supervisor pid, command pid)
+/// once the command has exec'd. Errors as [`spawn`]; the supervisor has been reaped then.
+pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
+    let hold = HoldPair::new()?;
+    let h = hold.raw();
     let name = b"pidguard-scope\0";
     // SAFETY: fork(2); the child runs only async-signal-safe code and ends in `_exit`.
     let sup = cvt(unsafe { libc::fork() } as i64)? as i32;
@@ -280,8 +347,11 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
             }
             if child == 0 {
                 // The command: its own session inside the supervisor's tree.
-                child_exec(cmd, &ex, w);
+                child_exec(cmd, &ex, w, h);
             }
+            // The hold is between the spawner and the command.
+            libc::close(h.child);
+            libc::close(h.spawner);
             let mut msg = [0u8; 5];
             msg[0] = b'P';
             msg[1..].copy_from_slice(&child.to_le_bytes());
@@ -318,7 +388,24 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
         }
     }
     drop(wr);
-    let msg = read_report(&rd);
+    // Until the command's pid (or a failure, or the end) is known; then the command is released.
+    let mut msg = Vec::new();
+    let told = |m: &[u8]| m.chunks_exact(5).any(|c| c[0] == b'P' || decode_failure(c).is_some());
+    while !told(&msg) {
+        let mut buf = [0u8; 64];
+        // SAFETY: `buf` is writable for its length; `rd` is valid.
+        let n = unsafe { libc::read(rd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            msg.extend_from_slice(&buf[..n as usize]);
+        } else if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
+    if let Some(m) = msg.chunks_exact(5).find(|c| c[0] == b'P') {
+        held(sup, i32::from_le_bytes([m[1], m[2], m[3], m[4]]));
+    }
+    hold.release();
+    msg.extend(read_report(&rd));
     // Five-byte messages in any order: `P` and the command's pid from the supervisor, or a
     // failure (stage, errno) from either child.
     let mut cmd_pid = 0;
