@@ -261,18 +261,20 @@ pub fn record<S: AsRef<str>>(
             }
             write_pid_file_with_mtime(pid_file, pid, start_time)
         }
-        RecordFormat::Guard => {
-            let token = crate::identity::start_token(pid)?;
-            let mut entry = Entry::new(pid, token.to_string());
-            for (k, v) in fields {
-                entry = entry.with_field(k.clone(), v.clone());
-            }
-            guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
-                // The record belongs to the spawned process, not to the caller: keep it.
-                g.keep();
-            })
-        }
+        RecordFormat::Guard => acquire_record(pid_file, pid, crate::identity::start_token(pid)?, fields),
     }
+}
+
+/// The guard record of `pid` with `token` and `fields`, acquired ([`guard::acquire`]) and kept:
+/// it belongs to the spawned process, not to the caller.
+fn acquire_record(pid_file: &Path, pid: i32, token: crate::identity::StartToken, fields: &[(String, String)]) -> Result<()> {
+    let mut entry = Entry::new(pid, token.to_string());
+    for (k, v) in fields {
+        entry = entry.with_field(k.clone(), v.clone());
+    }
+    guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
+        g.keep();
+    })
 }
 
 /// Write the pidfile for `pid`, a process that is already running (`pidguard write`): its
@@ -455,8 +457,6 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     for p in [pid_file, &out_path, &err_path] {
         check_parent_dir(p)?;
     }
-    let out = open_log(&out_path)?;
-    let err = open_log(&err_path)?;
     let devnull = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null").map_err(|e| Error::io_at(Path::new("/dev/null"), "open", &e))?;
     let words: Vec<CString> = argv.iter().map(|a| cstr(a.as_ref().as_bytes())).collect::<Result<_>>()?;
     let env: Vec<CString> = std::env::vars_os()
@@ -470,6 +470,8 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let cwd = opts.cwd.as_ref().map(|d| cstr(d.as_os_str().as_bytes())).transpose()?;
     let text: Vec<String> = argv.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect();
 
+    // The leaf before the logs: a spawn that fails for want of a leaf creates (or truncates) no
+    // file.
     let mut note = None;
     let leaf = match opts.scope {
         ScopeMode::Auto | ScopeMode::Cgroup => match create_leaf() {
@@ -483,6 +485,15 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             }
         },
         _ => None,
+    };
+    let (out, err) = match open_log(&out_path).and_then(|o| Ok((o, open_log(&err_path)?))) {
+        Ok(logs) => logs,
+        Err(e) => {
+            if let Some(l) = &leaf {
+                l.discard();
+            }
+            return Err(e);
+        }
     };
     let cmd = |join| sp::Command {
         program: CString::new(program.as_os_str().as_bytes()).unwrap_or_default(),
@@ -501,62 +512,46 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         }
         x
     };
-    // The command waits at its gate before `execve` (see `sys::spawn::Started`): its start
-    // token is read while it provably holds its pid, then it is let go.
-    enum Failed {
-        Spawn(sp::SpawnError),
-        Other(Error),
-    }
-    let once = |leaf: Option<&crate::identity::NewLeaf>| -> std::result::Result<(i32, Option<i32>, Option<ScopeRecord>, crate::identity::StartToken), Failed> {
-        let (st, rec) = match leaf {
-            Some(l) => (sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs)))).map_err(Failed::Spawn)?, Some(l.record.clone())),
-            None if opts.scope == ScopeMode::Group => (sp::spawn(&cmd(None)).map_err(Failed::Spawn)?, None),
-            None => {
-                let st = sp::spawn_supervised(&cmd(None)).map_err(Failed::Spawn)?;
-                let sup = st.supervisor.unwrap_or(0);
-                match crate::identity::start_token(sup) {
-                    Ok(token) => (st, Some(ScopeRecord::Supervisor { pid: sup, token })),
-                    // Dropping `st` ends the command at its gate and reaps the supervisor.
-                    Err(e) => return Err(Failed::Other(e)),
-                }
+    // The start tokens, read while the command is held before its exec: a command that exits
+    // at once (a daemon's first process) is still recorded with its token, and so its scope.
+    let mut cmd_token: Option<crate::identity::StartToken> = None;
+    let mut sup_token: Option<crate::identity::StartToken> = None;
+    let mut held = |p: i32| cmd_token = crate::identity::start_token(p).ok();
+    // (pid, supervisor, scope record, leaf kept)
+    let mut started: Option<(i32, Option<i32>, Option<ScopeRecord>)> = None;
+    let mut kept_leaf = None;
+    if let Some(l) = leaf {
+        match sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs))), &mut held) {
+            Ok(pid) => {
+                started = Some((pid, None, Some(l.record.clone())));
+                kept_leaf = Some(l);
             }
-        };
-        let (pid, sup) = (st.pid, st.supervisor);
-        match crate::identity::start_token(pid) {
-            Ok(token) => {
-                st.release().map_err(Failed::Spawn)?;
-                Ok((pid, sup, rec, token))
-            }
-            // Before the gate the child failed (the cgroup join, chdir): `release` says how.
-            Err(e) => Err(match st.release() {
-                Err(f) => Failed::Spawn(f),
-                Ok(()) => Failed::Other(e),
-            }),
-        }
-    };
-    let mut leaf = leaf;
-    let (pid, sup, rec, token) = loop {
-        match once(leaf.as_ref()) {
-            Ok(x) => break x,
-            Err(Failed::Spawn(e)) if e.stage == sp::Stage::JoinCgroup && opts.scope == ScopeMode::Auto && leaf.is_some() => {
-                if let Some(l) = leaf.take() {
-                    l.discard();
-                }
+            Err(e) if e.stage == sp::Stage::JoinCgroup && opts.scope == ScopeMode::Auto => {
+                l.discard();
                 note = Some(format!("the cgroup leaf could not be joined ({}): started under a supervisor", e.error));
             }
-            Err(f) => {
-                if let Some(l) = &leaf {
-                    l.discard();
-                }
-                return Err(match f {
-                    Failed::Spawn(e) => failed(e),
-                    Failed::Other(e) => e,
-                });
+            Err(e) => {
+                l.discard();
+                return Err(failed(e));
             }
         }
-    };
-    let kept_leaf = leaf;
+    }
+    if started.is_none() {
+        if opts.scope == ScopeMode::Group {
+            let pid = sp::spawn(&cmd(None), &mut held).map_err(failed)?;
+            started = Some((pid, None, None));
+        } else {
+            let mut held_both = |s: i32, p: i32| {
+                sup_token = crate::identity::start_token(s).ok();
+                cmd_token = crate::identity::start_token(p).ok();
+            };
+            let (sup, pid) = sp::spawn_supervised(&cmd(None), &mut held_both).map_err(failed)?;
+            let rec = sup_token.take().map(|token| ScopeRecord::Supervisor { pid: sup, token });
+            started = Some((pid, Some(sup), rec));
+        }
+    }
     let start_time = now();
+    let Some((pid, sup, rec)) = started else { return Err(Error::new(ErrorKind::Io, "spawn: nothing started")) };
     let undo = |why: Error| -> Error {
         // Nothing may run unrecorded: kill the scope (or the command), reap our child.
         if let Some(l) = &kept_leaf {
@@ -565,33 +560,38 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         if let Ok(fd) = crate::sys::pidfd_open(pid) {
             let _ = crate::sys::pidfd_send_signal(fd.as_fd(), libc::SIGKILL, 0);
         }
+        if let Some(s) = sup {
+            end_supervised(s, rec.as_ref());
+        }
         crate::sys::spawn::reap(sup.unwrap_or(pid));
         why
     };
+    crate::sys::fault::point(crate::sys::fault::Point::BeforeSpawnRecord);
+    if sup.is_some() && rec.is_none() {
+        return Err(undo(Error::new(ErrorKind::Io, "spawn: the supervisor's start token could not be read")));
+    }
     let scope_text = rec.as_ref().map(|r| r.to_string());
     let recorded = match opts.format {
         RecordFormat::AbxDl => {
-            let r = write_cmd_file(&cmd_file_for(pid_file), &text).and_then(|()| {
-                crate::pidfile::mtime::write_pid_file_with_token(pid_file, pid, start_time, scope_text.as_deref(), token.clone())
-            });
+            let r = write_cmd_file(&cmd_file_for(pid_file), &text)
+                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref()));
             match r {
                 Ok(ok) => ok || scope_text.is_none(),
                 Err(e) => return Err(undo(e)),
             }
         }
         RecordFormat::Guard => {
-            let mut entry = Entry::new(pid, token.to_string());
-            for (k, v) in &opts.fields {
-                entry = entry.with_field(k.clone(), v.clone());
-            }
+            let mut fields = opts.fields.clone();
             if let Some(t) = &scope_text {
-                entry = entry.with_field("scope", t.clone());
+                fields.push(("scope".to_string(), t.clone()));
             }
-            match guard::acquire(pid_file, &entry, &AcquireOptions::default()) {
-                // The record belongs to the spawned process, not to the caller: keep it.
-                Ok(g) => g.keep(),
+            let token = match cmd_token.clone().map_or_else(|| crate::identity::start_token(pid), Ok) {
+                Ok(t) => t,
                 Err(e) => return Err(undo(e)),
             };
+            if let Err(e) = acquire_record(pid_file, pid, token, &fields) {
+                return Err(undo(e));
+            }
             true
         }
     };
@@ -612,6 +612,32 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         supervisor_pid: sup,
         note,
     })
+}
+
+/// Before an unrecorded supervisor (our child) is reaped: kill everything in its tree — the
+/// command may have forked (and `setsid`ed) already, its orphans are the supervisor's children,
+/// and the supervisor exits only once they are gone — waiting up to 2 s for it to exit. If the
+/// tree cannot be walked (no pidfds, no record) or does not empty, the supervisor itself is
+/// killed, so that reaping it cannot hang (its last orphans then pass to init).
+fn end_supervised(sup: i32, rec: Option<&crate::identity::ScopeRecord>) {
+    use crate::identity::{Scope, ScopeState};
+    use std::os::fd::AsFd;
+    let Ok(fd) = crate::sys::pidfd_open(sup) else {
+        // Our unreaped child: its number cannot have passed to anyone else.
+        let _ = crate::sys::kill(sup, libc::SIGKILL);
+        return;
+    };
+    if let Some(ScopeState::Open(scope)) = rec.map(|r| Scope::open(r, None)) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !scope.is_empty() && std::time::Instant::now() < deadline {
+            let _ = scope.signal(crate::signo::Signal::KILL);
+            let _ = crate::sys::poll_readable(&[fd.as_fd()], Some(std::time::Duration::from_millis(50)));
+        }
+        if scope.is_empty() {
+            return;
+        }
+    }
+    let _ = crate::sys::pidfd_send_signal(fd.as_fd(), libc::SIGKILL, 0);
 }
 
 /// [`record_existing`], and with `adopt` the process is first moved into a cgroup v2 leaf of
@@ -649,7 +675,7 @@ pub fn record_existing_scoped(pid_file: &Path, pid: i32, format: RecordFormat, a
             if !argv.is_empty() {
                 write_cmd_file(&cmd_file_for(pid_file), &argv)?;
             }
-            let recorded = crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, info.create_time, Some(&text))?;
+            let recorded = crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, info.create_time, None, Some(&text))?;
             Ok(recorded.then_some(rec))
         }
         RecordFormat::Guard => {

@@ -602,7 +602,7 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
 /// time, as a record without a scope is, and the report says so.
 fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
     report.scope = scope.kind();
-    let outside = main.filter(|h| !h.has_exited() && !scope.contains(h.pid()));
+    let outside = main.filter(|h| !h.has_exited() && scope.lacks(h.pid()));
     let (mut t, other) = match outside {
         None => (terminate_scopes(&[(pid, scope)], &opts.schedule).pop(), None),
         Some(h) => {

@@ -149,7 +149,7 @@ impl Pending {
                 // record without a scope is, and said.
                 if matches!(check.reason, CheckReason::Valid | CheckReason::Zombie) {
                     if let PidfileTarget::Pinned(h) = pin_pidfile(check, pin) {
-                        if !h.has_exited() && !scope.contains(h.pid()) {
+                        if !h.has_exited() && scope.lacks(h.pid()) {
                             report.notes.push(format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind()));
                             self.handle_index = Some(handles.len());
                             handles.push(h);

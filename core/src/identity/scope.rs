@@ -262,6 +262,13 @@ impl Scope {
         self.members().is_ok_and(|m| m.iter().any(|(p, _)| *p == pid))
     }
 
+    /// Whether `pid` is proven not to be a member now: the members were read and it is not
+    /// among them. False when they cannot be read (a supervisor pinned without a pidfd, an
+    /// unreadable `cgroup.procs`): a failed read proves nothing.
+    pub fn lacks(&self, pid: i32) -> bool {
+        self.members().is_ok_and(|m| !m.iter().any(|(p, _)| *p == pid))
+    }
+
     /// Whether the scope is empty now: `populated 0` (or the leaf is gone: only an empty cgroup
     /// can be removed); the supervisor exited (it exits only when it has no child left).
     /// A read that fails is not "empty".

@@ -38,25 +38,22 @@ const MAX_CONTENT: u64 = 4096;
 /// `NotFound`, `PermissionDenied` or `Io` — including an `fsetxattr` of the token that fails
 /// with anything but `ENOTSUP` (`ENOSPC`, `EDQUOT`, `E2BIG`, `EIO`).
 pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> Result<()> {
-    write_pid_file_scoped(pid_file, pid, start_time, None).map(drop)
+    write_pid_file_scoped(pid_file, pid, start_time, None, None).map(drop)
 }
 
 /// [`write_pid_file_with_mtime`], and with the token the `scope` record in
 /// [`crate::identity::SCOPE_XATTR`] (text of a [`crate::identity::ScopeRecord`]). Whether the
 /// scope was recorded: not when the file system has no user xattrs (`ENOTSUP`), or when the
 /// token could not be (a scope is only ever read together with the token that dates it).
-pub(crate) fn write_pid_file_scoped(pid_file: &Path, pid: i32, start_time: f64, scope: Option<&str>) -> Result<bool> {
-    write_pid_file_inner(pid_file, pid, start_time, scope, None)
-}
-
-/// [`write_pid_file_scoped`] with the start token read by the caller while the process
-/// provably held its pid (a spawner's child stopped before `execve`): stored as it is, without
-/// the 5 s rule, which guards only tokens read after the fact.
-pub(crate) fn write_pid_file_with_token(pid_file: &Path, pid: i32, start_time: f64, scope: Option<&str>, token: StartToken) -> Result<bool> {
-    write_pid_file_inner(pid_file, pid, start_time, scope, Some(token))
-}
-
-fn write_pid_file_inner(pid_file: &Path, pid: i32, start_time: f64, scope: Option<&str>, read: Option<StartToken>) -> Result<bool> {
+/// `token`: the process's start token when the caller read it already (a spawner, while its
+/// child was held before exec: the child may have exited by now); else it is read here.
+pub(crate) fn write_pid_file_scoped(
+    pid_file: &Path,
+    pid: i32,
+    start_time: f64,
+    token: Option<crate::identity::StartToken>,
+    scope: Option<&str>,
+) -> Result<bool> {
     if !start_time.is_finite() {
         return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
     }
@@ -66,8 +63,8 @@ fn write_pid_file_inner(pid_file: &Path, pid: i32, start_time: f64, scope: Optio
         return Err(Error::invalid(format!("{}: start_time {start_time} is out of range", pid_file.display())));
     }
     let nsecs = (((start_time - secs) * 1e9) as i64).clamp(0, 999_999_999);
-    let token = read.or_else(|| {
-        crate::identity::start_token(pid).ok().filter(|t| create_time(t.start_ticks).is_ok_and(|ct| (ct - start_time).abs() <= DEFAULT_TOLERANCE))
+    let token = token.or_else(|| crate::identity::start_token(pid).ok()).filter(|t| {
+        create_time(t.start_ticks).is_ok_and(|ct| (ct - start_time).abs() <= DEFAULT_TOLERANCE)
     });
     let mut scoped = false;
     atomic::replace_file(pid_file, pid.to_string().as_bytes(), 0o644, |fd| {

@@ -7,6 +7,13 @@
 //! built before the fork. A failure in the child before `execve` is reported through a
 //! close-on-exec pipe as (stage, errno), and the parent reaps what it forked: a spawn that
 //! fails leaves no process behind.
+//!
+//! The command is held before its `execve` until the spawner has read what it needs of it (its
+//! start token: [`spawn`]'s `held`): a command that exits at once (a daemon's first process
+//! forks and exits) must not be gone before its record is written, or the record goes without
+//! its token and the scope beside it. The hold is one byte on a `socketpair` (sent with
+//! `MSG_NOSIGNAL`: a child that already failed must not raise `SIGPIPE` in the spawner); a
+//! child that sees the spawner close it without the byte exits without running the command.
 
 use std::ffi::CString;
 use std::io;
@@ -122,8 +129,7 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     // SAFETY: `fds` is a writable array of two ints.
     #[cfg(not(target_os = "macos"))]
     cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } as i64)?;
-    // macOS has no pipe2: the flag is set right after (no other thread of ours forks between:
-    // a fork elsewhere in the process could inherit the ends, a documented small window there).
+    // macOS has no pipe2: the flag is set right after (see HoldPair::new).
     #[cfg(target_os = "macos")]
     // SAFETY: as above; fcntl on the two fresh descriptors.
     unsafe {
@@ -136,12 +142,52 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// The highest signal number whose disposition a spawned command gets reset to the default.
-fn last_signal() -> i32 {
-    #[cfg(target_os = "linux")]
-    return libc::SIGRTMAX();
-    #[cfg(not(target_os = "linux"))]
-    return 31;
+/// The two ends of the hold before `execve` (see the module's doc): raw descriptors, both
+/// close-on-exec, owned by [`HoldPair`] in the spawner.
+#[derive(Clone, Copy)]
+struct Hold {
+    child: RawFd,
+    spawner: RawFd,
+}
+
+/// The spawner's side of the hold.
+struct HoldPair {
+    child: OwnedFd,
+    spawner: OwnedFd,
+}
+
+impl HoldPair {
+    fn new() -> io::Result<HoldPair> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: `fds` is a writable array of two ints.
+        #[cfg(not(target_os = "macos"))]
+        cvt(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } as i64)?;
+        // macOS has no SOCK_CLOEXEC: set right after (a fork by another thread in between
+        // could inherit the ends until it execs).
+        #[cfg(target_os = "macos")]
+        // SAFETY: as above; fcntl on the two fresh descriptors.
+        unsafe {
+            cvt(libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) as i64)?;
+            for fd in fds {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        // SAFETY: two fresh descriptors owned by nobody else.
+        Ok(unsafe { HoldPair { child: OwnedFd::from_raw_fd(fds[0]), spawner: OwnedFd::from_raw_fd(fds[1]) } })
+    }
+
+    fn raw(&self) -> Hold {
+        Hold { child: self.child.as_raw_fd(), spawner: self.spawner.as_raw_fd() }
+    }
+
+    /// Let the held command exec: one byte, without `SIGPIPE` if it is already gone.
+    fn release(self) {
+        drop(self.child);
+        let go = [1u8];
+        // SAFETY: a valid socket and a one-byte buffer. A failure (EPIPE: the child failed
+        // before it was held) leaves nothing to release.
+        unsafe { libc::send(self.spawner.as_raw_fd(), go.as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
+    }
 }
 
 /// In a forked child: report (stage, errno) on `fd` and `_exit(127)`. Async-signal-safe.
@@ -160,7 +206,7 @@ fn child_fail(fd: RawFd, stage: Stage) -> ! {
 
 /// In a forked child: become the command (new session, cgroup, stdio, cwd, default signals),
 /// then `execve`. Never returns. Async-signal-safe only.
-fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, gate: Gate) -> ! {
+fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold) -> ! {
     // SAFETY: every call below is async-signal-safe (signal-safety(7); prctl/close_range are
     // plain system calls); every pointer was built before the fork and is still valid in the
     // child's copy of the address space.
@@ -197,19 +243,20 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, gate: Gate) -> ! {
                 libc::signal(s, libc::SIG_DFL);
             }
         }
-        // Wait at the gate: the spawner reads this process's start token while it provably
-        // still holds its pid (alive, not yet able to exit), then lets it exec. EOF (the
-        // spawner gave up, or died) ends it here, never running the command unrecorded.
-        libc::close(gate.go);
-        let mut b = [0u8; 1];
+        // Held until the spawner has read our identity (the module's doc). Only the spawner's
+        // end can send the byte: ours is closed first.
+        libc::close(hold.spawner);
+        let mut go = 0u8;
         loop {
-            let n = libc::read(gate.wait, b.as_mut_ptr().cast(), 1);
+            let n = libc::read(hold.child, (&mut go as *mut u8).cast(), 1);
             if n == 1 {
                 break;
             }
-            if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                libc::_exit(127);
+            if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
             }
+            // The spawner gave up (or is gone): never run unrecorded.
+            libc::_exit(127);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
@@ -219,24 +266,21 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, gate: Gate) -> ! {
     }
 }
 
-/// Read the report pipe until `limit` bytes (or its end): the messages the children wrote.
-fn read_report(fd: &OwnedFd, limit: usize) -> Vec<u8> {
+/// Read the report pipe to its end: the messages the children wrote.
+fn read_report(fd: &OwnedFd) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = [0u8; 64];
-    while out.len() < limit {
-        let want = (limit - out.len()).min(buf.len());
-        // SAFETY: `buf` is writable for `want` bytes; `fd` is valid.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), want) };
+    loop {
+        // SAFETY: `buf` is writable for its length; `fd` is valid.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
         if n > 0 {
             out.extend_from_slice(&buf[..n as usize]);
         } else if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             return out;
         }
     }
-    out
 }
 
-/// Wait for our child `pid` and reap it (retrying on `EINTR`).
 pub(crate) fn reap(pid: i32) {
     let mut st = 0;
     loop {
@@ -248,64 +292,6 @@ pub(crate) fn reap(pid: i32) {
     }
 }
 
-/// The gate a child waits at before `execve`: `wait` is read by the child, `go` written by the
-/// spawner (the child closes its own copy of `go`, so the spawner's close is an EOF to it).
-#[derive(Clone, Copy)]
-struct Gate {
-    wait: RawFd,
-    go: RawFd,
-}
-
-/// A command forked and waiting at its gate, before `execve`: its pid is provably its own
-/// (it cannot exit by itself there). [`Started::release`] lets it exec; dropping it without
-/// releasing ends it without running the command (and reaps our child).
-pub(crate) struct Started {
-    /// The command's pid.
-    pub pid: i32,
-    /// The supervisor's pid, when the command runs under one.
-    pub supervisor: Option<i32>,
-    go: Option<OwnedFd>,
-    report: OwnedFd,
-    _wait: OwnedFd,
-}
-
-impl Started {
-    /// Let the command `execve`, and wait until it did (or failed to). Errors: the stage and
-    /// errno of the failure; our child has been reaped then.
-    pub(crate) fn release(mut self) -> Result<(), SpawnError> {
-        if let Some(go) = self.go.take() {
-            // SAFETY: a valid descriptor and a one-byte buffer.
-            unsafe { libc::write(go.as_raw_fd(), b"g".as_ptr().cast(), 1) };
-        }
-        let msg = read_report(&self.report, usize::MAX);
-        let failure = msg.chunks_exact(5).filter(|m| m[0] != b'P').find_map(decode_failure);
-        match failure {
-            Some(e) => {
-                reap(self.supervisor.unwrap_or(self.pid));
-                self.supervisor = None;
-                self.pid = 0;
-                Err(e)
-            }
-            None => {
-                self.pid = 0;
-                Ok(())
-            }
-        }
-    }
-}
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        if self.pid == 0 {
-            return;
-        }
-        // Not released: closing `go` ends the command at its gate (EOF), unrun; the supervisor
-        // then has no child left and exits. Our direct child is reaped.
-        drop(self.go.take());
-        reap(self.supervisor.unwrap_or(self.pid));
-    }
-}
-
 fn decode_failure(msg: &[u8]) -> Option<SpawnError> {
     if msg.len() < 5 {
         return None;
@@ -314,44 +300,53 @@ fn decode_failure(msg: &[u8]) -> Option<SpawnError> {
     Some(SpawnError { stage: Stage::from_u8(msg[0]), error: io::Error::from_raw_os_error(errno) })
 }
 
-/// Fork `cmd` as our child, in a new session (it leads its own process group and has no
-/// controlling terminal), joined to `cmd.join`'s cgroup, with its stdio and directory set — and
-/// stopped at its gate before `execve` (see [`Started`]).
+/// Start `cmd` as our child, in a new session (it leads its own process group and has no
+/// controlling terminal), joined to `cmd.join`'s cgroup before it execs when given. `held` is
+/// called with the child's pid while the child is held before its `execve` (it cannot have
+/// exited by the command yet). Returns its pid once `execve` succeeded.
 ///
-/// Errors: where the child failed before the gate and the errno (`EACCES` or `EBUSY` from the
-/// cgroup join, `ENOENT` from `chdir`); the child has been reaped then.
-pub(crate) fn spawn(cmd: &Command<'_>) -> Result<Started, SpawnError> {
+/// Errors: where the child failed and the errno (`ENOENT`/`EACCES` from `execve`, `EACCES`
+/// or `EBUSY`/`EOPNOTSUPP` from the cgroup join); the child has been reaped then.
+pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32, SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
-    let (gate_rd, gate_wr) = pipe()?;
-    let gate = Gate { wait: gate_rd.as_raw_fd(), go: gate_wr.as_raw_fd() };
+    let hold = HoldPair::new()?;
+    let h = hold.raw();
     // SAFETY: fork(2); the child runs only async-signal-safe code (child_exec) and never
     // returns into Rust code of the parent.
     let pid = cvt(unsafe { libc::fork() } as i64)? as i32;
     if pid == 0 {
-        child_exec(cmd, &ex, wr.as_raw_fd(), gate);
+        child_exec(cmd, &ex, wr.as_raw_fd(), h);
     }
     drop(wr);
-    Ok(Started { pid, supervisor: None, go: Some(gate_wr), report: rd, _wait: gate_rd })
+    held(pid);
+    hold.release();
+    let msg = read_report(&rd);
+    if let Some(e) = decode_failure(&msg) {
+        reap(pid);
+        return Err(e);
+    }
+    Ok(pid)
 }
 
 /// Start `cmd` under a supervisor: a child of ours that makes itself a child subreaper
-/// (`PR_SET_CHILD_SUBREAPER`, Linux ≥ 3.4), forks the command (in a session of its own, as
-/// [`spawn`], stopped at its gate), and then only reaps — every descendant the command orphans
-/// becomes the supervisor's child — until it has no child left, and exits with the command's
-/// status (its exit code, or 128 + the signal that killed it). It blocks every signal it can (a
-/// `SIGTERM` meant for the tree must not orphan the tree), leads a session of its own (a signal
-/// to the spawner's group does not reach it), holds nothing of the spawner's (its descriptors
-/// are closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
+/// (`PR_SET_CHILD_SUBREAPER`, Linux ≥ 3.4), starts the command (in a session of its own, as
+/// [`spawn`]), and then only reaps — every descendant the command orphans becomes the
+/// supervisor's child — until it has no child left, and exits with the command's status (its
+/// exit code, or 128 + the signal that killed it). It blocks every signal it can (a `SIGTERM`
+/// meant for the tree must not orphan the tree), leads a session of its own (a signal to the
+/// spawner's group does not reach it), holds nothing of the spawner's (its descriptors are
+/// closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
 ///
-/// Returns once the command waits at its gate. Errors as [`spawn`]; the supervisor has been
-/// reaped then.
+/// `held` is called with (supervisor pid, command pid) while the command is held before its
+/// `execve` (neither can have exited by the command yet). Returns (supervisor pid, command pid)
+/// once the command has exec'd. Errors as [`spawn`]; the supervisor has been reaped then.
 #[cfg(target_os = "linux")]
-pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<Started, SpawnError> {
+pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
-    let (gate_rd, gate_wr) = pipe()?;
-    let gate = Gate { wait: gate_rd.as_raw_fd(), go: gate_wr.as_raw_fd() };
+    let hold = HoldPair::new()?;
+    let h = hold.raw();
     let name = b"pidguard-scope\0";
     // SAFETY: fork(2); the child runs only async-signal-safe code and ends in `_exit`.
     let sup = cvt(unsafe { libc::fork() } as i64)? as i32;
@@ -375,59 +370,98 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<Started, SpawnError>
             }
             if child == 0 {
                 // The command: its own session inside the supervisor's tree.
-                child_exec(cmd, &ex, w, gate);
+                child_exec(cmd, &ex, w, h);
             }
+            // The hold is between the spawner and the command.
+            libc::close(h.child);
+            libc::close(h.spawner);
             let mut msg = [0u8; 5];
             msg[0] = b'P';
             msg[1..].copy_from_slice(&child.to_le_bytes());
             libc::write(w, msg.as_ptr().cast(), msg.len());
             // Hold nothing of the spawner's: stdio to /dev/null, every other descriptor closed
             // (the command keeps its own copies; the report pipe's last writer is then the
-            // command until it execs, and the gate's `go` end is the spawner's alone).
+            // command until it execs).
             let null = cmd.devnull.as_raw_fd();
             for t in 0..3 {
                 libc::dup2(null, t);
             }
             libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
-            let mut code = 127;
+            let mut status = 0;
+            let mut code = 0;
             loop {
                 let mut st = 0;
                 let r = libc::waitpid(-1, &mut st, 0);
                 if r == child {
-                    code = if libc::WIFEXITED(st) {
-                        libc::WEXITSTATUS(st)
-                    } else if libc::WIFSIGNALED(st) {
-                        128 + libc::WTERMSIG(st)
+                    status = st;
+                } else if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break;
+                }
+                if r == child {
+                    code = if libc::WIFEXITED(status) {
+                        libc::WEXITSTATUS(status)
+                    } else if libc::WIFSIGNALED(status) {
+                        128 + libc::WTERMSIG(status)
                     } else {
                         code
                     };
-                } else if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                    break;
                 }
             }
             libc::_exit(code)
         }
     }
     drop(wr);
-    // The supervisor's first message: `P` and the command's pid — or a failure (stage, errno)
-    // from it or from the command before its gate.
-    let first = read_report(&rd, 5);
-    match first.first() {
-        Some(b'P') if first.len() == 5 => {
-            let pid = i32::from_le_bytes([first[1], first[2], first[3], first[4]]);
-            Ok(Started { pid, supervisor: Some(sup), go: Some(gate_wr), report: rd, _wait: gate_rd })
-        }
-        _ => {
-            drop(gate_wr);
-            reap(sup);
-            Err(decode_failure(&first).unwrap_or(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) }))
+    // Until the command's pid (or a failure, or the end) is known; then the command is released.
+    let mut msg = Vec::new();
+    let told = |m: &[u8]| m.chunks_exact(5).any(|c| c[0] == b'P' || decode_failure(c).is_some());
+    while !told(&msg) {
+        let mut buf = [0u8; 64];
+        // SAFETY: `buf` is writable for its length; `rd` is valid.
+        let n = unsafe { libc::read(rd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            msg.extend_from_slice(&buf[..n as usize]);
+        } else if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
         }
     }
+    if let Some(m) = msg.chunks_exact(5).find(|c| c[0] == b'P') {
+        held(sup, i32::from_le_bytes([m[1], m[2], m[3], m[4]]));
+    }
+    hold.release();
+    msg.extend(read_report(&rd));
+    // Five-byte messages in any order: `P` and the command's pid from the supervisor, or a
+    // failure (stage, errno) from either child.
+    let mut cmd_pid = 0;
+    let mut failure = None;
+    for m in msg.chunks_exact(5) {
+        if m[0] == b'P' {
+            cmd_pid = i32::from_le_bytes([m[1], m[2], m[3], m[4]]);
+        } else if failure.is_none() {
+            failure = decode_failure(m);
+        }
+    }
+    if let Some(e) = failure {
+        reap(sup);
+        return Err(e);
+    }
+    if cmd_pid <= 0 {
+        reap(sup);
+        return Err(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) });
+    }
+    Ok((sup, cmd_pid))
 }
 
 /// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`
 /// (FreeBSD's `procctl(PROC_REAP_ACQUIRE)` would be its twin: not built).
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn spawn_supervised(_cmd: &Command<'_>) -> Result<Started, SpawnError> {
+pub(crate) fn spawn_supervised(_cmd: &Command<'_>, _held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
     Err(SpawnError { stage: Stage::Subreaper, error: io::Error::from_raw_os_error(libc::ENOSYS) })
+}
+
+/// The highest signal number whose disposition a spawned command gets reset to the default.
+fn last_signal() -> i32 {
+    #[cfg(target_os = "linux")]
+    return libc::SIGRTMAX();
+    #[cfg(not(target_os = "linux"))]
+    return 31;
 }
