@@ -77,7 +77,8 @@ pub fn ensure_vacant(pid_file: &Path, format: RecordFormat) -> Result<()> {
             // A record pidguard started: its tree may outlive the recorded process (a daemon's
             // first process exits at once), and then the pidfile still belongs to it. An empty
             // scope's leaf is removed with the stale record it belonged to.
-            match crate::pidfile::target::scope_target(&c) {
+            let scope = if c.reason == CheckReason::Valid { crate::pidfile::target::ScopeTarget::Absent(None) } else { crate::pidfile::target::scope_target(&c) };
+            match scope {
                 crate::pidfile::target::ScopeTarget::Open(s) if !s.is_empty() => {
                     return held(&format!("its scope ({}) still holds processes", s.kind()))
                 }
