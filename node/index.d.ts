@@ -290,6 +290,13 @@ export declare class ProcessRef {
    * the start time, on kernels or sandboxes without pidfds). Fixed when the handle is opened.
    */
   get pinned(): boolean
+  /**
+   * What `signalGroup` and `terminate` reach: `'group'` (the process group it leads), or the
+   * scope recorded with its pidfile (`pinPidFile` of a record `spawn` wrote, whose
+   * `user.pidguard.scope` xattr was read and proven the process's): `'cgroup'` or
+   * `'supervisor'`, every process of its tree. Fixed when the handle is opened.
+   */
+  get scope(): string
   /** The live start token read when the handle was opened (`linux1:…`). */
   get token(): string
   /**
