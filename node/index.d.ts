@@ -188,6 +188,20 @@ export interface PinOptions {
   tolerance?: number | null
 }
 
+/** What `spawnPiped` started: `spawn`'s report and the read ends of the command's output. */
+export interface PipedSpawn {
+  /** As `spawn` returns it (`stdout` and `stderr` are `''`: no log files). */
+  spawned: Spawned
+  /**
+   * The read end of the command's stdout: a pipe descriptor now owned by the caller (hand it
+   * to `new net.Socket({ fd, readable: true })`, which closes it; or close it with
+   * `fs.closeSync`). Close-on-exec, blocking.
+   */
+  stdoutFd: number
+  /** The read end of the command's stderr (as `stdoutFd`). */
+  stderrFd: number
+}
+
 /** What procfs says about one live (or zombie) process: `lookup`'s answer. */
 export interface ProcessInfo {
   /** The pid. */
@@ -276,6 +290,13 @@ export declare class ProcessRef {
    * the start time, on kernels or sandboxes without pidfds). Fixed when the handle is opened.
    */
   get pinned(): boolean
+  /**
+   * What `signalGroup` and `terminate` reach: `'group'` (the process group it leads), or the
+   * scope recorded with its pidfile (`pinPidFile` of a record `spawn` wrote, whose
+   * `user.pidguard.scope` xattr was read and proven the process's): `'cgroup'` or
+   * `'supervisor'`, every process of its tree. Fixed when the handle is opened.
+   */
+  get scope(): string
   /** The live start token read when the handle was opened (`linux1:…`). */
   get token(): string
   /**
@@ -615,6 +636,24 @@ export declare function judge(pid: number, token?: string | null): Judgement
 export declare function lookup(pid: number): ProcessInfo
 
 /**
+ * Move the record of `pid` that `spawn` (or `spawnPiped`) just wrote at `from` to `to`, with
+ * its start token and scope, for a spawner that learns the final path only after the spawn
+ * (core's `launch::move_record`): `from` must name `pid`, carry a token and be valid (or name
+ * the caller's exited, unreaped child); `to` must be free (no record of a live process);
+ * `to` gets the pid, mtime `startTime` (seconds since the epoch, taken right after the spawn),
+ * the token and the scope; then `from` and its `.sh` are removed by content. Returns `true`
+ * when the whole record moved; `false` when `to` was written without the token or scope (no
+ * user xattrs there, or `startTime` more than 5 s from the process's start): `from` is kept.
+ * 
+ * Throws (nothing written) `TypeError`/`RangeError` for a bad `pid` or `startTime`;
+ * `PIDGUARD_INVALID_ARGUMENT` when `from` names another pid, has no token, cannot be judged
+ * valid, or is `to`; `PIDGUARD_NOT_FOUND` when there is no record at `from`;
+ * `PIDGUARD_NO_SUCH_PROCESS` when `pid` is gone; `PIDGUARD_HELD` when `to` names a live
+ * process; `PIDGUARD_UNTRUSTED` and file-system errors from the writer.
+ */
+export declare function moveRecord(from: string | Buffer, to: string | Buffer, pid: number, startTime: number): boolean
+
+/**
  * Judge an abx-dl pidfile as abx-dl's `graceful_kill_by_pid_file` does and pin what it names
  * (core's `pin_pid_file`), synchronously (it reads procfs and the record, it never waits): the
  * directory is opened once and the record read from it (owner and mode from that descriptor);
@@ -658,6 +697,18 @@ export declare function pinPidFile(pidFile: string | Buffer, options?: PinOption
  * left running and no leaf is left.
  */
 export declare function spawn(argv: string[], pidFile: string | Buffer, options?: SpawnOptions | null): Spawned
+
+/**
+ * `spawn` with the command's stdout and stderr in two pipes instead of log files (core's
+ * `SpawnOptions::pipe_output`): `child_process.spawn`'s `stdio: ['ignore', 'pipe', 'pipe']`,
+ * with the scope, the session and the record of `spawn`. The descriptors are the caller's:
+ * close them (or the streams made of them) when done, or they leak. A read sees end-of-file
+ * once the command and every descendant holding the streams have closed them.
+ * 
+ * Throws as `spawn`, and `PIDGUARD_INVALID_ARGUMENT` when `options.stdout` or `options.stderr`
+ * is given.
+ */
+export declare function spawnPiped(argv: string[], pidFile: string | Buffer, options?: SpawnOptions | null): PipedSpawn
 
 /**
  * The start token of the live process `pid`:
@@ -746,7 +797,9 @@ export {
   cleanupBackgroundHooksSync as cleanup_background_hooks_sync,
   errorKinds as error_kinds,
   isProcessAlive as is_process_alive,
+  moveRecord as move_record,
   pinPidFile as pin_pid_file,
+  spawnPiped as spawn_piped,
   startToken as start_token,
   stopPidFile as stop_pid_file,
   validatePidFile as validate_pid_file,

@@ -83,6 +83,7 @@ pub fn run(args: &RunArgs) -> ProcessExit {
         stderr: args.stderr.clone(),
         format,
         fields: Vec::new(),
+        pipe_output: false,
     };
     let s = match launch::spawn(&args.pidfile, &args.command, &opts) {
         Ok(s) => s,

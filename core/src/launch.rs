@@ -357,10 +357,27 @@ pub struct SpawnOptions {
     pub format: RecordFormat,
     /// Extra fields of a guard record (`RecordFormat::Guard` only).
     pub fields: Vec<(String, String)>,
+    /// Hand the command's stdout and stderr to the caller through two pipes instead of log
+    /// files: [`Spawned::output`] holds their read ends (default false). `stdout` and `stderr`
+    /// must then be `None`. For a caller that reads the output itself (Node's
+    /// `stdio: ['ignore', 'pipe', 'pipe']`); the write ends are the command's only (and its
+    /// descendants'), so a read sees end-of-file once all of them have closed them.
+    pub pipe_output: bool,
+}
+
+/// The read ends of the command's stdout and stderr ([`SpawnOptions::pipe_output`]): pipes,
+/// close-on-exec, blocking, owned by the caller (dropping one closes it; the command then gets
+/// `EPIPE`/`SIGPIPE` when it writes there).
+#[derive(Debug)]
+pub struct OutputPipes {
+    /// The command's stdout.
+    pub stdout: std::os::fd::OwnedFd,
+    /// The command's stderr.
+    pub stderr: std::os::fd::OwnedFd,
 }
 
 /// What [`spawn`] started.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Spawned {
     /// The command's pid (the one in the pidfile).
     pub pid: i32,
@@ -368,7 +385,8 @@ pub struct Spawned {
     pub pid_file: PathBuf,
     /// The `.sh` command file beside an abx-dl pidfile.
     pub cmd_file: Option<PathBuf>,
-    /// Where the command's stdout and stderr go.
+    /// Where the command's stdout and stderr go (empty with [`SpawnOptions::pipe_output`]:
+    /// see [`Self::output`]).
     pub stdout: PathBuf,
     /// See [`Self::stdout`].
     pub stderr: PathBuf,
@@ -384,6 +402,8 @@ pub struct Spawned {
     /// Why the scope is weaker than asked for (the leaf could not be made, the file system has
     /// no user xattrs to record the scope in), when it is.
     pub note: Option<String>,
+    /// The read ends of the command's stdout and stderr, with [`SpawnOptions::pipe_output`].
+    pub output: Option<OutputPipes>,
 }
 
 /// A program found as `execvp(3)` would find it, as an absolute path: `program` with a `/` is
@@ -452,11 +472,18 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     if opts.format == RecordFormat::Guard {
         make_record_dir(pid_file)?;
     }
+    if opts.pipe_output && (opts.stdout.is_some() || opts.stderr.is_some()) {
+        return Err(Error::invalid("spawn: stdout and stderr paths cannot be given with pipe_output"));
+    }
     let (default_out, default_err) = crate::options::default_log_files(pid_file);
-    let out_path = opts.stdout.clone().unwrap_or(default_out);
-    let err_path = opts.stderr.clone().unwrap_or(default_err);
-    for p in [pid_file, &out_path, &err_path] {
-        check_parent_dir(p)?;
+    let (out_path, err_path) = match opts.pipe_output {
+        true => (PathBuf::new(), PathBuf::new()),
+        false => (opts.stdout.clone().unwrap_or(default_out), opts.stderr.clone().unwrap_or(default_err)),
+    };
+    check_parent_dir(pid_file)?;
+    if !opts.pipe_output {
+        check_parent_dir(&out_path)?;
+        check_parent_dir(&err_path)?;
     }
     let devnull = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null").map_err(|e| Error::io_at(Path::new("/dev/null"), "open", &e))?;
     let words: Vec<CString> = argv.iter().map(|a| cstr(a.as_ref().as_bytes())).collect::<Result<_>>()?;
@@ -487,8 +514,18 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         },
         _ => None,
     };
-    let (out, err) = match open_log(&out_path).and_then(|o| Ok((o, open_log(&err_path)?))) {
-        Ok(logs) => logs,
+    // The command's stdout and stderr: the logs, or the write ends of two pipes (their read
+    // ends go to the caller).
+    let outputs = || -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd, Option<OutputPipes>)> {
+        if !opts.pipe_output {
+            return Ok((open_log(&out_path)?.into(), open_log(&err_path)?.into(), None));
+        }
+        let pipe = || std::io::pipe().map_err(|e| Error::io_at(Path::new("pipe"), "spawn: create the output pipes", &e));
+        let ((out_r, out_w), (err_r, err_w)) = (pipe()?, pipe()?);
+        Ok((out_w.into(), err_w.into(), Some(OutputPipes { stdout: out_r.into(), stderr: err_r.into() })))
+    };
+    let (out, err, output) = match outputs() {
+        Ok(o) => o,
         Err(e) => {
             if let Some(l) = &leaf {
                 l.discard();
@@ -612,6 +649,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         scope_record: if recorded { rec } else { None },
         supervisor_pid: sup,
         note,
+        output,
     })
 }
 
@@ -684,4 +722,76 @@ pub fn record_existing_scoped(pid_file: &Path, pid: i32, format: RecordFormat, a
             Ok(Some(rec))
         }
     }
+}
+
+/// Move the record of `pid` that [`spawn`] just wrote at `from` to `to`, for a spawner that
+/// learns the record's final path only after the spawn (abx-plugins' `launchChromium` names
+/// `chrome.pid` once the browser runs): spawn with a temporary pidfile (in a private
+/// directory), then move it.
+///
+/// 1. `from` is judged ([`check_pid_file`], no command rules: its token decides): it must name
+///    `pid`, carry a start token, and be `Valid` (`pid` alive and matching its token) or
+///    `Zombie` (exited, not yet reaped by the spawner: its scope may still hold its tree).
+/// 2. `to` must be free ([`ensure_vacant`]: a record of a live process is never overwritten).
+/// 3. `to` is written as [`write_pid_file_with_mtime`] writes it — the pid, mtime `start_time`
+///    (seconds since the epoch; the token is kept only within 5 s of the process's create
+///    time, so pass the time taken right after the spawn) — with `from`'s token and its scope
+///    ([`crate::identity::SCOPE_XATTR`]), read back, not re-read from the process.
+/// 4. Only when `to` now holds the same token and scope (the file system keeps user xattrs),
+///    `from` is removed by content (if it still holds what was judged), and so is its `.sh`
+///    (if it still holds the bytes read before the move). The `.sh` is not carried to `to`.
+///
+/// Returns `true` when the whole record moved; `false` when `to` was written without the
+/// token or scope (no user xattrs there, or `start_time` too far from the process's start):
+/// `from` is then kept, still recording the scope, and `to` is a plain record.
+///
+/// Errors (nothing written): `InvalidArgument` when `from` and `to` are the same path, when
+/// `from` names another pid or none (malformed, missing: `NotFound`), has no token, or cannot
+/// be judged valid (the reason is named); `NoSuchProcess` when `pid` is gone (reaped);
+/// `Held`/`Untrusted`/… from [`ensure_vacant`] of `to`; the writer's errors.
+pub fn move_record(from: &Path, to: &Path, pid: i32, start_time: f64) -> Result<bool> {
+    if from == to {
+        return Err(Error::at(ErrorKind::InvalidArgument, to, "move_record: from and to are the same path"));
+    }
+    let c = check_pid_file(from, None, DEFAULT_TOLERANCE);
+    match (c.reason, c.pid) {
+        (CheckReason::Missing, _) => return Err(Error::at(ErrorKind::NotFound, from, "no record to move")),
+        (CheckReason::Gone, Some(p)) if p == pid => {
+            return Err(Error::at(ErrorKind::NoSuchProcess, from, format_args!("pid {pid} is gone: not moved")).with_pid(pid))
+        }
+        (CheckReason::Valid | CheckReason::Zombie, Some(p)) if p == pid => {}
+        (_, Some(p)) if p != pid => {
+            return Err(Error::at(ErrorKind::InvalidArgument, from, format_args!("records pid {p}, not {pid}: not moved")))
+        }
+        (r, _) => return Err(Error::at(ErrorKind::InvalidArgument, from, format_args!("cannot be moved ({r})"))),
+    }
+    let Some(token) = c.token.clone() else {
+        return Err(Error::at(ErrorKind::InvalidArgument, from, "has no start token: not moved"));
+    };
+    ensure_vacant(to, RecordFormat::AbxDl)?;
+    let sh = cmd_file_for(from);
+    let sh_bytes = crate::pidfile::retire::open_strict(&sh).ok().and_then(|f| {
+        let len = f.metadata().ok()?.len();
+        crate::pidfile::read_bounded(&f, len, 1 << 20).ok()
+    });
+    let scope_text = c.scope.as_ref().map(|s| s.to_string());
+    crate::pidfile::mtime::write_pid_file_scoped(to, pid, start_time, Some(token), scope_text.as_deref())?;
+    let moved = check_pid_file(to, None, DEFAULT_TOLERANCE);
+    if moved.token != c.token || moved.scope != c.scope {
+        return Ok(false);
+    }
+    let walk = crate::protect::walk();
+    if let Ok((dir, name)) = crate::sys::DirFd::parent_of(from, walk) {
+        crate::pidfile::unchanged::remove_if_unchanged_in(&dir, name, from, &c);
+        if let (Some(bytes), Some(sh_name)) = (sh_bytes, sh.file_name()) {
+            let same = |f: &std::fs::File| {
+                use std::os::unix::fs::MetadataExt;
+                let m = f.metadata().ok()?;
+                let now = crate::pidfile::read_bounded(f, m.len(), 1 << 20).ok()?;
+                (m.is_file() && now == bytes).then_some((m.dev(), m.ino()))
+            };
+            let _ = crate::pidfile::retire::remove_by_content(&dir, sh_name, &sh, same, false);
+        }
+    }
+    Ok(true)
 }

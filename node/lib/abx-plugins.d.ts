@@ -15,6 +15,43 @@ export interface KillZombieChromeOptions {
   CHROME_USER_DATA_DIR?: string | null;
 }
 
+/** Options of `spawn`: `child_process.spawn`'s that `launchChromium` passes, plus pidguard's scope. */
+export interface SpawnOptions {
+  /** `'pipe'`, `'ignore'`, or one of those per stream; stdin is always `/dev/null`. */
+  stdio?: 'pipe' | 'ignore' | Array<'pipe' | 'ignore' | null | undefined>;
+  /** Accepted; the browser always leads a new session (what `true` means). */
+  detached?: boolean;
+  /** The browser's working directory. */
+  cwd?: string;
+  /** The scope (default `'auto'`: a cgroup v2 leaf, else a supervisor). */
+  scope?: 'auto' | 'cgroup' | 'supervisor' | 'group';
+}
+
+/** What `spawn` returns: the part of `ChildProcess` that `launchChromium` uses. */
+export interface ScopedChild extends NodeJS.EventEmitter {
+  readonly pid: number | undefined;
+  readonly spawnfile: string;
+  readonly spawnargs: string[];
+  readonly stdin: null;
+  readonly stdout: import('stream').Readable | null;
+  readonly stderr: import('stream').Readable | null;
+  readonly exitCode: number | null;
+  readonly signalCode: string | null;
+  readonly killed: boolean;
+  /** Signal the browser alone through its pinned handle; whether it was sent. */
+  kill(signal?: string | number): boolean;
+  ref(): this;
+  unref(): this;
+  on(event: 'exit' | 'close', listener: (code: number | null, signal: string | null) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  on(event: 'spawn', listener: () => void): this;
+  once(event: 'exit' | 'close', listener: (code: number | null, signal: string | null) => void): this;
+  once(event: 'error', listener: (err: Error) => void): this;
+  once(event: 'spawn', listener: () => void): this;
+}
+
+/** `child_process.spawn(command, args, { stdio, detached: true })` in a scope, recorded at once. */
+export function spawn(command: string, args?: readonly string[], options?: SpawnOptions | null): ScopedChild;
 /** Write `pid` with atime and mtime `startTimeSeconds`, plus its start token (xattr), atomically. */
 export function writePidWithMtime(filePath: string | Buffer, pid: number, startTimeSeconds: number): void;
 /** Write `#!/bin/bash` and the quoted command line, mode 0755, atomically. */
@@ -27,6 +64,7 @@ export function killChrome(pid: number, outputDir?: string | null, timeoutMs?: n
 export function killZombieChrome(snapDir?: string | null, options?: KillZombieChromeOptions | null): Promise<number>;
 
 declare const abx: {
+  spawn: typeof spawn;
   writePidWithMtime: typeof writePidWithMtime;
   writeCmdScript: typeof writeCmdScript;
   isProcessAlive: typeof isProcessAlive;

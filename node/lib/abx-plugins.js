@@ -15,7 +15,11 @@
 // Python, C and command-line surfaces use. The differences from the original are listed in
 // docs/node.md ("abx-plugins").
 const fs = require('fs');
+const net = require('net');
+const os = require('os');
 const path = require('path');
+const { EventEmitter } = require('events');
+const { Readable } = require('stream');
 const pidguard = require('../index.js');
 
 /** The name of the browser's pidfile in a Chrome session directory (abx-plugins' `chrome.pid`). */
@@ -78,13 +82,28 @@ function optionalDir(name, value) {
  * process's start token in the `user.pidguard.token` xattr, written through a temporary file and
  * `rename` (core's `writePidFileWithMtime`).
  *
+ * For a browser this module's `spawn` started (and not recorded here yet), the record is not
+ * written afresh: its temporary record moves to `filePath` (core's `moveRecord`), with the
+ * start token and the scope (`user.pidguard.scope`) — `filePath` must then be free (a record of
+ * another live process there is `PIDGUARD_HELD`), and a browser already reaped is
+ * `PIDGUARD_NO_SUCH_PROCESS`.
+ *
  * Throws (nothing written): `TypeError`/`RangeError` for a `pid` that is not an integer number
  * fitting a `pid_t`; `PIDGUARD_INVALID_ARGUMENT` for a pid outside 1..pid_max or a start time
  * that is not finite; `PIDGUARD_UNTRUSTED` for a symlink, FIFO or directory at `filePath`;
  * file-system errors.
  */
 function writePidWithMtime(filePath, pid, startTimeSeconds) {
-  pidguard.writePidFileWithMtime(filePath, pid, startTimeSeconds);
+  const l = typeof pid === 'number' ? launched.get(pid) : undefined;
+  if (l === undefined) {
+    pidguard.writePidFileWithMtime(filePath, pid, startTimeSeconds);
+    return;
+  }
+  // A browser `spawn` started: its record (token and scope) moves here from its temporary path.
+  if (pidguard.moveRecord(l.pidFile, filePath, pid, startTimeSeconds)) {
+    launched.delete(pid);
+    try { fs.rmdirSync(l.dir); } catch (_) { /* not empty: left as it is */ }
+  }
 }
 
 /**
@@ -142,15 +161,21 @@ function isProcessAlive(pid) {
  * starts: one it refuses (a wait above a day) rejects with `PIDGUARD_INVALID_ARGUMENT` before
  * any signal. Otherwise the Promise never rejects.
  *
- * Helpers that left the browser's process group (Chromium's `chrome_crashpad_handler`s call
- * `setsid`) are not reached yet: that needs the browser started in a scope (see "Launcher" below).
+ * A browser this module's `spawn` started is recorded with its scope: the stop of step 1 reaches
+ * every process of its tree, also helpers that left its process group (Chromium's
+ * `chrome_crashpad_handler`s call `setsid`). Without a scope (a browser `child_process` started)
+ * those helpers are not reached.
  */
 function killChrome(pid, outputDir = null, timeoutMs = 10000) {
   pidguard.judge(pid); // the Node surface's pid checks, thrown here rather than as a rejection
   const dir = optionalDir('outputDir', outputDir);
   const schedule = scheduleFor(timeoutMs);
-  const pidFile = dir === null ? null : path.join(dir, CHROME_PID_FILE);
-  // Which record names this browser is read by core; every stop below judges it afresh.
+  // The record that names this browser: `outputDir/chrome.pid`, else the temporary record of a
+  // browser this module's `spawn` started and nobody recorded yet. Which one names it is read by
+  // core; every stop below judges it afresh.
+  const inDir = dir === null ? null : path.join(dir, CHROME_PID_FILE);
+  const pending = launched.get(pid);
+  const pidFile = inDir !== null && pidguard.checkPidFile(inDir).pid === pid ? inDir : pending ? pending.pidFile : inDir;
   const recorded = pidFile !== null && pidguard.checkPidFile(pidFile).pid === pid;
   // What the record says about the browser: `true` gone (stopped now, or proven stale),
   // `false` kept undecided, `null` nothing (no such record, or it vanished meanwhile).
@@ -195,26 +220,174 @@ function killChrome(pid, outputDir = null, timeoutMs = 10000) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Launcher — the place for the browser's spawn, once core has scopes (issue 25).
-//
-// abx-plugins' `launchChromium` starts the browser with
-//   child_process.spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-// and records it with `writePidWithMtime(outputDir/chrome.pid, pid, Date.now() / 1000)`.
-// `detached: true` means a new session: the browser leads its own process group, so a stop of the
-// launcher hook's group does not reach it, and a stop of the browser's group (what `killChrome`
-// does today) does not reach helpers that call `setsid` themselves (Chromium 156's two
-// `chrome_crashpad_handler`s). The launcher to come here:
-//
-//   spawn(binary, args, { stdio, detached: true, pidFile }) -> ChildProcess-like
-//
-// starts the browser through core's scoped spawn (a cgroup v2 leaf, else a subreaper supervisor),
-// keeps `detached: true`'s meaning (its own session), and writes `pidFile` as `writePidWithMtime`
-// does plus the scope in the `user.pidguard.scope` xattr. Nothing else here changes: `killChrome`
-// and `killZombieChrome` stop through core's `stopPidFile`, which then reaches every process of a
-// scoped record's tree. What it needs from the addon: a napi wrapper over core's scoped spawn
-// that hands back the child's pid and its stdout/stderr as streams (or file descriptors) the
-// launcher can read, since `launchChromium` reads the browser's stderr until its debug port opens.
+// Launcher
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The browsers this module started and whose record has not reached its final path yet: pid →
+ * `{ pidFile, dir }` (the temporary record `spawn` wrote, in a private directory). Their
+ * `writePidWithMtime` moves the record (core's `moveRecord`) instead of writing a new one.
+ */
+const launched = new Map();
+
+/** Signal numbers → names (`'SIGTERM'`), as `child_process` reports an exit by signal. */
+const SIGNAL_NAMES = Object.fromEntries(Object.entries(os.constants.signals).map(([name, n]) => [n, name]));
+
+/** The `stdio` of a `child_process.spawn` call, as `[stdout, stderr]` piped or not. */
+function pipedStdio(stdio) {
+  const s = stdio === undefined || stdio === null ? 'pipe' : stdio;
+  const each = typeof s === 'string' ? [s, s, s] : s;
+  if (!Array.isArray(each)) throw typeError('options.stdio', 'a string or an array', s);
+  const [stdin = 'ignore', stdout = 'pipe', stderr = 'pipe'] = each;
+  const ok = (v, allowed) => v === null || v === undefined || allowed.includes(v);
+  if (!ok(stdin, ['ignore', 'pipe']) || !ok(stdout, ['ignore', 'pipe']) || !ok(stderr, ['ignore', 'pipe']) || each.length > 3) {
+    const e = new TypeError(`options.stdio: only 'ignore' and 'pipe' for stdin, stdout and stderr (stdin is /dev/null). Received ${JSON.stringify(s)}`);
+    e.code = 'ERR_INVALID_ARG_VALUE';
+    throw e;
+  }
+  return [stdout !== 'ignore', stderr !== 'ignore'];
+}
+
+/**
+ * Start the browser as `child_process.spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'],
+ * detached: true })` does in abx-plugins' `launchChromium`, inside a scope (core's `spawn`): a
+ * cgroup v2 leaf of its own where one can be made, else a subreaper supervisor. `detached: true`'s
+ * meaning is kept whatever is passed: the browser leads a new session and process group. Every
+ * process it starts stays in the scope, `setsid` or not (Chromium's `chrome_crashpad_handler`s),
+ * so a stop of its record — `killChrome`, `killZombieChrome`, pidguard's `stopPidFile` — reaches
+ * them all.
+ *
+ * The browser is recorded at once, with its start token and scope, in a pidfile of a private
+ * temporary directory (`<tmpdir>/pidguard-launch-XXXXXX/<command's name>.pid`): nothing runs
+ * unrecorded. `writePidWithMtime(file, pid, t)` for this pid then moves that record to `file`
+ * (core's `moveRecord`), so `chrome.pid` carries the token and the `user.pidguard.scope` xattr.
+ *
+ * Returns a `ChildProcess`-like `EventEmitter`:
+ * - `pid` (`undefined` when the start failed), `spawnfile`, `spawnargs`, `stdin` (`null`);
+ * - `stdout`, `stderr`: readable streams of the browser's output (`null` for `'ignore'`): sockets
+ *   over pipes core made; they end once every process holding them has closed them;
+ * - `'spawn'` (next tick) once started, or `'error'` (next tick, as `child_process` does) with
+ *   core's error (`PIDGUARD_NOT_FOUND`, …) when nothing could be started;
+ * - `'exit'` with `(code, signal)` once the caller's own child has exited (the browser, or in
+ *   supervisor mode the supervisor, which exits with the browser's status once its whole tree has
+ *   ended), then `'close'` once the streams have closed too; `exitCode`, `signalCode` as
+ *   `child_process` sets them. The child is waited for off the event loop (one thread of libuv's
+ *   pool while it runs) and reaped by this module;
+ * - `kill(sig = 'SIGTERM')`: the signal sent to the browser alone through a handle pinned at
+ *   spawn (a pidfd): `true` when sent, `false` once it has exited; never reaches a process that
+ *   reused its pid;
+ * - `ref()`/`unref()`: whether the wait keeps the event loop alive (it does by default).
+ *
+ * Options: `stdio` (`'pipe'`, `'ignore'`, or an array of those; stdin is always `/dev/null`),
+ * `detached` (accepted; always true in effect), `cwd`, and pidguard's `scope` (`'auto'`, the
+ * default; `'cgroup'`, `'supervisor'`, `'group'`). `env`, `uid`, `gid`, `shell` and the other
+ * options of `child_process.spawn` are not supported (the browser gets this process's
+ * environment): a `TypeError` (`ERR_INVALID_ARG_VALUE`) names one given. Argument type errors
+ * (`command` not a string, `args` not an array of strings) are thrown at once, as
+ * `child_process.spawn` throws them.
+ */
+function spawn(command, args = [], options = {}) {
+  if (typeof command !== 'string') throw typeError('file', 'of type string', command);
+  if (!Array.isArray(args)) {
+    if (args !== null && typeof args === 'object' && options && Object.keys(options).length === 0) {
+      options = args;
+      args = [];
+    } else {
+      throw typeError('args', 'an instance of Array', args);
+    }
+  }
+  if (!args.every((a) => typeof a === 'string')) throw typeError('args', 'an array of strings', args);
+  if (options === null || options === undefined) options = {};
+  if (typeof options !== 'object') throw typeError('options', 'of type object', options);
+  for (const k of Object.keys(options)) {
+    if (!['stdio', 'detached', 'cwd', 'scope', 'windowsHide'].includes(k) && options[k] !== undefined) {
+      const e = new TypeError(`pidguard/abx-plugins spawn: option "${k}" is not supported`);
+      e.code = 'ERR_INVALID_ARG_VALUE';
+      throw e;
+    }
+  }
+  const [pipeOut, pipeErr] = pipedStdio(options.stdio);
+
+  const child = new EventEmitter();
+  Object.assign(child, {
+    pid: undefined, spawnfile: command, spawnargs: [command, ...args], stdin: null, stdout: null, stderr: null,
+    exitCode: null, signalCode: null, killed: false,
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pidguard-launch-'));
+  const pidFile = path.join(dir, `${path.basename(command).replace(/[^A-Za-z0-9_.-]/g, '_') || 'command'}.pid`);
+  let started;
+  try {
+    started = pidguard.spawnPiped([command, ...args], pidFile, { scope: options.scope || 'auto', cwd: options.cwd });
+  } catch (e) {
+    fs.rmdirSync(dir); // our own empty directory: a failed spawn leaves nothing (core's rule)
+    child.stdout = pipeOut ? Readable.from([]) : null;
+    child.stderr = pipeErr ? Readable.from([]) : null;
+    child.kill = () => false;
+    child.ref = child.unref = () => {};
+    process.nextTick(() => child.emit('error', e));
+    return child;
+  }
+  const pid = started.spawned.pid;
+  child.pid = pid;
+  launched.set(pid, { pidFile, dir });
+  const stream = (fd, wanted) => {
+    const s = new net.Socket({ fd, readable: true, writable: false });
+    if (wanted) return s;
+    s.resume(); // read and dropped, so the browser never blocks on a full pipe
+    return null;
+  };
+  child.stdout = stream(started.stdoutFd, pipeOut);
+  child.stderr = stream(started.stderrFd, pipeErr);
+
+  // The browser pinned now, by the token of its record, for kill(); null if it is gone already.
+  let browser = null;
+  try {
+    browser = pidguard.ProcessRef.open(pid, pidguard.checkPidFile(pidFile).token);
+  } catch (_) { /* exited at once: kill() sends nothing */ }
+  child.kill = (sig = 'SIGTERM') => {
+    if (browser === null) return false;
+    const sent = browser.signal(sig === 0 ? 0 : sig);
+    if (sent && sig !== 0) child.killed = true;
+    return sent;
+  };
+
+  // The caller's own child: the browser, or the supervisor that exits with its status.
+  const own = pidguard.ProcessRef.openChild(started.spawned.supervisorPid || pid);
+  // A timer keeps the event loop alive while the child runs (ref/unref), as child_process does.
+  const keep = setInterval(() => {}, 1 << 30);
+  child.ref = () => { keep.ref(); return child; };
+  child.unref = () => { keep.unref(); return child; };
+  const open = [child.stdout, child.stderr].filter(Boolean);
+  let exited = false;
+  const maybeClose = () => {
+    if (exited && open.every((s) => s.destroyed || s.closed)) {
+      child.emit('close', child.exitCode, child.signalCode);
+    }
+  };
+  for (const s of open) s.once('close', maybeClose);
+  (async () => {
+    let code = null;
+    let signal = null;
+    try {
+      await own.wait();
+      const r = await own.terminate({ group: false, reap: true });
+      // child_process's pair: the code of a normal exit, else the name of the killing signal.
+      signal = r.exitSignal ? SIGNAL_NAMES[r.exitSignal] || null : null;
+      code = signal === null ? r.exitCode ?? null : null;
+    } catch (_) { /* reaped elsewhere: the status is unknown */ }
+    own.close();
+    if (browser !== null) browser.close();
+    browser = null;
+    clearInterval(keep);
+    child.exitCode = code;
+    child.signalCode = signal;
+    exited = true;
+    child.emit('exit', code, signal);
+    maybeClose();
+  })();
+  process.nextTick(() => child.emit('spawn'));
+  return child;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The sweep
@@ -475,6 +648,7 @@ async function sweep(root, quiet, excluded) {
 }
 
 module.exports = Object.freeze({
+  spawn,
   writePidWithMtime,
   writeCmdScript,
   isProcessAlive,

@@ -5,4 +5,4 @@ import { createRequire } from 'node:module';
 const abx = createRequire(import.meta.url)('./abx-plugins.js');
 
 export default abx;
-export const { writePidWithMtime, writeCmdScript, isProcessAlive, killChrome, killZombieChrome } = abx;
+export const { spawn, writePidWithMtime, writeCmdScript, isProcessAlive, killChrome, killZombieChrome } = abx;

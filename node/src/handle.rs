@@ -48,11 +48,12 @@ pub struct ProcessRef {
     pid: i32,
     token: String,
     pinned: bool,
+    scope: String,
 }
 
 impl ProcessRef {
     pub(crate) fn new(h: pidguard::ProcessRef) -> ProcessRef {
-        ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), inner: Mutex::new(Some(Arc::new(h))) }
+        ProcessRef { pid: h.pid(), token: h.token().to_string(), pinned: h.is_pinned(), scope: h.scope_kind().to_string(), inner: Mutex::new(Some(Arc::new(h))) }
     }
 
     fn slot(&self) -> MutexGuard<'_, Option<Arc<pidguard::ProcessRef>>> {
@@ -113,6 +114,15 @@ impl ProcessRef {
     #[napi(getter)]
     pub fn pinned(&self) -> bool {
         self.pinned
+    }
+
+    /// What `signalGroup` and `terminate` reach: `'group'` (the process group it leads), or the
+    /// scope recorded with its pidfile (`pinPidFile` of a record `spawn` wrote, whose
+    /// `user.pidguard.scope` xattr was read and proven the process's): `'cgroup'` or
+    /// `'supervisor'`, every process of its tree. Fixed when the handle is opened.
+    #[napi(getter)]
+    pub fn scope(&self) -> String {
+        self.scope.clone()
     }
 
     /// The live start token read when the handle was opened (`linux1:…`).

@@ -472,7 +472,69 @@ pub struct SpawnOptions {
 /// left running and no leaf is left.
 #[napi(ts_args_type = "argv: string[], pidFile: string | Buffer, options?: SpawnOptions | null")]
 pub fn spawn(env: Env, argv: Unknown, pid_file: PathArg, options: Option<SpawnOptions>) -> Result<Spawned> {
-    let argv = convert::string_array(&env, &argv, "argv")?;
+    let (argv, opts) = spawn_options(&env, &argv, options)?;
+    let pid_file = path(&pid_file);
+    call(&env, || pidguard::launch::spawn(&pid_file, &argv, &opts).map(|s| (&s).into()))
+}
+
+/// What `spawnPiped` started: `spawn`'s report and the read ends of the command's output.
+#[napi(object, object_from_js = false)]
+pub struct PipedSpawn {
+    /// As `spawn` returns it (`stdout` and `stderr` are `''`: no log files).
+    pub spawned: Spawned,
+    /// The read end of the command's stdout: a pipe descriptor now owned by the caller (hand it
+    /// to `new net.Socket({ fd, readable: true })`, which closes it; or close it with
+    /// `fs.closeSync`). Close-on-exec, blocking.
+    pub stdout_fd: i32,
+    /// The read end of the command's stderr (as `stdoutFd`).
+    pub stderr_fd: i32,
+}
+
+/// `spawn` with the command's stdout and stderr in two pipes instead of log files (core's
+/// `SpawnOptions::pipe_output`): `child_process.spawn`'s `stdio: ['ignore', 'pipe', 'pipe']`,
+/// with the scope, the session and the record of `spawn`. The descriptors are the caller's:
+/// close them (or the streams made of them) when done, or they leak. A read sees end-of-file
+/// once the command and every descendant holding the streams have closed them.
+///
+/// Throws as `spawn`, and `PIDGUARD_INVALID_ARGUMENT` when `options.stdout` or `options.stderr`
+/// is given.
+#[napi(ts_args_type = "argv: string[], pidFile: string | Buffer, options?: SpawnOptions | null")]
+pub fn spawn_piped(env: Env, argv: Unknown, pid_file: PathArg, options: Option<SpawnOptions>) -> Result<PipedSpawn> {
+    use std::os::fd::IntoRawFd;
+    let (argv, mut opts) = spawn_options(&env, &argv, options)?;
+    opts.pipe_output = true;
+    let pid_file = path(&pid_file);
+    let mut s = call(&env, || pidguard::launch::spawn(&pid_file, &argv, &opts))?;
+    let spawned: Spawned = (&s).into();
+    let Some(p) = s.output.take() else { return Err(napi::Error::from_reason("spawnPiped: core gave no pipes")) };
+    Ok(PipedSpawn { spawned, stdout_fd: p.stdout.into_raw_fd(), stderr_fd: p.stderr.into_raw_fd() })
+}
+
+/// Move the record of `pid` that `spawn` (or `spawnPiped`) just wrote at `from` to `to`, with
+/// its start token and scope, for a spawner that learns the final path only after the spawn
+/// (core's `launch::move_record`): `from` must name `pid`, carry a token and be valid (or name
+/// the caller's exited, unreaped child); `to` must be free (no record of a live process);
+/// `to` gets the pid, mtime `startTime` (seconds since the epoch, taken right after the spawn),
+/// the token and the scope; then `from` and its `.sh` are removed by content. Returns `true`
+/// when the whole record moved; `false` when `to` was written without the token or scope (no
+/// user xattrs there, or `startTime` more than 5 s from the process's start): `from` is kept.
+///
+/// Throws (nothing written) `TypeError`/`RangeError` for a bad `pid` or `startTime`;
+/// `PIDGUARD_INVALID_ARGUMENT` when `from` names another pid, has no token, cannot be judged
+/// valid, or is `to`; `PIDGUARD_NOT_FOUND` when there is no record at `from`;
+/// `PIDGUARD_NO_SUCH_PROCESS` when `pid` is gone; `PIDGUARD_HELD` when `to` names a live
+/// process; `PIDGUARD_UNTRUSTED` and file-system errors from the writer.
+#[napi(ts_args_type = "from: string | Buffer, to: string | Buffer, pid: number, startTime: number")]
+pub fn move_record(env: Env, from: PathArg, to: PathArg, pid: Unknown, start_time: Unknown) -> Result<bool> {
+    let pid = convert::pid(&env, &pid, "pid")?;
+    let start_time = convert::number(&env, &start_time, "startTime")?;
+    call(&env, || pidguard::launch::move_record(&path(&from), &path(&to), pid, start_time))
+}
+
+/// `spawn`'s arguments as core's.
+fn spawn_options(env: &Env, argv: &Unknown, options: Option<SpawnOptions>) -> Result<(Vec<String>, pidguard::launch::SpawnOptions)> {
+    let env = *env;
+    let argv = convert::string_array(&env, argv, "argv")?;
     let mut opts = pidguard::launch::SpawnOptions::default();
     if let Some(o) = options {
         if let Some(s) = &o.scope {
@@ -486,6 +548,5 @@ pub fn spawn(env: Env, argv: Unknown, pid_file: PathArg, options: Option<SpawnOp
             opts.format = pidguard::launch::RecordFormat::Guard;
         }
     }
-    let pid_file = path(&pid_file);
-    call(&env, || pidguard::launch::spawn(&pid_file, &argv, &opts).map(|s| (&s).into()))
+    Ok((argv, opts))
 }

@@ -116,6 +116,12 @@ async function kill() {
   const cu = require(utilsPath());
   const crawl = scratch('kill');
   const r = await launch(cu, crawl);
+  // What a stop of chrome.pid reaches, as core reads the record: pinPidFile judges it and, with
+  // its token, reads its scope (the `user.pidguard.scope` xattr) — `cgroup` or `supervisor` for
+  // a browser pidguard started, `group` otherwise.
+  const pin = pidguard.pinPidFile(path.join(r.outputDir, 'chrome.pid'));
+  const reach = pin instanceof pidguard.ProcessRef ? pin.scope : `not pinned (${pin.outcome})`;
+  if (pin instanceof pidguard.ProcessRef) pin.close();
   const before = browserProcs();
   const ok = await cu.killChrome(r.pid, r.outputDir);
   const atReturn = browserProcs();
@@ -125,6 +131,7 @@ async function kill() {
   const after = browserProcs();
   await endAll(after);
   return {
+    'chrome.pid carries a scope': reach === 'cgroup' || reach === 'supervisor',
     'killChrome resolved': ok,
     'browser processes before': before.length,
     'left at return': atReturn.length,

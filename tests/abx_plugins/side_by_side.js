@@ -16,7 +16,10 @@ const SCENARIOS = [
   {
     name: 'kill',
     title: '1 launch Chromium as the launcher hook does, then killChrome(pid, outputDir)',
-    must: { 'killChrome resolved': true, 'left in its group': 0, 'chrome.pid removed': true },
+    must: {
+      'chrome.pid carries a scope': true, 'killChrome resolved': true, 'left in its group': 0,
+      'left outside it (setsid)': 0, 'left 2 s later': 0, 'chrome.pid removed': true,
+    },
     bug: {},
   },
   {

@@ -95,7 +95,7 @@ test("require('pidguard/abx-plugins') and import from it resolve through the pac
   const opts = { cwd: project, encoding: 'utf8', timeout: 60000 };
   const cjs = execFileSync(process.execPath, ['-e',
     `const a = require('pidguard/abx-plugins'); console.log(Object.keys(a).join(','), Object.isFrozen(a))`], opts);
-  assert.equal(cjs.trim(), `${NAMES.join(',')} true`);
+  assert.equal(cjs.trim(), `${['spawn', ...NAMES].join(',')} true`);
   const esm = execFileSync(process.execPath, ['--input-type=module', '-e',
     "import abx, { killChrome, isProcessAlive } from 'pidguard/abx-plugins'; console.log(killChrome === abx.killChrome, isProcessAlive(process.pid))"], opts);
   assert.equal(esm.trim(), 'true true');
@@ -348,4 +348,86 @@ test("docs/node.md's abx-plugins example runs and prints what its comments say",
   const { out, expected } = runReadmeExample('abx-plugins');
   assert.ok(expected.length >= 2);
   assert.deepEqual(out, expected);
+});
+
+// --- spawn: the launcher's scoped spawn ----------------------------------------------------------
+
+/** Live (not zombie) processes whose environment holds `marker` (an escapee has no parent left). */
+function liveWithMarker(marker) {
+  const out = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${name}/environ`, 'latin1').split('\0').includes(marker)) continue;
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
+      if (!/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) out.push(Number(name));
+    } catch (_) { /* gone meanwhile */ }
+  }
+  return out;
+}
+
+/** End what is left of one test's tree, each process pinned by a pidfd before its SIGKILL. */
+function endMarked(marker) {
+  for (const p of liveWithMarker(marker)) {
+    try {
+      const ref = pidguard.ProcessRef.open(p, null, 'lenient');
+      try { ref.signal('KILL'); } finally { ref.close(); }
+    } catch (_) { /* gone meanwhile */ }
+  }
+}
+
+test("spawn: launchChromium's call shape — pid, output streams, 'exit' with (code, signal), kill through a pin", async (t) => {
+  const marker = `PIDGUARD_TEST_MARKER=abx-spawn-${process.pid}`;
+  process.env.PIDGUARD_TEST_MARKER = marker.split('=')[1];
+  t.after(() => endMarked(marker));
+  const child = abx.spawn('sh', ['-c', 'echo to-out; echo to-err >&2; exit 7'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  assert.ok(Number.isInteger(child.pid) && child.pid > 0);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  const [code, signal] = await new Promise((resolve) => child.once('exit', (c, s) => resolve([c, s])));
+  assert.deepEqual([code, signal], [7, null]);
+  await new Promise((resolve) => (child.stdout.closed && child.stderr.closed ? resolve() : child.once('close', resolve)));
+  assert.equal(out, 'to-out\n');
+  assert.equal(err, 'to-err\n');
+  assert.equal(child.kill(), false, 'nothing is sent once it has exited');
+
+  const sleeper = abx.spawn('sleep', ['300'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise((resolve) => sleeper.once('exit', (c, s) => resolve([c, s])));
+  assert.equal(sleeper.kill('SIGTERM'), true);
+  assert.deepEqual(await exited, [null, 'SIGTERM']);
+  assert.equal(sleeper.killed, true);
+
+  const missing = abx.spawn('/nonexistent/chromium', [], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  assert.equal(missing.pid, undefined);
+  const e = await new Promise((resolve) => missing.once('error', resolve));
+  assert.equal(e.code, 'PIDGUARD_NOT_FOUND');
+  assert.throws(() => abx.spawn('sh', ['-c', 'true'], { env: {} }), { code: 'ERR_INVALID_ARG_VALUE' });
+  assert.throws(() => abx.spawn(5), { code: 'ERR_INVALID_ARG_TYPE' });
+});
+
+test('spawn + writePidWithMtime: chrome.pid carries the scope, and killChrome stops a setsid escapee', async (t) => {
+  const marker = `PIDGUARD_TEST_MARKER=abx-escapee-${process.pid}`;
+  process.env.PIDGUARD_TEST_MARKER = marker.split('=')[1];
+  t.after(() => endMarked(marker));
+  const outputDir = tempDir('abx-launch');
+  const child = abx.spawn('sh', ['-c', "setsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 & exec sleep 300"],
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const pidFile = path.join(outputDir, 'chrome.pid');
+  abx.writePidWithMtime(pidFile, child.pid, Date.now() / 1000);
+  assert.equal(fs.readFileSync(pidFile, 'latin1'), String(child.pid), "abx-plugins' bytes");
+  const pin = pidguard.pinPidFile(pidFile);
+  assert.ok(pin instanceof pidguard.ProcessRef, 'the record is proven');
+  const scope = pin.scope;
+  pin.close();
+  assert.ok(scope === 'cgroup' || scope === 'supervisor', `chrome.pid records the scope (${scope})`);
+  assert.ok(await waitFor(() => liveWithMarker(marker).length >= 2, 10000), 'the escapee started');
+  const escapee = liveWithMarker(marker).find((p) => p !== child.pid);
+  assert.notEqual(pidguard.lookup(escapee).pgid, child.pid, 'the escapee left the group');
+  assert.equal(await abx.killChrome(child.pid, outputDir, 4000), true);
+  assert.ok(await waitFor(() => liveWithMarker(marker).length === 0, 5000), `left: ${liveWithMarker(marker)}`);
+  assert.equal(fs.existsSync(pidFile), false, 'the record is removed');
+  await exited;
 });
