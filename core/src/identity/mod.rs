@@ -12,5 +12,5 @@ pub use liveness::{is_process_alive, probe_alive, thread_group_exited};
 pub use probe::{judge, lookup, start_token};
 pub use process::ProcessInfo;
 pub(crate) use process::{check_pid_range, create_time};
-pub use token::{StartToken, TOKEN_PREFIX};
+pub use token::{StartToken, TokenOs, TOKEN_PREFIX};
 pub use verdict::{compare_tokens, judge_record, Judgement, Policy, Reason, Verdict};

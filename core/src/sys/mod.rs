@@ -10,7 +10,19 @@
 //! `fchmod`); raw `libc` remains only where nix has none or where its wrapper loses information,
 //! each place saying why. Nothing of nix leaves this module: pids are `i32`, signals plain signal
 //! numbers, errors `std::io::Error` with the errno.
+//!
+//! One layer per system, behind the same functions: Linux (run-tested) is the reference; macOS
+//! and FreeBSD (compile-checked only, docs/platforms.md) answer the same calls from
+//! `proc_pidinfo`/`sysctl` (`bsd.rs`, `macos.rs`, `freebsd.rs`), with no pidfd: every handle is
+//! unpinned and re-reads its process's identity right before each signal. Linux-only calls
+//! (`pidfd_*`, `openat2`, `O_TMPFILE`, `getdents64`, `capget`) are gated here by
+//! `#[cfg(target_os = …)]`; a feature without an equivalent fails with `ENOSYS` or an
+//! [`Unported`] error (`ErrorKind::Unsupported`), never a wrong answer. A module that exists only
+//! on Linux is gated at its `mod` line.
 #![allow(unsafe_code)]
+
+#[cfg(not(any(target_os = "linux", target_os = "macos", target_os = "freebsd")))]
+compile_error!("pidguard's system layer exists for Linux (run-tested), macOS and FreeBSD (compile-checked only): see docs/platforms.md");
 
 pub mod chase;
 pub mod fault;
@@ -19,6 +31,11 @@ pub mod procfs;
 
 mod errno;
 mod signal;
+#[cfg(target_os = "linux")]
+mod pidfd;
+// No pidfd outside Linux: the same calls, failing with ENOSYS (every handle goes unpinned).
+#[cfg(not(target_os = "linux"))]
+#[path = "pidfd_none.rs"]
 mod pidfd;
 mod wait;
 mod unistd;
@@ -30,6 +47,16 @@ mod file;
 mod dir;
 mod open;
 mod beneath;
+// The process records of macOS and FreeBSD: pure parsers, compiled and tested everywhere (each
+// system uses only its own: the others' stand unused there).
+#[allow(dead_code)]
+mod bsd_parse;
+#[cfg(any(target_os = "macos", target_os = "freebsd"))]
+mod bsd;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "freebsd")]
+mod freebsd;
 
 /// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
 pub use procfs::{parse_stat, Stat};
@@ -37,7 +64,7 @@ pub use errno::errno_name;
 pub(crate) use signal::{kill_probe, kill, killpg};
 pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal, pidfs_ino};
 pub(crate) use wait::{poll_readable, ChildExit, waitid_pidfd, waitid_pid_peek};
-pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp, clk_tck};
+pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp};
 pub(crate) use creds::{geteuid, privileged};
 pub(crate) use resource::{nofile_soft_limit, open_fd_count};
 pub(crate) use random::getrandom;
@@ -46,7 +73,58 @@ pub use file::umask;
 pub(crate) use file::{futimens, fchmod, try_flock_exclusive};
 pub(crate) use beneath::Tree;
 pub(crate) use dir::{DirFd, fd_id, read_dir_fd};
-pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, read_at, Walk};
+pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, Walk};
+
+/// A feature of pidguard that this system's layer does not have (not ported, or no equivalent
+/// here), carried inside an [`std::io::Error`] (kind `Unsupported`, no errno); `kind_of_io` maps
+/// it to `ErrorKind::Unsupported`. Its text names the feature and docs/platforms.md.
+#[derive(Debug)]
+pub struct Unported {
+    /// What is missing, in a few words.
+    pub what: &'static str,
+}
+
+impl std::fmt::Display for Unported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unsupported on this system: {} (pidguard is run-tested on Linux only; see docs/platforms.md)", self.what)
+    }
+}
+
+impl std::error::Error for Unported {}
+
+/// The error of a feature this system's layer does not have (see [`Unported`]).
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+pub(crate) fn unported(what: &'static str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::Unsupported, Unported { what })
+}
+
+/// Whether `err` is an [`Unported`] refusal.
+pub(crate) fn is_unported(err: &std::io::Error) -> bool {
+    err.get_ref().is_some_and(|e| e.is::<Unported>())
+}
+
+/// `O_PATH` where the system has it (Linux; FreeBSD ≥ 14), else what opens a directory for
+/// lookups only: macOS's `O_EXEC`, which with `O_DIRECTORY` is `O_SEARCH`. Every caller
+/// passes it with `O_DIRECTORY`, except Linux's own safe path walk (`chase`), which macOS and
+/// FreeBSD do not have.
+#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+pub(crate) const O_PATH: i32 = libc::O_PATH;
+/// See the Linux and FreeBSD definition.
+#[cfg(target_os = "macos")]
+pub(crate) const O_PATH: i32 = libc::O_EXEC;
+
+/// `S_IFMT` and the file types as `u32` (`mode_t` is `u16` on macOS and FreeBSD).
+#[allow(clippy::unnecessary_cast)]
+pub(crate) mod mode {
+    /// `S_IFMT`.
+    pub(crate) const S_IFMT: u32 = libc::S_IFMT as u32;
+    /// `S_IFREG`.
+    pub(crate) const S_IFREG: u32 = libc::S_IFREG as u32;
+    /// `S_IFDIR`.
+    pub(crate) const S_IFDIR: u32 = libc::S_IFDIR as u32;
+    /// `S_IFLNK`.
+    pub(crate) const S_IFLNK: u32 = libc::S_IFLNK as u32;
+}
 
 #[cfg(test)]
 mod tests {
