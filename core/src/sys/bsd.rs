@@ -14,23 +14,17 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
-use super::bsd_parse::{state_letter, BsdProc};
-use super::procfs::Stat;
+use super::bsd_parse::{state_letter, Facts};
+use super::common::Stat;
 
 #[cfg(target_os = "freebsd")]
-use super::freebsd as os;
+pub use super::freebsd::{boot_id, create_time, list_pids, machine_id, pidns_ino, read_cmdline, read_exe};
+#[cfg(target_os = "freebsd")]
+use super::freebsd::read_proc;
 #[cfg(target_os = "macos")]
-use super::macos as os;
-
-pub use os::{boot_id, create_time, list_pids, machine_id, pidns_ino, read_cmdline, read_exe};
-
-/// One read of a process: its record, the start that identifies it (macOS: µs since the
-/// epoch; FreeBSD: µs since boot) and its unique id where the system has one (macOS).
-pub(super) struct Facts {
-    pub(super) proc: BsdProc,
-    pub(super) start: u64,
-    pub(super) unique: Option<u64>,
-}
+pub use super::macos::{boot_id, create_time, list_pids, machine_id, pidns_ino, read_cmdline, read_exe};
+#[cfg(target_os = "macos")]
+use super::macos::read_proc;
 
 /// `Stat` of a read, in Linux's terms: the state as a letter; the session from the record
 /// (FreeBSD) or `getsid(2)` (macOS; 0 when it cannot be read — informational only); the
@@ -54,18 +48,18 @@ fn to_stat(pid: i32, f: &Facts) -> Stat {
 /// readable by this caller; `EAGAIN`: the number changed hands at every try.
 pub fn read_stat(pid: i32) -> io::Result<Stat> {
     super::fault::check(super::fault::Call::ProcRead)?;
-    os::read_proc(pid).map(|f| to_stat(pid, &f))
+    read_proc(pid).map(|f| to_stat(pid, &f))
 }
 
 /// The real uid of `pid`.
 pub fn read_uid(pid: i32) -> io::Result<u32> {
-    os::read_proc(pid).map(|f| f.proc.ruid)
+    read_proc(pid).map(|f| f.proc.ruid)
 }
 
 /// The real and saved uids of `pid` (kill(2)'s rule, as on Linux).
 pub fn read_uids(pid: i32) -> io::Result<(u32, u32)> {
     super::fault::check(super::fault::Call::ProcRead)?;
-    os::read_proc(pid).map(|f| (f.proc.ruid, f.proc.svuid))
+    read_proc(pid).map(|f| (f.proc.ruid, f.proc.svuid))
 }
 
 /// An unpinned handle's hold on its process (see the module doc): the pid, the identity read
@@ -135,7 +129,7 @@ pub fn open_proc_dir(pid: i32) -> io::Result<ProcDir> {
     super::fault::check(super::fault::Call::ProcRead)?;
     for _ in 0..3 {
         let watch = watch_exit(pid);
-        let f = os::read_proc(pid)?;
+        let f = read_proc(pid)?;
         let exit = match watch {
             Ok(kq) if fired(&kq) && !f.proc.is_zombie() => continue,
             Ok(kq) => Some(kq),
@@ -153,7 +147,7 @@ pub fn open_proc_dir(pid: i32) -> io::Result<ProcDir> {
 /// The process `dir` holds, read now: `ESRCH` when the number names another process (its start
 /// or unique id differs: ours was reaped) or none.
 fn read_same(dir: &ProcDir) -> io::Result<Facts> {
-    let f = os::read_proc(dir.pid)?;
+    let f = read_proc(dir.pid)?;
     let other = f.start != dir.start || matches!((dir.unique, f.unique), (Some(a), Some(b)) if a != b);
     if other {
         return Err(io::Error::from_raw_os_error(libc::ESRCH));
@@ -171,40 +165,4 @@ pub fn read_stat_at(dir: &ProcDir) -> io::Result<Stat> {
 /// reaped.
 pub fn read_uids_at(dir: &ProcDir) -> io::Result<(u32, u32)> {
     read_same(dir).map(|f| (f.proc.ruid, f.proc.svuid))
-}
-
-/// `sysctl(2)` of `mib` into `buf`: the number of bytes written. Errors: the errno.
-pub(super) fn sysctl_mib(mib: &[libc::c_int], buf: &mut [u8]) -> io::Result<usize> {
-    let mut len = buf.len();
-    // SAFETY: `mib` is valid for its length, `buf` for `len` bytes; no new value is set.
-    let r = unsafe {
-        libc::sysctl(mib.as_ptr().cast_mut(), mib.len() as libc::c_uint, buf.as_mut_ptr().cast(), &mut len, std::ptr::null_mut(), 0)
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(len)
-}
-
-/// The size in bytes `sysctl(2)` of `mib` would write now.
-#[cfg_attr(target_os = "macos", allow(dead_code))]
-pub(super) fn sysctl_size(mib: &[libc::c_int]) -> io::Result<usize> {
-    let mut len = 0usize;
-    // SAFETY: a NULL old value asks for the size only.
-    let r = unsafe { libc::sysctl(mib.as_ptr().cast_mut(), mib.len() as libc::c_uint, std::ptr::null_mut(), &mut len, std::ptr::null_mut(), 0) };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(len)
-}
-
-/// `sysctlbyname(3)` of `name` into `buf`: the number of bytes written.
-pub(super) fn sysctl_name(name: &std::ffi::CStr, buf: &mut [u8]) -> io::Result<usize> {
-    let mut len = buf.len();
-    // SAFETY: a NUL-terminated name; `buf` is valid for `len` bytes; no new value is set.
-    let r = unsafe { libc::sysctlbyname(name.as_ptr(), buf.as_mut_ptr().cast(), &mut len, std::ptr::null_mut(), 0) };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(len)
 }

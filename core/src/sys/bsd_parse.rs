@@ -36,6 +36,14 @@ pub(crate) struct BsdProc {
     pub(crate) num_threads: Option<i64>,
 }
 
+/// One read of a process: its record, the start that identifies it (macOS: µs since the
+/// epoch; FreeBSD: µs since boot) and its unique id where the system has one (macOS).
+pub(crate) struct Facts {
+    pub(crate) proc: BsdProc,
+    pub(crate) start: u64,
+    pub(crate) unique: Option<u64>,
+}
+
 /// `SZOMB` on both systems: the whole process has exited (BSD kernels have no Linux-style
 /// zombie leader whose other threads still run).
 pub(crate) const SZOMB: u8 = 5;

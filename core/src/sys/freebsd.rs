@@ -9,7 +9,8 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::bsd::{sysctl_mib, sysctl_name, sysctl_size, Facts};
+use super::bsd_parse::Facts;
+use super::sysctl::{sysctl_mib, sysctl_name, sysctl_size};
 use super::bsd_parse::{self, kinfo, BsdProc};
 
 // The offsets the pure parser reads (and its Linux tests use) are the `libc` crate's layout of
@@ -79,7 +80,7 @@ pub fn machine_id() -> Option<&'static str> {
     if text.is_empty() || text.bytes().all(|b| b == b'0' || b == b'-') {
         return None;
     }
-    Some(ID.get_or_init(|| super::procfs::token_field(text)))
+    Some(ID.get_or_init(|| super::common::token_field(text)))
 }
 
 /// `kern.boot_id` (16 random bytes fixed for the boot, FreeBSD ≥ 13), hex. Not

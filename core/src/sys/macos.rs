@@ -8,7 +8,8 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::bsd::{sysctl_mib, sysctl_name, Facts};
+use super::bsd_parse::Facts;
+use super::sysctl::{sysctl_mib, sysctl_name};
 use super::bsd_parse::{self, bsdinfo, uniqinfo};
 
 /// `PROC_PIDUNIQIDENTIFIERINFO` of `<sys/proc_info.h>` (not in the `libc` crate).
@@ -105,7 +106,7 @@ pub fn boot_id() -> Result<&'static str, i32> {
     if text.trim().is_empty() {
         return Err(libc::ENOENT);
     }
-    Ok(ID.get_or_init(|| super::procfs::token_field(text)))
+    Ok(ID.get_or_init(|| super::common::token_field(text)))
 }
 
 /// macOS has no pid namespaces: every pid means the same process to every reader (0).

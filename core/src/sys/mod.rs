@@ -26,6 +26,8 @@ compile_error!("pidguard's system layer exists for Linux (run-tested), macOS and
 
 pub mod chase;
 pub mod fault;
+// What every system's layer shares: the record type, portable constants, the Unported error.
+mod common;
 // Public (hidden with `sys`) only so the property tests and fuzz targets reach `parse_stat`.
 pub mod procfs;
 
@@ -53,6 +55,8 @@ mod beneath;
 mod bsd_parse;
 #[cfg(any(target_os = "macos", target_os = "freebsd"))]
 mod bsd;
+#[cfg(any(target_os = "macos", target_os = "freebsd"))]
+mod sysctl;
 #[cfg(target_os = "macos")]
 mod macos;
 #[cfg(target_os = "freebsd")]
@@ -74,57 +78,10 @@ pub(crate) use file::{futimens, fchmod, try_flock_exclusive};
 pub(crate) use beneath::Tree;
 pub(crate) use dir::{DirFd, fd_id, read_dir_fd};
 pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, Walk};
-
-/// A feature of pidguard that this system's layer does not have (not ported, or no equivalent
-/// here), carried inside an [`std::io::Error`] (kind `Unsupported`, no errno); `kind_of_io` maps
-/// it to `ErrorKind::Unsupported`. Its text names the feature and docs/platforms.md.
-#[derive(Debug)]
-pub struct Unported {
-    /// What is missing, in a few words.
-    pub what: &'static str,
-}
-
-impl std::fmt::Display for Unported {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "unsupported on this system: {} (pidguard is run-tested on Linux only; see docs/platforms.md)", self.what)
-    }
-}
-
-impl std::error::Error for Unported {}
-
-/// The error of a feature this system's layer does not have (see [`Unported`]).
-#[cfg_attr(target_os = "linux", allow(dead_code))]
-pub(crate) fn unported(what: &'static str) -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::Unsupported, Unported { what })
-}
-
-/// Whether `err` is an [`Unported`] refusal.
-pub(crate) fn is_unported(err: &std::io::Error) -> bool {
-    err.get_ref().is_some_and(|e| e.is::<Unported>())
-}
-
-/// `O_PATH` where the system has it (Linux; FreeBSD ≥ 14), else what opens a directory for
-/// lookups only: macOS's `O_EXEC`, which with `O_DIRECTORY` is `O_SEARCH`. Every caller
-/// passes it with `O_DIRECTORY`, except Linux's own safe path walk (`chase`), which macOS and
-/// FreeBSD do not have.
-#[cfg(any(target_os = "linux", target_os = "freebsd"))]
-pub(crate) const O_PATH: i32 = libc::O_PATH;
-/// See the Linux and FreeBSD definition.
-#[cfg(target_os = "macos")]
-pub(crate) const O_PATH: i32 = libc::O_EXEC;
-
-/// `S_IFMT` and the file types as `u32` (`mode_t` is `u16` on macOS and FreeBSD).
-#[allow(clippy::unnecessary_cast)]
-pub(crate) mod mode {
-    /// `S_IFMT`.
-    pub(crate) const S_IFMT: u32 = libc::S_IFMT as u32;
-    /// `S_IFREG`.
-    pub(crate) const S_IFREG: u32 = libc::S_IFREG as u32;
-    /// `S_IFDIR`.
-    pub(crate) const S_IFDIR: u32 = libc::S_IFDIR as u32;
-    /// `S_IFLNK`.
-    pub(crate) const S_IFLNK: u32 = libc::S_IFLNK as u32;
-}
+pub use common::Unported;
+pub(crate) use common::{is_unported, mode, O_PATH};
+#[cfg(not(target_os = "linux"))]
+pub(crate) use common::unported;
 
 #[cfg(test)]
 mod tests {

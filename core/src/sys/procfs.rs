@@ -23,32 +23,14 @@ use std::sync::OnceLock;
 #[cfg(target_os = "linux")]
 use nix::fcntl::OFlag;
 
+pub use super::common::Stat;
+#[cfg(target_os = "linux")]
+use super::common::token_field;
 #[cfg(not(target_os = "linux"))]
 pub use super::bsd::{
     boot_id, create_time, list_pids, machine_id, open_proc_dir, pidns_ino, read_cmdline, read_exe, read_stat, read_stat_at, read_uid, read_uids, read_uids_at,
     ProcDir,
 };
-
-/// The fields of `/proc/<pid>/stat` that pidguard uses.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stat {
-    /// Field 2, `comm`, without the parentheses (bytes: it may hold anything but NUL).
-    pub comm: Vec<u8>,
-    /// Field 3, the state letter (`R`, `S`, `D`, `Z`, `T`, …).
-    pub state: u8,
-    /// Field 4.
-    pub ppid: i32,
-    /// Field 5, the process group.
-    pub pgrp: i32,
-    /// Field 6, the session.
-    pub session: i32,
-    /// Field 20, `num_threads`: the threads of the whole thread group, the leader counted while
-    /// it is not released (a leader in `Z` whose other threads run counts them too).
-    pub num_threads: i64,
-    /// Field 22, `starttime`, in clock ticks since boot (macOS: µs since the epoch; FreeBSD: µs
-    /// since boot — each system's token start).
-    pub start_ticks: u64,
-}
 
 /// Parse one `/proc/<pid>/stat` line. The command name is everything between the first `(` and
 /// the **last** `)`, since it may itself contain spaces and `)`; the other fields follow the last
@@ -287,17 +269,6 @@ pub fn pid_max() -> i32 {
 pub fn kernel_pid_max() -> io::Result<i32> {
     let s = fs::read_to_string("/proc/sys/kernel/pid_max")?;
     s.trim().parse().map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "unparsable pid_max"))
-}
-
-/// Make a string safe as one field of a start token: printable ASCII without `:`.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub(crate) fn token_field(raw: &str) -> String {
-    let t = raw.trim();
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_') {
-        t.to_string()
-    } else {
-        t.bytes().map(|b| format!("{b:02x}")).collect()
-    }
 }
 
 /// The value a token field takes when a fact is unknown. Never equal to anything: see

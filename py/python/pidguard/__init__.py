@@ -21,6 +21,22 @@ Every error is a :class:`PidguardError` (an ``OSError``); see :mod:`pidguard.err
 wait (``terminate``, ``cleanup_background_hooks``) release the GIL.
 """
 
+import sys as _sys
+
+if not _sys.platform.startswith("linux"):
+    # Before the native module is loaded: on a system it was never built for, a clear refusal
+    # that says why, instead of a loader error (or worse) from a foreign binary.
+
+    class UnsupportedPlatformError(ImportError):
+        """pidguard is not built for this system (an ``ImportError``: ``except ImportError``
+        keeps working for an optional dependency)."""
+
+    raise UnsupportedPlatformError(
+        f"pidguard: unsupported platform {_sys.platform!r}: pidguard is run-tested on Linux only; "
+        "macOS and FreeBSD are compile-checked only and no package is built for them. "
+        "See docs/platforms.md in pidguard's source for what works where."
+    )
+
 from ._pidguard import (
     DEFAULT_SCHEDULE,
     DEFAULT_TOLERANCE,
