@@ -101,10 +101,10 @@ check() { # NAME CARGO-ARGS...: one check; its output shown, its warnings in our
     say "$name: $warnings warning(s) in pidguard's own crates (see above)"
   fi
   if [ $rc = 0 ]; then
-    rows+=("$(printf '%-28s %5d s  passed' "$name" $((SECONDS - s)))")
+    rows+=("$(printf '%-34s %5d s  passed' "$name" $((SECONDS - s)))")
   else
     failed=$((failed + 1))
-    rows+=("$(printf '%-28s %5d s  FAILED' "$name" $((SECONDS - s)))")
+    rows+=("$(printf '%-34s %5d s  FAILED' "$name" $((SECONDS - s)))")
   fi
 }
 
