@@ -16,9 +16,9 @@
  *    (tokens, schedules, argv) must be UTF-8.
  *  - Times are seconds as double (since the Unix epoch for points in time).
  *  - Result structs the caller allocates (pidguard_process_info, pidguard_pid_file_check,
- *    pidguard_terminate_result, pidguard_stop_result) need no freeing: the strings and arrays
- *    they point to are copies the library keeps for the calling thread until that thread next
- *    receives a result of the same type. Copy what must live longer.
+ *    pidguard_terminate_result, pidguard_stop_result, pidguard_spawn_result) need no freeing:
+ *    the strings and arrays they point to are copies the library keeps for the calling thread
+ *    until that thread next receives a result of the same type. Copy what must live longer.
  *  - No function ever unwinds a panic into C: a bug inside pidguard returns PIDGUARD_EPANIC.
  *  - Thread safety: every function may be called from any thread at the same time. Objects the
  *    caller owns (a pidguard_cleanup_report, a pidguard_entry, a pidguard_guard) may be read from
@@ -380,6 +380,38 @@ typedef int32_t pidguard_group_mode;
 #endif // __cplusplus
 
 /**
+ * What holds a record's processes, and so what a stop reached (the `scope` member of
+ * pidguard_terminate_result, pidguard_stop_result and pidguard_spawn_result).
+ */
+enum pidguard_scope
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * No scope: the process group the recorded process leads (a record written by abx-dl, or
+     * a command started with PIDGUARD_SCOPE_MODE_GROUP); a descendant that called setsid() is
+     * not reached.
+     */
+    PIDGUARD_SCOPE_GROUP = 0,
+    /**
+     * A cgroup v2 leaf of its own: every descendant, setsid() or not.
+     */
+    PIDGUARD_SCOPE_CGROUP = 1,
+    /**
+     * A subreaper supervisor's tree: every descendant, setsid() or not.
+     */
+    PIDGUARD_SCOPE_SUPERVISOR = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pidguard_scope pidguard_scope;
+#else
+typedef int32_t pidguard_scope;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * What pidguard_stop_pid_file() did.
  */
 enum pidguard_stop_outcome
@@ -666,6 +698,40 @@ enum pidguard_policy
 typedef enum pidguard_policy pidguard_policy;
 #else
 typedef int32_t pidguard_policy;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which scope pidguard_spawn() starts a command in (pidguard_spawn_options.scope).
+ */
+enum pidguard_scope_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A cgroup v2 leaf where the caller may make one, else a supervisor (the default); the
+     * result's `note` says why no leaf could be made.
+     */
+    PIDGUARD_SCOPE_MODE_AUTO = 0,
+    /**
+     * A cgroup v2 leaf, or PIDGUARD_EIO.
+     */
+    PIDGUARD_SCOPE_MODE_CGROUP = 1,
+    /**
+     * A subreaper supervisor, even where a leaf could be made.
+     */
+    PIDGUARD_SCOPE_MODE_SUPERVISOR = 2,
+    /**
+     * No scope: the command's process group only.
+     */
+    PIDGUARD_SCOPE_MODE_GROUP = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pidguard_scope_mode pidguard_scope_mode;
+#else
+typedef int32_t pidguard_scope_mode;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -967,6 +1033,12 @@ typedef struct pidguard_terminate_result {
      * How many pids `survivors` holds.
      */
     size_t n_survivors;
+    /**
+     * What was stopped: PIDGUARD_SCOPE_GROUP (the process group, or the process alone when
+     * `group` is false), PIDGUARD_SCOPE_CGROUP (the record's cgroup v2 leaf) or
+     * PIDGUARD_SCOPE_SUPERVISOR (the record's supervisor's tree).
+     */
+    pidguard_scope scope;
 } pidguard_terminate_result;
 
 /**
@@ -1087,6 +1159,12 @@ typedef struct pidguard_stop_result {
      * The termination report when `has_terminate`; all members zero (pointers NULL) otherwise.
      */
     struct pidguard_terminate_result terminate;
+    /**
+     * What the record aims at: PIDGUARD_SCOPE_CGROUP or PIDGUARD_SCOPE_SUPERVISOR (the scope
+     * recorded with a command pidguard started: its whole tree), or PIDGUARD_SCOPE_GROUP (no
+     * scope, or the recorded one is gone).
+     */
+    pidguard_scope scope;
 } pidguard_stop_result;
 
 /**
@@ -1120,6 +1198,85 @@ typedef struct pidguard_guard_verdict {
      */
     bool stale;
 } pidguard_guard_verdict;
+
+/**
+ * The options of pidguard_spawn(). Zero-initialised (`pidguard_spawn_options o = {0};`) it
+ * means: scope PIDGUARD_SCOPE_MODE_AUTO, the caller's working directory, the default log files,
+ * an abx-dl pidfile.
+ */
+typedef struct pidguard_spawn_options {
+    /**
+     * A pidguard_scope_mode value: PIDGUARD_SCOPE_MODE_AUTO (0: a cgroup v2 leaf where one can be
+     * made, else a supervisor), _CGROUP, _SUPERVISOR or _GROUP (the process group only).
+     */
+    int32_t scope;
+    /**
+     * The command's working directory, or NULL for the caller's.
+     */
+    const char *cwd;
+    /**
+     * Where the command's stdout goes (truncated), or NULL for `<pid_file without .pid>.stdout.log`.
+     */
+    const char *stdout_path;
+    /**
+     * Where the command's stderr goes (truncated), or NULL for `<pid_file without .pid>.stderr.log`.
+     */
+    const char *stderr_path;
+    /**
+     * Write a guard record (one JSON object; exactly one of racing starters wins) instead of an
+     * abx-dl pidfile and its `.sh`.
+     */
+    bool guard;
+} pidguard_spawn_options;
+
+/**
+ * What pidguard_spawn() started. A plain struct the caller allocates; nothing in it needs
+ * freeing. Its strings point to copies the library keeps for the calling thread until its next
+ * pidguard_spawn().
+ */
+typedef struct pidguard_spawn_result {
+    /**
+     * The command's pid (the one in the pidfile).
+     */
+    int32_t pid;
+    /**
+     * The pidfile written, NUL-terminated.
+     */
+    const char *pid_file;
+    /**
+     * The `.sh` command file beside an abx-dl pidfile, NUL-terminated; NULL for a guard record.
+     */
+    const char *cmd_file;
+    /**
+     * Where the command's stdout goes, NUL-terminated (`stdout` in the other bindings).
+     */
+    const char *stdout_path;
+    /**
+     * Where the command's stderr goes, NUL-terminated (`stderr` in the other bindings).
+     */
+    const char *stderr_path;
+    /**
+     * The scope the command runs in.
+     */
+    pidguard_scope scope;
+    /**
+     * The scope as recorded beside the pidfile (`cgroup:<boot id>:<cgroup id>:<path>` or
+     * `supervisor:<pid>:<token>`), NUL-terminated; NULL for PIDGUARD_SCOPE_GROUP, or when it
+     * could not be recorded (see `note`).
+     */
+    const char *scope_record;
+    /**
+     * The supervisor's pid for PIDGUARD_SCOPE_SUPERVISOR; 0 otherwise. The supervisor is the
+     * caller's child and exits with the command's status once the command's whole tree has
+     * exited.
+     */
+    int32_t supervisor_pid;
+    /**
+     * Why the scope is weaker than asked for (no cgroup leaf could be made, the file system has
+     * no user xattrs to record it in), NUL-terminated; NULL when it is not.
+     */
+    const char *note;
+} pidguard_spawn_result;
 
 #ifdef __cplusplus
 extern "C" {
@@ -2143,6 +2300,60 @@ int pidguard_cleanup_report_pid_file_removed(const struct pidguard_cleanup_repor
 int pidguard_cleanup_report_succeeded(const struct pidguard_cleanup_report *report,
                                       size_t index,
                                       bool *succeeded_out);
+
+/**
+ * What the hook's record aims at, into `scope_out`: PIDGUARD_SCOPE_CGROUP or
+ * PIDGUARD_SCOPE_SUPERVISOR (its scope: the hook's whole tree) or PIDGUARD_SCOPE_GROUP (no
+ * scope: the hook's process group).
+ */
+int pidguard_cleanup_report_scope(const struct pidguard_cleanup_report *report,
+                                  size_t index,
+                                  pidguard_scope *scope_out);
+
+/**
+ * Start a command in a new session inside a scope, with its output in files, and record it in
+ * `pid_file` (what `pidguard run` does). Returns once the command has exec'd and is recorded;
+ * never waits for the command.
+ *
+ * 1. Checked before anything is created: the program (looked up in `$PATH` as execvp() does,
+ *    relative to `cwd`), `cwd`, the directories of the pidfile and the logs, and that
+ *    `pid_file` does not still name a live process.
+ * 2. The scope: a cgroup v2 leaf of its own (the command joins it before it execs, so not even
+ *    its first fork escapes), or a supervisor — a child of the caller that is a child subreaper,
+ *    starts the command and exits with its status once the whole tree has exited.
+ * 3. stdin is /dev/null, stdout and stderr go to the log files; the environment is the caller's.
+ * 4. The pidfile (abx-dl format with the start token and the scope in extended attributes, plus
+ *    the `.sh`; or a guard record with a `scope` field). If it cannot be written, everything
+ *    started is killed and reaped: nothing runs unrecorded.
+ *
+ * pidguard_stop_pid_file() and pidguard_cleanup_background_hooks() then stop every process of
+ * the scope, setsid() or not, and nothing else.
+ *
+ * The caller's own child is `supervisor_pid` when it is not 0, else `pid`: reap it with
+ * waitpid() once it is stopped or has ended (its status is the command's). Until then it keeps
+ * its pid, and the process group `pid` leads, provably the command's, so a later stop can still
+ * reach them. A SIGCHLD handler that reaps every child (waitpid(-1, ...)) reaps it too.
+ *
+ * - `pid_file`: the pidfile to write. Required.
+ * - `argv`: `argc` NUL-terminated UTF-8 strings, the command first (looked up in `$PATH` when
+ *   it has no `/`); `argc` must be at least 1.
+ * - `options`: see pidguard_spawn_options, or NULL for the defaults.
+ * - `result_out`: receives what was started.
+ *
+ * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `result_out`, an empty argv,
+ * a NULL or non-UTF-8 string in `argv`, or an unknown scope; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
+ * cannot be used; PIDGUARD_EHELD when `pid_file` still names a live process;
+ * PIDGUARD_EUNTRUSTED (or a refinement) for a symlink or non-regular file at the pidfile or a
+ * log — all before anything is created; PIDGUARD_EIO when PIDGUARD_SCOPE_MODE_CGROUP was asked
+ * and no leaf can be made, or when the fork, the cgroup join or the exec fails (the thread's
+ * last error message names the step). On any error nothing is left running and no leaf is
+ * left.
+ */
+int pidguard_spawn(const char *pid_file,
+                   const char *const *argv,
+                   size_t argc,
+                   const struct pidguard_spawn_options *options,
+                   struct pidguard_spawn_result *result_out);
 
 /**
  * The broad status that `status` refines: PIDGUARD_EUNTRUSTED for PIDGUARD_ESYMLINK,

@@ -95,6 +95,11 @@ export interface HookReport {
   pidFileRemoved: boolean
   /** Whether the hook counts as succeeded. */
   succeeded: boolean
+  /**
+   * What the record aims at: `cgroup`, `supervisor` (its scope: the hook's whole tree) or
+   * `group` (no scope: the hook's process group).
+   */
+  scope: string
 }
 
 /** A verdict with its reason: `judge`'s answer. */
@@ -344,6 +349,70 @@ export interface ProcessTerminateOptions {
   reap?: boolean
 }
 
+/** Options of `spawn`; every default is core's. */
+export interface SpawnOptions {
+  /**
+   * The scope the command runs in: `'auto'` (the default: a cgroup v2 leaf of its own where
+   * one can be made, else a subreaper supervisor; `note` says why no leaf), `'cgroup'` (a leaf,
+   * or an error), `'supervisor'`, or `'group'` (its process group only: a descendant that
+   * calls `setsid` escapes a stop).
+   */
+  scope?: 'auto' | 'cgroup' | 'supervisor' | 'group'
+  /** The command's working directory (default: this process's). */
+  cwd?: string | Buffer
+  /** Where the command's stdout goes, truncated (default `<pidFile without .pid>.stdout.log`). */
+  stdout?: string | Buffer
+  /** Where the command's stderr goes, truncated (default `<pidFile without .pid>.stderr.log`). */
+  stderr?: string | Buffer
+  /**
+   * Write a guard record (one JSON object; exactly one of racing starters wins) instead of an
+   * abx-dl pidfile and its `.sh` (default false).
+   */
+  guard?: boolean
+}
+
+/**
+ * What `spawn` started: `launch::spawn`'s answer (`pidguard run --json` prints the same).
+ * 
+ * The caller's own child is `supervisor_pid` when there is one, else `pid`: the spawn does not
+ * reap it. Until it is reaped it keeps its pid (and, for `pid`, its process group) its own, so
+ * that a later stop can still prove them; reap it once it is stopped (or has ended) to get the
+ * command's status (a supervisor exits with the command's status).
+ */
+export interface Spawned {
+  /** The command's pid (the one in the pidfile). */
+  pid: number
+  /** The pidfile written. */
+  pidFile: string
+  /** The `.sh` command file beside an abx-dl pidfile (absent for a guard record). */
+  cmdFile?: string
+  /** Where the command's stdout goes. */
+  stdout: string
+  /** Where the command's stderr goes. */
+  stderr: string
+  /**
+   * The scope the command runs in: `cgroup` (a cgroup v2 leaf of its own), `supervisor` (under
+   * a subreaper supervisor) or `group` (its process group only).
+   */
+  scope: string
+  /**
+   * The scope as recorded beside the pidfile (`cgroup:<boot id>:<cgroup id>:<path>` or
+   * `supervisor:<pid>:<token>`); absent for `group`, or when it could not be recorded (see
+   * `note`).
+   */
+  scopeRecord?: string
+  /**
+   * The supervisor's pid (`supervisor` scope): the caller's child, which exits with the
+   * command's status once the command's whole tree has exited.
+   */
+  supervisorPid?: number
+  /**
+   * Why the scope is weaker than asked for (no cgroup leaf could be made, the file system
+   * has no user xattrs to record it in), when it is.
+   */
+  note?: string
+}
+
 /** Options of `stopPidFile`; every default is core's. */
 export interface StopOptions {
   /**
@@ -405,6 +474,11 @@ export interface StopReport {
   check: PidFileCheck
   /** The termination report, when the process was pinned and the schedule ran. */
   terminate?: TerminateReport
+  /**
+   * What the record aims at: `cgroup` or `supervisor` (the scope recorded with a command
+   * pidguard started: its whole tree), or `group` (no scope, or the recorded one is gone).
+   */
+  scope: string
 }
 
 /** Options of `terminate`. */
@@ -471,6 +545,12 @@ export interface TerminateReport {
   survivors: Array<number>
   /** Seconds from the start of the call to the outcome. */
   elapsed: number
+  /**
+   * What was stopped: `group` (the process group, or the process alone when `group` is
+   * false), `cgroup` (the record's cgroup v2 leaf) or `supervisor` (the record's supervisor's
+   * tree).
+   */
+  scope: string
 }
 
 /** The pidguard version (the crate version; `package.json` carries the same). */
@@ -553,6 +633,31 @@ export declare function lookup(pid: number): ProcessInfo
  * `PIDGUARD_PERMISSION_DENIED` when the record cannot be read.
  */
 export declare function pinPidFile(pidFile: string | Buffer, options?: PinOptions | null): ProcessRef | StopReport
+
+/**
+ * Start `argv` in a new session inside a scope, with its output in files (stdin `/dev/null`,
+ * this process's environment), and record it in `pidFile` (core's `launch::spawn`, what
+ * `pidguard run` does). Synchronous: it returns once the command has exec'd and is recorded,
+ * and never waits for the command. `stopPidFile` and `cleanupBackgroundHooks` then stop every
+ * process of the scope, `setsid` or not.
+ * 
+ * The caller's own child is `supervisorPid` when there is one, else `pid`. Node does not know
+ * it (`child_process` reaps only what it spawned) and pidguard does not reap it: until it is
+ * reaped its pid, and the process group `pid` leads, stay provably the command's, so a later
+ * stop still reaches them. Reap it once it is stopped or has ended:
+ * `const ref = ProcessRef.openChild(child); await ref.wait(); (await ref.terminate({ reap: true })).exitCode`
+ * (a supervisor exits with the command's status). A long-running program that never reaps keeps
+ * one zombie per spawn until it exits.
+ * 
+ * Throws a `TypeError` for an `argv` that is not an array of strings or a bad option type, and
+ * (`ERR_INVALID_ARG_VALUE`) for an unknown scope; `PIDGUARD_INVALID_ARGUMENT` (a `RangeError`)
+ * for an empty `argv` or a NUL in a word; `PIDGUARD_NOT_FOUND`/`PIDGUARD_PERMISSION_DENIED` when the program or `cwd`
+ * cannot be used, `PIDGUARD_HELD` when `pidFile` still names a live process — all before
+ * anything is created; `PIDGUARD_IO` when `scope: 'cgroup'` and no leaf can be made, or when the
+ * fork, the cgroup join or the exec fails (the message names the step). On any error nothing is
+ * left running and no leaf is left.
+ */
+export declare function spawn(argv: string[], pidFile: string | Buffer, options?: SpawnOptions | null): Spawned
 
 /**
  * The start token of the live process `pid`:

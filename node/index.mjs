@@ -24,6 +24,7 @@ export const {
   lookup,
   pinPidFile,
   pin_pid_file,
+  spawn,
   startToken,
   start_token,
   stopPidFile,

@@ -136,11 +136,12 @@ const pidguard = require('pidguard');
   const token = pidguard.startToken(child.pid);
   const r = await pidguard.terminate(child.pid, { token, schedule: 'TERM/5/KILL/2' });
   fs.rmSync(dir, { recursive: true });
-  console.log(JSON.stringify({ from: require.resolve('pidguard'), addon: path.dirname(require.resolve('pidguard-linux-x64-gnu')), valid, outcome: r.outcome }));
+  const abx = typeof require('pidguard/abx-plugins').killChrome;
+  console.log(JSON.stringify({ from: require.resolve('pidguard'), addon: path.dirname(require.resolve('pidguard-linux-x64-gnu')), valid, outcome: r.outcome, abx }));
 })().catch((e) => { console.error(e); process.exit(1); });
 JS
 if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node smoke.js 2>&1); then
-  case "$out" in *'"valid":true'*'"outcome":"exited"'*) ok "smoke test: require, validate, terminate ($out)";; *) bad "smoke test printed: $out";; esac
+  case "$out" in *'"valid":true'*'"outcome":"exited"'*'"abx":"function"'*) ok "smoke test: require, validate, terminate, pidguard/abx-plugins ($out)";; *) bad "smoke test printed: $out";; esac
   case "$out" in *"$ROOT"*) bad "the smoke test loaded something from the clone: $out";; esac
 else
   bad "smoke test failed: $out"

@@ -132,14 +132,29 @@ fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
-/// Start a hook as `pidguard run` does: logs, spawn in its own session and process group
-/// ([`crate::run::spawn`]), then the `.sh` and the pidfile with the start time taken right after
+/// Start `argv` in a new session (it leads its own process group), stdin from `/dev/null`,
+/// output to the given files, in `cwd`: the demo keeps the `Child` to reap what it kills.
+fn spawn_in_session(argv: &[&str], cwd: Option<&Path>, out: fs::File, err: fs::File) -> std::io::Result<Child> {
+    let mut cmd = Command::new(argv[0]);
+    cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(out).stderr(err);
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    // SAFETY: setsid(2) is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+    cmd.spawn()
+}
+
+/// Start a hook as abx-dl does: logs, spawn in its own session and process group
+/// ([`spawn_in_session`]), then the `.sh` and the pidfile with the start time taken right after
 /// the spawn ([`launch::record`]).
 fn spawn_hook(dir: &Path, name: &str, argv: &[&str]) -> Result<Child, String> {
     fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let out = fs::File::create(dir.join(format!("{name}.stdout.log"))).map_err(|e| e.to_string())?;
     let err = fs::File::create(dir.join(format!("{name}.stderr.log"))).map_err(|e| e.to_string())?;
-    let child = crate::run::spawn(argv, Some(dir), out, err).map_err(|e| format!("spawn {name}: {e}"))?;
+    let child = spawn_in_session(argv, Some(dir), out, err).map_err(|e| format!("spawn {name}: {e}"))?;
     let start_time = now();
     launch::record(&dir.join(format!("{name}.pid")), child.id() as i32, start_time, argv, RecordFormat::AbxDl, &[])
         .map_err(|e| e.to_string())?;
@@ -236,6 +251,19 @@ fn body(in_namespace: bool) -> Result<bool, String> {
         ],
     )?;
     let quick = spawn_hook(&out.join("quick"), "on_Snapshot__30_quick.bg", &["bash", "-c", "echo finished early; exit 3"])?;
+    // A hook whose helper leaves its group (a browser's crash handler, a daemon's double
+    // fork): started as `pidguard run` does, in a scope (a cgroup leaf, else a supervisor).
+    let daemon_dir = out.join("daemon");
+    fs::create_dir_all(&daemon_dir).map_err(|e| e.to_string())?;
+    let daemon = pidguard::launch::spawn(
+        &daemon_dir.join("on_Snapshot__50_daemon.bg.pid"),
+        &["bash", "-c", "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > escapee.pid; exec sleep 600"],
+        &pidguard::launch::SpawnOptions { cwd: Some(daemon_dir.clone()), ..Default::default() },
+    )
+    .map_err(|e| format!("spawn the daemon hook: {e}"))?;
+    let escapee_file = daemon_dir.join("escapee.pid");
+    wait_until(Duration::from_secs(5), || fs::read_to_string(&escapee_file).is_ok_and(|t| t.trim().parse::<i32>().is_ok()));
+    let escapee: i32 = fs::read_to_string(&escapee_file).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
     let (sleeper_pid, stubborn_pid, quick_pid) = (sleeper.id() as i32, stubborn.id() as i32, quick.id() as i32);
     children.extend([sleeper, stubborn, quick]);
     let stale_dir = out.join("reused");
@@ -261,11 +289,18 @@ fn body(in_namespace: bool) -> Result<bool, String> {
         let ct = pidguard::lookup(by_pid).ok()?.create_time;
         Some((mt - ct).abs())
     });
-    println!("hooks started (each leads its own process group):");
+    println!("hooks started (each leads its own process group; the daemon hook in a scope too):");
     println!("  on_Snapshot__10_sleeper.bg   pid {sleeper_pid:<7} exits on SIGTERM");
     println!("  on_Snapshot__20_stubborn.bg  pid {stubborn_pid:<7} ignores SIGTERM, group {:?}", members(stubborn_pid));
     println!("  on_Snapshot__30_quick.bg     pid {quick_pid:<7} already exited with status 3 (unreaped)");
     println!("  on_Snapshot__40_reused.bg    pid {by_pid:<7} STALE: {}", stale.how);
+    println!(
+        "  on_Snapshot__50_daemon.bg    pid {:<7} in a scope ({}); its helper pid {escapee} left the group with setsid",
+        daemon.pid, daemon.scope
+    );
+    if let Some(n) = &daemon.note {
+        println!("    ({n})");
+    }
     println!("  bystander group {by_pid}: {by_before:?} (not a hook; must survive)");
     if let Some(skew) = seed_rule {
         println!(
@@ -295,6 +330,12 @@ fn body(in_namespace: bool) -> Result<bool, String> {
         let m = members(pid);
         check(m.is_empty(), format!("no process of hook {name} survives (group {pid}: {m:?})"));
     }
+    let escaped_alive = escapee > 0
+        && fs::read_to_string(format!("/proc/{escapee}/stat")).is_ok_and(|st| st.rsplit_once(") ").is_some_and(|(_, r)| !r.starts_with('Z')));
+    check(
+        !escaped_alive && members(daemon.pid).is_empty(),
+        format!("the daemon hook's whole tree is stopped through its scope ({}), the setsid helper {escapee} too", daemon.scope),
+    );
     let q = reports.iter().find(|r| r.name.contains("quick"));
     check(q.and_then(|r| r.exit_code) == Some(3), "the hook that exited by itself is reported with its own status 3".into());
     let r = reports.iter().find(|r| r.name.contains("reused"));
@@ -311,6 +352,11 @@ fn body(in_namespace: bool) -> Result<bool, String> {
         let _ = c.kill();
         let _ = c.wait();
     }
+    // The daemon hook's direct child (the command, or its supervisor) is ours to reap.
+    let direct = daemon.supervisor_pid.unwrap_or(daemon.pid);
+    let mut status = 0;
+    // SAFETY: waitpid on our own child with a valid status pointer.
+    unsafe { libc::waitpid(direct, &mut status, 0) };
     let _ = std::env::set_current_dir("/");
     let _ = fs::remove_dir_all(&root);
     println!("{}", if ok { "\ndemo passed: the bystander lived, every hook is stopped" } else { "\ndemo FAILED" });

@@ -46,6 +46,11 @@ enum Cmd {
         /// Write a guard record instead of an abx-dl pidfile.
         #[arg(long)]
         guard: bool,
+        /// First move the process into a cgroup v2 leaf of its own and record it as its scope:
+        /// what it forks from then on is stopped with it, `setsid` or not (children it forked
+        /// before stay outside). Needs a cgroup2 mount the caller may create cgroups in.
+        #[arg(long)]
+        adopt: bool,
     },
     /// Say whether a pidfile (abx-dl or guard JSON) still names the process it recorded (exit 0 when valid, 1 when not).
     Status {
@@ -225,12 +230,12 @@ fn main() -> ProcessExit {
     }
     match cli.cmd {
         Cmd::Run(args) => run::run(&args),
-        Cmd::Write { pidfile, pid, guard } => {
+        Cmd::Write { pidfile, pid, guard, adopt } => {
             let pid = match parse_pid(&pid) {
                 Ok(p) => p,
                 Err(code) => return code,
             };
-            run::write(&pidfile, pid, guard)
+            run::write(&pidfile, pid, guard, adopt)
         }
         Cmd::Token { pid } => {
             let pid = match parse_pid(&pid) {

@@ -111,7 +111,11 @@ pub fn stop_text(r: &StopReport) -> String {
     if r.check.reason == CheckReason::Missing {
         return format!("{p}: no pidfile — nothing to do");
     }
-    let who = r.check.pid.map(|n| format!("pid {n}")).unwrap_or_else(|| "no pid".into());
+    let mut who = r.check.pid.map(|n| format!("pid {n}")).unwrap_or_else(|| "no pid".into());
+    if r.scope != pidguard::identity::ScopeKind::Group {
+        // The whole tree was the target, not only the group (a group is said by omission).
+        who.push_str(&format!(" (scope: {})", r.scope));
+    }
     let signals: Vec<String> = r.signals().iter().map(|s| s.name()).collect();
     let detail = r.detail.as_deref().map(|d| format!(": {}", printable(d))).unwrap_or_default();
     format!("{p}: {who} — {}{detail}{}{}", r.outcome, signals_text(&signals), removed_text(r.pid_file_removed))
@@ -126,6 +130,9 @@ pub fn print_hooks(reports: &[HookReport]) {
         let mut line = format!("  {:<width$}  ", printable(&r.name));
         if let Some(pid) = r.pid {
             line.push_str(&format!("pid {pid}: "));
+        }
+        if r.scope != pidguard::identity::ScopeKind::Group {
+            line.push_str(&format!("(scope: {}) ", r.scope));
         }
         line.push_str(&r.outcome.to_string());
         let why = match (r.verdict, r.verdict_reason) {

@@ -56,7 +56,9 @@ pub fn cmd_file_for(pid_file: &Path) -> PathBuf {
 /// by [`record`].
 ///
 /// Errors: `Held` when a live process matches the record (abx-dl: [`check_pid_file`] says
-/// valid; guard: the holder is `Match`), or when the record cannot be judged (its live identity
+/// valid; guard: the holder is `Match`), when the record's scope still holds processes (its
+/// recorded process may be gone: a daemon's first process exits at once; an empty scope's leaf
+/// is removed here), or when the record or its scope cannot be judged (its live identity
 /// is unreadable, or it was written on another machine or in another PID namespace) — a
 /// record that may be alive is never overwritten; `Untrusted` (or a refinement) for a symlink,
 /// FIFO or directory at the path; `PermissionDenied`/`Io` when the file cannot be read.
@@ -72,6 +74,19 @@ pub fn ensure_vacant(pid_file: &Path, format: RecordFormat) -> Result<()> {
                 }
                 Err(e)
             };
+            // A record pidguard started: its tree may outlive the recorded process (a daemon's
+            // first process exits at once), and then the pidfile still belongs to it. An empty
+            // scope's leaf is removed with the stale record it belonged to.
+            match crate::pidfile::target::scope_target(&c) {
+                crate::pidfile::target::ScopeTarget::Open(s) if !s.is_empty() => {
+                    return held(&format!("its scope ({}) still holds processes", s.kind()))
+                }
+                crate::pidfile::target::ScopeTarget::Open(s) => {
+                    s.release();
+                }
+                crate::pidfile::target::ScopeTarget::Keep(_, why, _) => return held(&format!("its scope cannot be judged here ({why})")),
+                crate::pidfile::target::ScopeTarget::Absent(_) => {}
+            }
             match c.reason {
                 CheckReason::Valid => held(&format!("held by pid {}, alive and matching", c.pid.unwrap_or(0))),
                 CheckReason::Unverifiable | CheckReason::Foreign => {
@@ -246,18 +261,20 @@ pub fn record<S: AsRef<str>>(
             }
             write_pid_file_with_mtime(pid_file, pid, start_time)
         }
-        RecordFormat::Guard => {
-            let token = crate::identity::start_token(pid)?;
-            let mut entry = Entry::new(pid, token.to_string());
-            for (k, v) in fields {
-                entry = entry.with_field(k.clone(), v.clone());
-            }
-            guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
-                // The record belongs to the spawned process, not to the caller: keep it.
-                g.keep();
-            })
-        }
+        RecordFormat::Guard => acquire_record(pid_file, pid, crate::identity::start_token(pid)?, fields),
     }
+}
+
+/// The guard record of `pid` with `token` and `fields`, acquired ([`guard::acquire`]) and kept:
+/// it belongs to the spawned process, not to the caller.
+fn acquire_record(pid_file: &Path, pid: i32, token: crate::identity::StartToken, fields: &[(String, String)]) -> Result<()> {
+    let mut entry = Entry::new(pid, token.to_string());
+    for (k, v) in fields {
+        entry = entry.with_field(k.clone(), v.clone());
+    }
+    guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
+        g.keep();
+    })
 }
 
 /// Write the pidfile for `pid`, a process that is already running (`pidguard write`): its
@@ -281,4 +298,389 @@ pub fn record_existing(pid_file: &Path, pid: i32, format: RecordFormat) -> Resul
     }
     let argv = info.argv.clone().unwrap_or_default();
     record(pid_file, pid, info.create_time, &argv, format, &[])
+}
+
+/// Which scope [`spawn`] starts a command in (see [`crate::identity::Scope`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ScopeMode {
+    /// A cgroup v2 leaf where the caller may make one, else a supervisor (default). The
+    /// report's [`Spawned::note`] says why the leaf could not be made.
+    #[default]
+    Auto,
+    /// A cgroup v2 leaf, or an error.
+    Cgroup,
+    /// A subreaper supervisor, even where a leaf could be made.
+    Supervisor,
+    /// No scope: the command's process group only (what a record written by abx-dl gets).
+    Group,
+}
+
+impl ScopeMode {
+    /// `"auto"`, `"cgroup"`, `"supervisor"` or `"group"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ScopeMode::Auto => "auto",
+            ScopeMode::Cgroup => "cgroup",
+            ScopeMode::Supervisor => "supervisor",
+            ScopeMode::Group => "group",
+        }
+    }
+}
+
+impl std::str::FromStr for ScopeMode {
+    type Err = Error;
+    /// Errors: `InvalidArgument` for anything but the four names.
+    fn from_str(s: &str) -> Result<ScopeMode> {
+        match s {
+            "auto" => Ok(ScopeMode::Auto),
+            "cgroup" => Ok(ScopeMode::Cgroup),
+            "supervisor" => Ok(ScopeMode::Supervisor),
+            "group" => Ok(ScopeMode::Group),
+            _ => Err(Error::invalid(format!("scope must be auto, cgroup, supervisor or group, not {s:?}"))),
+        }
+    }
+}
+
+/// Options of [`spawn`].
+#[derive(Clone, Debug, Default)]
+pub struct SpawnOptions {
+    /// The scope to start the command in (default [`ScopeMode::Auto`]).
+    pub scope: ScopeMode,
+    /// The command's working directory (default: the caller's).
+    pub cwd: Option<PathBuf>,
+    /// Where the command's stdout goes, truncated (default `<pidfile without .pid>.stdout.log`).
+    pub stdout: Option<PathBuf>,
+    /// Where the command's stderr goes, truncated (default `<pidfile without .pid>.stderr.log`).
+    pub stderr: Option<PathBuf>,
+    /// The pidfile's format (default the abx-dl format).
+    pub format: RecordFormat,
+    /// Extra fields of a guard record (`RecordFormat::Guard` only).
+    pub fields: Vec<(String, String)>,
+}
+
+/// What [`spawn`] started.
+#[derive(Clone, Debug)]
+pub struct Spawned {
+    /// The command's pid (the one in the pidfile).
+    pub pid: i32,
+    /// The pidfile written.
+    pub pid_file: PathBuf,
+    /// The `.sh` command file beside an abx-dl pidfile.
+    pub cmd_file: Option<PathBuf>,
+    /// Where the command's stdout and stderr go.
+    pub stdout: PathBuf,
+    /// See [`Self::stdout`].
+    pub stderr: PathBuf,
+    /// The scope the command runs in: `Cgroup`, `Supervisor`, or `Group` (none).
+    pub scope: crate::identity::ScopeKind,
+    /// The scope as recorded beside the pidfile (`None` for `Group`, or when it could not be
+    /// recorded: see [`Self::note`]).
+    pub scope_record: Option<crate::identity::ScopeRecord>,
+    /// The supervisor's pid, in `Supervisor` mode: the caller's child, which exits with the
+    /// command's status once the whole tree has exited (reap it, or let it be reaped when the
+    /// caller exits).
+    pub supervisor_pid: Option<i32>,
+    /// Why the scope is weaker than asked for (the leaf could not be made, the file system has
+    /// no user xattrs to record the scope in), when it is.
+    pub note: Option<String>,
+}
+
+/// A program found as `execvp(3)` would find it, as an absolute path: `program` with a `/` is
+/// taken relative to `cwd` when relative (the child changes into `cwd` first), else relative to
+/// the caller's directory; one without is looked up in `$PATH`. See [`check_command`] for the
+/// errors.
+pub fn resolve_program(program: &std::ffi::OsStr, cwd: Option<&Path>) -> Result<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    check_command(program, cwd)?;
+    let here = std::env::current_dir().map_err(|e| Error::io_at(Path::new("."), "getcwd", &e))?;
+    let base = match cwd {
+        Some(d) if d.is_absolute() => d.to_path_buf(),
+        Some(d) => here.join(d),
+        None => here.clone(),
+    };
+    if program.as_bytes().contains(&b'/') {
+        let p = Path::new(program);
+        return Ok(if p.is_absolute() { p.to_path_buf() } else { base.join(p) });
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let cand = dir.join(program);
+        let ok = std::fs::metadata(&cand).is_ok_and(|m| m.is_file())
+            && nix::unistd::access(&cand, nix::unistd::AccessFlags::X_OK).is_ok();
+        if ok {
+            return Ok(if cand.is_absolute() { cand } else { here.join(cand) });
+        }
+    }
+    Err(Error::at(ErrorKind::NotFound, Path::new(program), "cannot start: No such file or directory (not found in $PATH)"))
+}
+
+/// Start `argv` (at least one word) in a new session, inside a scope, with its output in files,
+/// and record it in `pid_file`: the one call behind `pidguard run` and every binding's `spawn`.
+///
+/// 1. Checked before anything is created ([`check_command`], [`ensure_vacant`],
+///    [`check_parent_dir`]): a command that cannot start leaves no file behind.
+/// 2. The logs are opened ([`open_log`]); stdin is `/dev/null`.
+/// 3. The scope ([`ScopeMode`]): a cgroup v2 leaf `pidguard/run-…` below the caller's own
+///    cgroup, which the child joins before it execs (so not even its first fork escapes); or a
+///    supervisor, a child of the caller that is a child subreaper and starts the command (see
+///    [`crate::identity::Scope`]). The command itself always leads a new session and process
+///    group (Node's `detached: true`), so a record read without its scope is still stopped
+///    with its group.
+/// 4. The pidfile: the abx-dl format with the token and the scope in
+///    [`crate::identity::SCOPE_XATTR`] (plus the `.sh`), or a guard record with a `scope`
+///    field. If it cannot be written, the command and everything in its scope are killed, the
+///    leaf removed and the direct child reaped: nothing runs unrecorded.
+///
+/// Errors (nothing left running, no leaf left): `InvalidArgument` for an empty `argv` or a NUL
+/// in a word; those of the checks (`NotFound`, `PermissionDenied`, `Held`, `Untrusted`);
+/// `Unsupported`-like `Io` with the step when `ScopeMode::Cgroup` cannot make or join a leaf;
+/// `Io`/`NotFound`/`PermissionDenied` from the `fork`, the cgroup join, `chdir` or `execve`
+/// with the step in the message; the record's errors.
+pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &SpawnOptions) -> Result<Spawned> {
+    use std::ffi::CString;
+    use std::os::fd::AsFd;
+    use std::os::unix::ffi::OsStrExt;
+    use crate::identity::{create_leaf, ScopeKind, ScopeRecord};
+    use crate::sys::spawn as sp;
+
+    let Some(first) = argv.first() else { return Err(Error::invalid("spawn: the command is empty")) };
+    let cstr = |b: &[u8]| CString::new(b).map_err(|_| Error::invalid("spawn: a NUL byte in the command, its directory or the environment"));
+    let program = resolve_program(first.as_ref(), opts.cwd.as_deref())?;
+    ensure_vacant(pid_file, opts.format)?;
+    if opts.format == RecordFormat::Guard {
+        make_record_dir(pid_file)?;
+    }
+    let (default_out, default_err) = crate::options::default_log_files(pid_file);
+    let out_path = opts.stdout.clone().unwrap_or(default_out);
+    let err_path = opts.stderr.clone().unwrap_or(default_err);
+    for p in [pid_file, &out_path, &err_path] {
+        check_parent_dir(p)?;
+    }
+    let devnull = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null").map_err(|e| Error::io_at(Path::new("/dev/null"), "open", &e))?;
+    let words: Vec<CString> = argv.iter().map(|a| cstr(a.as_ref().as_bytes())).collect::<Result<_>>()?;
+    let env: Vec<CString> = std::env::vars_os()
+        .map(|(k, v)| {
+            let mut b = k.as_bytes().to_vec();
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            cstr(&b)
+        })
+        .collect::<Result<_>>()?;
+    let cwd = opts.cwd.as_ref().map(|d| cstr(d.as_os_str().as_bytes())).transpose()?;
+    let text: Vec<String> = argv.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect();
+
+    // The leaf before the logs: a spawn that fails for want of a leaf creates (or truncates) no
+    // file.
+    let mut note = None;
+    let leaf = match opts.scope {
+        ScopeMode::Auto | ScopeMode::Cgroup => match create_leaf() {
+            Ok(l) => Some(l),
+            Err(why) if opts.scope == ScopeMode::Cgroup => {
+                return Err(Error::new(ErrorKind::Io, format!("spawn: no cgroup leaf could be made: {why}")))
+            }
+            Err(why) => {
+                note = Some(format!("no cgroup leaf could be made ({why}): started under a supervisor"));
+                None
+            }
+        },
+        _ => None,
+    };
+    let (out, err) = match open_log(&out_path).and_then(|o| Ok((o, open_log(&err_path)?))) {
+        Ok(logs) => logs,
+        Err(e) => {
+            if let Some(l) = &leaf {
+                l.discard();
+            }
+            return Err(e);
+        }
+    };
+    let cmd = |join| sp::Command {
+        program: CString::new(program.as_os_str().as_bytes()).unwrap_or_default(),
+        argv: words.clone(),
+        env: env.clone(),
+        cwd: cwd.clone(),
+        stdio: [devnull.as_fd(), out.as_fd(), err.as_fd()],
+        join,
+        devnull: devnull.as_fd(),
+    };
+    let failed = |e: sp::SpawnError| {
+        let shown = Path::new(first.as_ref());
+        let mut x = Error::io_at(shown, &format!("cannot start ({})", e.stage.as_str()), &e.error);
+        if e.stage == sp::Stage::Exec {
+            x = Error::io_at(shown, "cannot start", &e.error);
+        }
+        x
+    };
+    // The start tokens, read while the command is held before its exec: a command that exits
+    // at once (a daemon's first process) is still recorded with its token, and so its scope.
+    let mut cmd_token: Option<crate::identity::StartToken> = None;
+    let mut sup_token: Option<crate::identity::StartToken> = None;
+    let mut held = |p: i32| cmd_token = crate::identity::start_token(p).ok();
+    // (pid, supervisor, scope record, leaf kept)
+    let mut started: Option<(i32, Option<i32>, Option<ScopeRecord>)> = None;
+    let mut kept_leaf = None;
+    if let Some(l) = leaf {
+        match sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs))), &mut held) {
+            Ok(pid) => {
+                started = Some((pid, None, Some(l.record.clone())));
+                kept_leaf = Some(l);
+            }
+            Err(e) if e.stage == sp::Stage::JoinCgroup && opts.scope == ScopeMode::Auto => {
+                l.discard();
+                note = Some(format!("the cgroup leaf could not be joined ({}): started under a supervisor", e.error));
+            }
+            Err(e) => {
+                l.discard();
+                return Err(failed(e));
+            }
+        }
+    }
+    if started.is_none() {
+        if opts.scope == ScopeMode::Group {
+            let pid = sp::spawn(&cmd(None), &mut held).map_err(failed)?;
+            started = Some((pid, None, None));
+        } else {
+            let mut held_both = |s: i32, p: i32| {
+                sup_token = crate::identity::start_token(s).ok();
+                cmd_token = crate::identity::start_token(p).ok();
+            };
+            let (sup, pid) = sp::spawn_supervised(&cmd(None), &mut held_both).map_err(failed)?;
+            let rec = sup_token.take().map(|token| ScopeRecord::Supervisor { pid: sup, token });
+            started = Some((pid, Some(sup), rec));
+        }
+    }
+    let start_time = now();
+    let Some((pid, sup, rec)) = started else { return Err(Error::new(ErrorKind::Io, "spawn: nothing started")) };
+    let undo = |why: Error| -> Error {
+        // Nothing may run unrecorded: kill the scope (or the command), reap our child.
+        if let Some(l) = &kept_leaf {
+            l.discard();
+        }
+        if let Ok(fd) = crate::sys::pidfd_open(pid) {
+            let _ = crate::sys::pidfd_send_signal(fd.as_fd(), libc::SIGKILL, 0);
+        }
+        if let Some(s) = sup {
+            end_supervised(s, rec.as_ref());
+        }
+        crate::sys::spawn::reap(sup.unwrap_or(pid));
+        why
+    };
+    crate::sys::fault::point(crate::sys::fault::Point::BeforeSpawnRecord);
+    if sup.is_some() && rec.is_none() {
+        return Err(undo(Error::new(ErrorKind::Io, "spawn: the supervisor's start token could not be read")));
+    }
+    let scope_text = rec.as_ref().map(|r| r.to_string());
+    let recorded = match opts.format {
+        RecordFormat::AbxDl => {
+            let r = write_cmd_file(&cmd_file_for(pid_file), &text)
+                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref()));
+            match r {
+                Ok(ok) => ok || scope_text.is_none(),
+                Err(e) => return Err(undo(e)),
+            }
+        }
+        RecordFormat::Guard => {
+            let mut fields = opts.fields.clone();
+            if let Some(t) = &scope_text {
+                fields.push(("scope".to_string(), t.clone()));
+            }
+            let token = match cmd_token.clone().map_or_else(|| crate::identity::start_token(pid), Ok) {
+                Ok(t) => t,
+                Err(e) => return Err(undo(e)),
+            };
+            if let Err(e) = acquire_record(pid_file, pid, token, &fields) {
+                return Err(undo(e));
+            }
+            true
+        }
+    };
+    let scope_kind = rec.as_ref().map_or(ScopeKind::Group, |r| r.kind());
+    if !recorded {
+        note = Some(format!(
+            "the scope ({scope_kind}) could not be recorded: the pidfile's file system has no user xattrs; a stop reaches the command's group only"
+        ));
+    }
+    Ok(Spawned {
+        pid,
+        pid_file: pid_file.to_path_buf(),
+        cmd_file: (opts.format == RecordFormat::AbxDl).then(|| cmd_file_for(pid_file)),
+        stdout: out_path,
+        stderr: err_path,
+        scope: scope_kind,
+        scope_record: if recorded { rec } else { None },
+        supervisor_pid: sup,
+        note,
+    })
+}
+
+/// Before an unrecorded supervisor (our child) is reaped: kill everything in its tree — the
+/// command may have forked (and `setsid`ed) already, its orphans are the supervisor's children,
+/// and the supervisor exits only once they are gone — waiting up to 2 s for it to exit. If the
+/// tree cannot be walked (no pidfds, no record) or does not empty, the supervisor itself is
+/// killed, so that reaping it cannot hang (its last orphans then pass to init).
+fn end_supervised(sup: i32, rec: Option<&crate::identity::ScopeRecord>) {
+    use crate::identity::{Scope, ScopeState};
+    use std::os::fd::AsFd;
+    let Ok(fd) = crate::sys::pidfd_open(sup) else {
+        // Our unreaped child: its number cannot have passed to anyone else.
+        let _ = crate::sys::kill(sup, libc::SIGKILL);
+        return;
+    };
+    if let Some(ScopeState::Open(scope)) = rec.map(|r| Scope::open(r, None)) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !scope.is_empty() && std::time::Instant::now() < deadline {
+            let _ = scope.signal(crate::signo::Signal::KILL);
+            let _ = crate::sys::poll_readable(&[fd.as_fd()], Some(std::time::Duration::from_millis(50)));
+        }
+        if scope.is_empty() {
+            return;
+        }
+    }
+    let _ = crate::sys::pidfd_send_signal(fd.as_fd(), libc::SIGKILL, 0);
+}
+
+/// [`record_existing`], and with `adopt` the process is first moved into a cgroup v2 leaf of
+/// its own, recorded as its scope beside the pidfile (the abx-dl format's
+/// [`crate::identity::SCOPE_XATTR`], a guard record's `scope` field): from then on every
+/// descendant it forks stays in the leaf, and a stop or cleanup reaches them all, `setsid` or
+/// not. The opt-in scope for processes pidguard did not start (abx-dl spawns its hooks
+/// itself). Children forked *before* the move stay outside the leaf: record the process as
+/// early as possible, or start it with [`spawn`], which has no such window.
+///
+/// Returns the recorded scope (`None` without `adopt`, or when the file system has no user
+/// xattrs to record it in: the process stays in its leaf, and a stop reaches its group only).
+///
+/// Errors: those of [`record_existing`]; `Io` with the step when the leaf cannot be made or
+/// the process cannot be moved (nothing recorded then, no leaf left).
+pub fn record_existing_scoped(pid_file: &Path, pid: i32, format: RecordFormat, adopt: bool) -> Result<Option<crate::identity::ScopeRecord>> {
+    use std::os::fd::AsFd;
+    if !adopt {
+        return record_existing(pid_file, pid, format).map(|()| None);
+    }
+    if pid == 1 {
+        return record_existing(pid_file, pid, format).map(|()| None);
+    }
+    // Pinned first: the number written to cgroup.procs is proven to be this process afterwards.
+    let fd = crate::sys::pidfd_open(pid).map_err(|e| Error::io_pid(pid, "pidfd_open", &e))?;
+    let info = lookup(pid)?;
+    if info.is_zombie() {
+        return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} has exited (zombie)")).with_pid(pid));
+    }
+    let rec = crate::identity::adopt_into_leaf(pid, fd.as_fd()).map_err(|why| Error::new(ErrorKind::Io, why).with_pid(pid))?;
+    let argv = info.argv.clone().unwrap_or_default();
+    let text = rec.to_string();
+    match format {
+        RecordFormat::AbxDl => {
+            if !argv.is_empty() {
+                write_cmd_file(&cmd_file_for(pid_file), &argv)?;
+            }
+            let recorded = crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, info.create_time, None, Some(&text))?;
+            Ok(recorded.then_some(rec))
+        }
+        RecordFormat::Guard => {
+            record(pid_file, pid, info.create_time, &argv, format, &[("scope".to_string(), text)])?;
+            Ok(Some(rec))
+        }
+    }
 }

@@ -72,13 +72,13 @@ pub use exit::ExitCode;
 pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use identity::{
     compare_tokens, is_process_alive, judge, lookup, probe_alive, start_token, thread_group_exited, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
-    Reason, StartToken, TokenOs, Verdict,
+    Reason, Scope, ScopeKind, ScopeRecord, ScopeState, StartToken, TokenOs, Verdict, SCOPE_XATTR,
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
 pub use pidfile::Format;
 pub use options::{check_pid_file, check_pid_file_with, validate_pid_file, CheckOptions};
 pub use pidfile::mtime::{write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
-pub use signal::{terminate, terminate_pid, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, TerminateOptions, TerminateReport};
+pub use signal::{terminate, terminate_pid, terminate_scopes, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, TerminateOptions, TerminateReport};
 pub use stop::{pin_pid_file, stop_pid_file, PidFilePin, StopOptions, StopOutcome, StopReport};
 
 /// The pidguard version (the crate version).

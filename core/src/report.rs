@@ -276,6 +276,10 @@ pub struct TerminateView {
     pub survivors: Vec<i32>,
     /// Seconds from the start of the call to the outcome.
     pub elapsed: f64,
+    /// What was stopped: `group` (the process group, or the process alone when `group` is
+    /// false), `cgroup` (the record's cgroup v2 leaf) or `supervisor` (the record's supervisor's
+    /// tree).
+    pub scope: String,
 }
 
 impl From<&crate::TerminateReport> for TerminateView {
@@ -298,6 +302,7 @@ impl From<&crate::TerminateReport> for TerminateView {
             group_mode: r.group_mode.map(|m| group_mode_slug(m).to_string()),
             survivors: r.survivors.clone(),
             elapsed: r.elapsed.as_secs_f64(),
+            scope: r.scope.as_str().to_string(),
         }
     }
 }
@@ -348,6 +353,9 @@ pub struct StopView {
     pub check: PidFileCheckView,
     /// The termination report, when the process was pinned and the schedule ran.
     pub terminate: Option<TerminateView>,
+    /// What the record aims at: `cgroup` or `supervisor` (the scope recorded with a command
+    /// pidguard started: its whole tree), or `group` (no scope, or the recorded one is gone).
+    pub scope: String,
 }
 
 impl From<&crate::StopReport> for StopView {
@@ -367,6 +375,7 @@ impl From<&crate::StopReport> for StopView {
             warning: r.warning.clone(),
             check: (&r.check).into(),
             terminate: r.terminate.as_ref().map(Into::into),
+            scope: r.scope.as_str().to_string(),
         }
     }
 }
@@ -429,6 +438,9 @@ pub struct HookView {
     pub pid_file_removed: bool,
     /// Whether the hook counts as succeeded.
     pub succeeded: bool,
+    /// What the record aims at: `cgroup`, `supervisor` (its scope: the hook's whole tree) or
+    /// `group` (no scope: the hook's process group).
+    pub scope: String,
 }
 
 impl From<&crate::HookReport> for HookView {
@@ -490,6 +502,62 @@ impl HookView {
             elapsed: r.elapsed.map(|d| d.as_secs_f64()),
             pid_file_removed: r.pid_file_removed,
             succeeded: r.succeeded(),
+            scope: r.scope.as_str().to_string(),
+        }
+    }
+}
+
+/// What `spawn` started: `launch::spawn`'s answer (`pidguard run --json` prints the same).
+///
+/// The caller's own child is `supervisor_pid` when there is one, else `pid`: the spawn does not
+/// reap it. Until it is reaped it keeps its pid (and, for `pid`, its process group) its own, so
+/// that a later stop can still prove them; reap it once it is stopped (or has ended) to get the
+/// command's status (a supervisor exits with the command's status).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, get_all, name = "Spawned", module = "pidguard._pidguard"))]
+#[cfg_attr(feature = "node", napi_derive::napi(object, js_name = "Spawned", object_from_js = false))]
+pub struct SpawnView {
+    /// The command's pid (the one in the pidfile).
+    pub pid: i32,
+    /// The pidfile written.
+    #[cfg_attr(feature = "node", napi(ts_type = "string"))]
+    pub pid_file: ReportPath,
+    /// The `.sh` command file beside an abx-dl pidfile (absent for a guard record).
+    #[cfg_attr(feature = "node", napi(ts_type = "string"))]
+    pub cmd_file: Option<ReportPath>,
+    /// Where the command's stdout goes.
+    #[cfg_attr(feature = "node", napi(ts_type = "string"))]
+    pub stdout: ReportPath,
+    /// Where the command's stderr goes.
+    #[cfg_attr(feature = "node", napi(ts_type = "string"))]
+    pub stderr: ReportPath,
+    /// The scope the command runs in: `cgroup` (a cgroup v2 leaf of its own), `supervisor` (under
+    /// a subreaper supervisor) or `group` (its process group only).
+    pub scope: String,
+    /// The scope as recorded beside the pidfile (`cgroup:<boot id>:<cgroup id>:<path>` or
+    /// `supervisor:<pid>:<token>`); absent for `group`, or when it could not be recorded (see
+    /// `note`).
+    pub scope_record: Option<String>,
+    /// The supervisor's pid (`supervisor` scope): the caller's child, which exits with the
+    /// command's status once the command's whole tree has exited.
+    pub supervisor_pid: Option<i32>,
+    /// Why the scope is weaker than asked for (no cgroup leaf could be made, the file system
+    /// has no user xattrs to record it in), when it is.
+    pub note: Option<String>,
+}
+
+impl From<&crate::launch::Spawned> for SpawnView {
+    fn from(s: &crate::launch::Spawned) -> Self {
+        SpawnView {
+            pid: s.pid,
+            pid_file: s.pid_file.clone().into(),
+            cmd_file: s.cmd_file.clone().map(ReportPath),
+            stdout: s.stdout.clone().into(),
+            stderr: s.stderr.clone().into(),
+            scope: s.scope.as_str().to_string(),
+            scope_record: s.scope_record.as_ref().map(|r| r.to_string()),
+            supervisor_pid: s.supervisor_pid,
+            note: s.note.clone(),
         }
     }
 }
@@ -510,7 +578,8 @@ from_owned!(
     crate::Judgement => JudgementView,
     crate::PidFileCheck => PidFileCheckView,
     crate::TerminateReport => TerminateView,
-    crate::StopReport => StopView
+    crate::StopReport => StopView,
+    crate::launch::Spawned => SpawnView
 );
 
 /// Every report's name (as the bindings show it) and its field names in declaration order.
@@ -533,14 +602,14 @@ pub const FIELDS: &[(&str, &[&str])] = &[
         "TerminateReport",
         &[
             "pid", "outcome", "stopped", "after", "refusal", "error", "signals", "exit_code", "exit_signal", "group", "pinned", "group_mode",
-            "survivors", "elapsed",
+            "survivors", "elapsed", "scope",
         ],
     ),
     (
         "StopReport",
         &[
             "pid_file", "format", "outcome", "stale_reason", "after", "refusal", "detail", "error", "signals", "status", "pid_file_removed",
-            "warning", "check", "terminate",
+            "warning", "check", "terminate", "scope",
         ],
     ),
     (
@@ -548,9 +617,10 @@ pub const FIELDS: &[(&str, &[&str])] = &[
         &[
             "name", "dir", "pid_file", "pid", "verdict", "verdict_reason", "reason", "outcome", "after", "refusal", "signals", "exit_code",
             "error", "notes", "output_files", "cmd", "unverified_leftovers", "started_at", "ended_at", "elapsed", "pid_file_removed",
-            "succeeded",
+            "succeeded", "scope",
         ],
     ),
+    ("Spawned", &["pid", "pid_file", "cmd_file", "stdout", "stderr", "scope", "scope_record", "supervisor_pid", "note"]),
 ];
 
 /// The Python side of the reports: `repr()`, `to_dict()`, and the truth value of a check. Only
@@ -613,6 +683,7 @@ mod python {
     py_report!(TerminateView, "TerminateReport", ["pid", "outcome", "signals"]);
     py_report!(StopView, "StopReport", ["outcome", "signals", "pid_file_removed"]);
     py_report!(HookView, "HookReport", ["name", "pid", "outcome", "reason"]);
+    py_report!(SpawnView, "Spawned", ["pid", "scope", "supervisor_pid", "note"]);
 
     #[pymethods]
     impl PidFileCheckView {
@@ -715,6 +786,7 @@ mod tests {
             group_mode: None,
             survivors: vec![],
             elapsed: 0.0,
+            scope: "group".into(),
         };
         let stop = StopView {
             pid_file: "p".into(),
@@ -731,6 +803,7 @@ mod tests {
             warning: None,
             check: check.clone(),
             terminate: Some(term.clone()),
+            scope: "group".into(),
         };
         let info = ProcessInfoView::from(&crate::lookup(std::process::id() as i32).unwrap());
         let judgement = JudgementView { verdict: "gone".into(), reason: "no-such-process".into() };
@@ -757,13 +830,26 @@ mod tests {
             elapsed: None,
             pid_file_removed: true,
             succeeded: true,
+            scope: "group".into(),
         };
         assert_eq!(sorted(keys(&info)), sorted(fields("ProcessInfo")));
         assert_eq!(sorted(keys(&judgement)), sorted(fields("Judgement")));
         assert_eq!(sorted(keys(&check)), sorted(fields("PidFileCheck")));
         assert_eq!(sorted(keys(&term)), sorted(fields("TerminateReport")));
         assert_eq!(sorted(keys(&stop)), sorted(fields("StopReport")));
+        let spawned = SpawnView {
+            pid: 2,
+            pid_file: "p.pid".into(),
+            cmd_file: Some("p.sh".into()),
+            stdout: "p.stdout.log".into(),
+            stderr: "p.stderr.log".into(),
+            scope: "supervisor".into(),
+            scope_record: None,
+            supervisor_pid: Some(3),
+            note: None,
+        };
         assert_eq!(sorted(keys(&hook)), sorted(fields("HookReport")));
-        assert_eq!(FIELDS.len(), 6);
+        assert_eq!(sorted(keys(&spawned)), sorted(fields("Spawned")));
+        assert_eq!(FIELDS.len(), 7);
     }
 }

@@ -3,15 +3,15 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::signal::{terminate, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
+use crate::signal::{terminate, terminate_scopes, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pidfile::unchanged::remove_if_unchanged_in;
-use crate::identity::{Policy, ProcessRef};
+use crate::identity::{Policy, ProcessRef, Scope};
 use crate::pidfile::cmd::RecordedCommand;
 use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::sys::DirFd;
 use crate::pidfile::Format;
-use crate::pidfile::target::{pin_pidfile, PidfileTarget};
+use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
 
 /// Options of [`stop_pid_file`].
 #[derive(Clone, Debug)]
@@ -144,6 +144,10 @@ pub struct StopReport {
     pub detail: Option<String>,
     /// The format of the pidfile ([`Format::of`]).
     pub format: Format,
+    /// What was (or would have been) stopped: the recorded scope — a cgroup leaf or a
+    /// supervisor's tree — or the process group (`group`: no scope recorded, or the recorded one
+    /// is gone).
+    pub scope: crate::identity::ScopeKind,
 }
 
 impl StopReport {
@@ -159,6 +163,7 @@ impl StopReport {
             warning: None,
             detail: None,
             format,
+            scope: crate::identity::ScopeKind::Group,
         }
     }
 
@@ -214,6 +219,34 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     let mut report = StopReport::before_acting(pid_file, check.clone(), Format::AbxDl);
     let mut acting = check.clone();
     let mut lenient_warning = None;
+    let pin = match scope_target(&check) {
+        ScopeTarget::Keep(r, why, kind) => {
+            report.scope = kind;
+            report.outcome = StopOutcome::Refused(r);
+            report.detail = Some(why);
+            return Ok(report);
+        }
+        ScopeTarget::Open(scope) => {
+            let main = match check.reason {
+                CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(&check, pin) {
+                    PidfileTarget::Pinned(h) => Some(h),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let t = stop_scope(&scope, main, check.pid.unwrap_or(0), opts, &mut report);
+            if t.outcome.is_stopped() {
+                report.pid_file_removed = retire(&check);
+                scope.release();
+            }
+            report.terminate = Some(t);
+            return Ok(report);
+        }
+        ScopeTarget::Absent(note) => {
+            report.detail = note;
+            pin
+        }
+    };
     match check.reason {
         CheckReason::Malformed | CheckReason::BadToken | CheckReason::NotRegular | CheckReason::Unreadable => {
             return Err(unusable(pid_file, check.reason))
@@ -385,6 +418,12 @@ pub enum PidFilePin {
 ///    — at none) and the protected targets (pid 1, our own pid, our parent without a matching
 ///    token) apply → `Left` with `Refused(reason)` and the particulars in
 ///    [`StopReport::detail`], record kept; else [`PidFilePin::Pinned`].
+/// 5. A record with a scope (a command pidguard started, see [`crate::identity::Scope`]): the
+///    pinned handle carries it ([`ProcessRef::scope_kind`]), so its group signals and its
+///    termination reach the whole tree; when the recorded process is gone but its scope still
+///    holds processes, the scope is stopped here with the default schedule (`TERM/2/KILL/1`)
+///    and `Left` carries that termination report, the record retired once the scope is empty;
+///    a scope that cannot be judged keeps the record (`Refused`).
 ///
 /// Errors (nothing sent, nothing removed): `InvalidArgument` for a tolerance that is not finite
 /// seconds ≥ 0; `Malformed` for a token xattr that is not a pidguard start token; `Untrusted`
@@ -409,20 +448,60 @@ pub fn pin_pid_file(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tole
             report.detail = check.judgement.map(|j| j.to_string());
             return Ok(PidFilePin::Left(report));
         }
+        _ => {}
+    }
+    // A record pidguard started has a scope: the handle reaches the whole tree through it.
+    let scope = match scope_target(&check) {
+        ScopeTarget::Keep(r, why, kind) => {
+            report.scope = kind;
+            report.outcome = StopOutcome::Refused(r);
+            report.detail = Some(why);
+            return Ok(PidFilePin::Left(report));
+        }
+        ScopeTarget::Open(s) => Some(s),
+        ScopeTarget::Absent(note) => {
+            report.detail = note;
+            None
+        }
+    };
+    match check.reason {
         CheckReason::Gone
         | CheckReason::Zombie
         | CheckReason::Mismatch
         | CheckReason::MtimeSkew
         | CheckReason::CmdMismatch
         | CheckReason::Malformed => {
+            if let Some(s) = scope {
+                // The recorded process is gone, its tree is not (a daemon's first process exits
+                // at once): there is no process to hand back, so the tree is stopped here, with
+                // the default schedule, and the record retired once it is empty.
+                let t = stop_scope(&s, None, check.pid.unwrap_or(0), &StopOptions::default(), &mut report);
+                if t.outcome.is_stopped() {
+                    report.pid_file_removed = judged.retire(pid_file, &check);
+                    s.release();
+                }
+                report.terminate = Some(t);
+                return Ok(PidFilePin::Left(report));
+            }
             report.pid_file_removed = judged.retire(pid_file, &check);
             return Ok(PidFilePin::Left(report));
         }
-        CheckReason::Valid => {}
+        _ => {}
     }
     let pin = judged_pin(judged, pid_file, &check, &mut report);
     Ok(match pin {
-        Some(h) => PidFilePin::Pinned(h),
+        Some(mut h) => {
+            if let Some(s) = scope {
+                if s.contains(h.pid()) {
+                    report.scope = s.kind();
+                    h.attach_scope(s);
+                } else {
+                    // Root moved it out of its scope: it is handled as a record without one.
+                    log::warn!("{}: pid {} had left its scope ({}): stopped with its process group only", pid_file.display(), h.pid(), s.kind());
+                }
+            }
+            PidFilePin::Pinned(h)
+        }
         None => PidFilePin::Left(report),
     })
 }
@@ -466,6 +545,26 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
     let remove = |report: &mut StopReport| {
         report.pid_file_removed = crate::guard::remove(path, &entry).unwrap_or(false);
     };
+    // A record with a scope: its whole tree, even when the holder itself is gone.
+    match scope_target(&report.check) {
+        ScopeTarget::Keep(r, why, kind) => {
+            report.scope = kind;
+            report.outcome = StopOutcome::Refused(r);
+            report.detail = Some(why);
+            return Ok(report);
+        }
+        ScopeTarget::Open(scope) => {
+            let main = if j.verdict == crate::identity::Verdict::Match { v.open(opts.policy).ok() } else { None };
+            let t = stop_scope(&scope, main, entry.pid, opts, &mut report);
+            if t.outcome.is_stopped() {
+                remove(&mut report);
+                scope.release();
+            }
+            report.terminate = Some(t);
+            return Ok(report);
+        }
+        ScopeTarget::Absent(note) => report.detail = note,
+    }
     if v.is_stale() {
         report.outcome = StopOutcome::Stale(report.check.reason);
         remove(&mut report);
@@ -495,6 +594,49 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
     }
     report.terminate = Some(t);
     Ok(report)
+}
+
+/// Stop a record's scope with `opts.schedule` ([`terminate_scopes`]) and set the report's
+/// outcome. `main`: the recorded process, pinned, when it is alive; if it is no longer inside its
+/// scope (root may move a process out of its cgroup) it is stopped with its group at the same
+/// time, as a record without a scope is, and the report says so.
+fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
+    report.scope = scope.kind();
+    let outside = main.filter(|h| !h.has_exited() && scope.lacks(h.pid()));
+    let (mut t, other) = match outside {
+        None => (terminate_scopes(&[(pid, scope)], &opts.schedule).pop(), None),
+        Some(h) => {
+            report.warning = Some(format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind()));
+            let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
+            std::thread::scope(|s| {
+                let sc = s.spawn(|| terminate_scopes(&[(pid, scope)], &opts.schedule).pop());
+                let g = terminate(vec![h], &topts).pop();
+                (sc.join().ok().flatten(), g)
+            })
+        }
+    };
+    // Unreachable: terminate_scopes returns exactly one report per target.
+    let mut t = t.take().expect("one scope, one report");
+    if let Some(g) = other {
+        // Both must be stopped for the stop to be done; the worse outcome is reported.
+        if t.outcome.is_stopped() && !g.outcome.is_stopped() {
+            t.outcome = g.outcome.clone();
+            t.survivors.extend(g.survivors.iter().copied());
+            t.error_kind = g.error_kind;
+        }
+        t.signals.extend(g.signals.iter().copied());
+    }
+    report.outcome = match &t.outcome {
+        Outcome::AlreadyGone => StopOutcome::AlreadyGone,
+        Outcome::Exited { after } => StopOutcome::Exited(*after),
+        Outcome::Unkillable => StopOutcome::Unkillable,
+        Outcome::Refused(r) => StopOutcome::Refused(*r),
+        Outcome::Error(e) => StopOutcome::Error(e.clone()),
+    };
+    if let (Outcome::Refused(Refusal::UntrustedPidfile), false) = (&t.outcome, t.survivors.is_empty()) {
+        report.detail = Some(skipped_detail(&t));
+    }
+    t
 }
 
 /// Run `opts.schedule` on the pinned target (its group too unless `opts.group` is false) and

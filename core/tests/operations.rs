@@ -20,6 +20,7 @@ fn every_operation_of_the_table_exists_in_rust() {
         ("terminate_pid", { let _ = pidguard::terminate_pid; }),
         ("ProcessRef::open", { let _ = pidguard::ProcessRef::open; }),
         ("ProcessRef::open_child", { let _ = pidguard::ProcessRef::open_child; }),
+        ("launch::spawn", { let _ = pidguard::launch::spawn::<String>; }),
         ("guard::create", { let _ = pidguard::guard::create; }),
         ("guard::read", { let _ = pidguard::guard::read; }),
         ("guard::remove", { let _ = pidguard::guard::remove; }),

@@ -25,6 +25,7 @@ mod guard;
 mod process;
 mod report;
 mod results;
+mod spawn;
 mod status;
 mod types;
 
@@ -33,5 +34,6 @@ pub use guard::*;
 pub use process::*;
 pub use report::*;
 pub use results::*;
+pub use spawn::*;
 pub use status::*;
 pub use types::*;

@@ -21,6 +21,7 @@ struct Hook {
     reason: pidguard_check_reason,
     outcome: pidguard_hook_outcome,
     refusal: pidguard_refusal,
+    scope: pidguard_scope,
     after: i32,
     name: *const c_char,
     dir: *const c_char,
@@ -46,6 +47,7 @@ impl Hook {
             reason: (&r.reason).into(),
             outcome: (&r.outcome).into(),
             refusal: r.outcome.refusal().into(),
+            scope: (&r.scope).into(),
             after: signo(view.after.as_deref())?,
             name: k.str(Some(&view.name)),
             dir: k.str(Some(view.dir.as_os_str().as_bytes())),
@@ -358,4 +360,12 @@ pub extern "C" fn pidguard_cleanup_report_pid_file_removed(report: *const pidgua
 #[no_mangle]
 pub extern "C" fn pidguard_cleanup_report_succeeded(report: *const pidguard_cleanup_report, index: usize, succeeded_out: *mut bool) -> c_int {
     get("pidguard_cleanup_report_succeeded", report, index, (succeeded_out, "succeeded_out"), |h| h.view.succeeded)
+}
+
+/// What the hook's record aims at, into `scope_out`: PIDGUARD_SCOPE_CGROUP or
+/// PIDGUARD_SCOPE_SUPERVISOR (its scope: the hook's whole tree) or PIDGUARD_SCOPE_GROUP (no
+/// scope: the hook's process group).
+#[no_mangle]
+pub extern "C" fn pidguard_cleanup_report_scope(report: *const pidguard_cleanup_report, index: usize, scope_out: *mut pidguard_scope) -> c_int {
+    get("pidguard_cleanup_report_scope", report, index, (scope_out, "scope_out"), |h| h.scope)
 }

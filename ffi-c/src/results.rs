@@ -277,6 +277,10 @@ pub struct pidguard_terminate_result {
     pub survivors: *const i32,
     /// How many pids `survivors` holds.
     pub n_survivors: usize,
+    /// What was stopped: PIDGUARD_SCOPE_GROUP (the process group, or the process alone when
+    /// `group` is false), PIDGUARD_SCOPE_CGROUP (the record's cgroup v2 leaf) or
+    /// PIDGUARD_SCOPE_SUPERVISOR (the record's supervisor's tree).
+    pub scope: pidguard_scope,
 }
 
 impl pidguard_terminate_result {
@@ -301,6 +305,7 @@ impl pidguard_terminate_result {
             group_mode: r.group_mode.into(),
             n_survivors: v.survivors.len(),
             survivors: kept.ints(v.survivors),
+            scope: (&r.scope).into(),
         })
     }
 }
@@ -373,6 +378,10 @@ pub struct pidguard_stop_result {
     pub has_terminate: bool,
     /// The termination report when `has_terminate`; all members zero (pointers NULL) otherwise.
     pub terminate: pidguard_terminate_result,
+    /// What the record aims at: PIDGUARD_SCOPE_CGROUP or PIDGUARD_SCOPE_SUPERVISOR (the scope
+    /// recorded with a command pidguard started: its whole tree), or PIDGUARD_SCOPE_GROUP (no
+    /// scope, or the recorded one is gone).
+    pub scope: pidguard_scope,
 }
 
 impl pidguard_stop_result {
@@ -410,6 +419,7 @@ impl pidguard_stop_result {
             // SAFETY: every member of pidguard_terminate_result is valid as all-zero bytes
             // (numbers, bools, NULL pointers, and enums whose 0 is a value).
             terminate: terminate.unwrap_or(unsafe { std::mem::zeroed() }),
+            scope: (&r.scope).into(),
         })
     }
 }

@@ -5,6 +5,8 @@
 #![allow(non_camel_case_types)]
 
 use pidguard_core::hooks::HookOutcome;
+use pidguard_core::identity::ScopeKind;
+use pidguard_core::launch::ScopeMode;
 use pidguard_core::{CheckReason, Format, GroupMode, Outcome, Policy, Reason, Refusal, StopOutcome, Verdict};
 
 use crate::boundary::FfiResult;
@@ -265,6 +267,48 @@ pub enum pidguard_format {
     PIDGUARD_FORMAT_GUARD = 1,
 }
 
+/// What holds a record's processes, and so what a stop reached (the `scope` member of
+/// pidguard_terminate_result, pidguard_stop_result and pidguard_spawn_result).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum pidguard_scope {
+    /// No scope: the process group the recorded process leads (a record written by abx-dl, or
+    /// a command started with PIDGUARD_SCOPE_MODE_GROUP); a descendant that called setsid() is
+    /// not reached.
+    PIDGUARD_SCOPE_GROUP = 0,
+    /// A cgroup v2 leaf of its own: every descendant, setsid() or not.
+    PIDGUARD_SCOPE_CGROUP = 1,
+    /// A subreaper supervisor's tree: every descendant, setsid() or not.
+    PIDGUARD_SCOPE_SUPERVISOR = 2,
+}
+
+/// Which scope pidguard_spawn() starts a command in (pidguard_spawn_options.scope).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum pidguard_scope_mode {
+    /// A cgroup v2 leaf where the caller may make one, else a supervisor (the default); the
+    /// result's `note` says why no leaf could be made.
+    PIDGUARD_SCOPE_MODE_AUTO = 0,
+    /// A cgroup v2 leaf, or PIDGUARD_EIO.
+    PIDGUARD_SCOPE_MODE_CGROUP = 1,
+    /// A subreaper supervisor, even where a leaf could be made.
+    PIDGUARD_SCOPE_MODE_SUPERVISOR = 2,
+    /// No scope: the command's process group only.
+    PIDGUARD_SCOPE_MODE_GROUP = 3,
+}
+
+impl pidguard_scope_mode {
+    pub(crate) fn parse(v: i32) -> FfiResult<ScopeMode> {
+        match v {
+            0 => Ok(ScopeMode::Auto),
+            1 => Ok(ScopeMode::Cgroup),
+            2 => Ok(ScopeMode::Supervisor),
+            3 => Ok(ScopeMode::Group),
+            _ => Err(pidguard_core::Error::invalid(format!("scope {v} is no PIDGUARD_SCOPE_MODE_* value (0 to 3)"))),
+        }
+    }
+}
+
 /// `From<core value>` for a C enum: the one place where each core value gets its C number.
 /// `Option<core value>` maps `None` to the enum's `none` value, for enums that have one.
 /// (The enums themselves are written out above: cbindgen reads source, not macro output.)
@@ -369,4 +413,9 @@ c_numbers!(pidguard_group_mode from GroupMode, none PIDGUARD_GROUP_MODE_NONE {
 c_numbers!(pidguard_format from Format {
     AbxDl => PIDGUARD_FORMAT_ABX_DL,
     Guard => PIDGUARD_FORMAT_GUARD,
+});
+c_numbers!(pidguard_scope from ScopeKind {
+    Group => PIDGUARD_SCOPE_GROUP,
+    Cgroup => PIDGUARD_SCOPE_CGROUP,
+    Supervisor => PIDGUARD_SCOPE_SUPERVISOR,
 });

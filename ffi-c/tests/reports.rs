@@ -4,9 +4,9 @@
 //! helpers below.
 //!
 //! Where each report lives in C:
-//! - ProcessInfo, PidFileCheck, TerminateReport, StopReport: the members of the structs
+//! - ProcessInfo, PidFileCheck, TerminateReport, StopReport, Spawned: the members of the structs
 //!   `pidguard_process_info`, `pidguard_pid_file_check`, `pidguard_terminate_result`,
-//!   `pidguard_stop_result`;
+//!   `pidguard_stop_result`, `pidguard_spawn_result`;
 //! - HookReport: the accessors `pidguard_cleanup_report_<field>` of the opaque cleanup report;
 //! - Judgement: the outputs `<field>_out` of `pidguard_judge`.
 //!
@@ -34,6 +34,10 @@ const ALIASES: &[(&str, &str, &str)] = &[
     ("HookReport", "leftovers", "unverified_leftovers"),
     ("HookReport", "times", "started_at"),
     ("HookReport", "times", "ended_at"),
+    // `stdout` is a macro of <stdio.h> in some C libraries (musl: `(stdout)`): no member may
+    // take its name.
+    ("Spawned", "stdout_path", "stdout"),
+    ("Spawned", "stderr_path", "stderr"),
 ];
 
 /// `(report, C name, what it stands for)`: C-only members; the header's documentation of each
@@ -133,6 +137,7 @@ fn c_surface(header: &str, report: &str) -> Vec<(String, String)> {
         "PidFileCheck" => "pidguard_pid_file_check",
         "TerminateReport" => "pidguard_terminate_result",
         "StopReport" => "pidguard_stop_result",
+        "Spawned" => "pidguard_spawn_result",
         "HookReport" => {
             let accessors = functions(header, "pidguard_cleanup_report_");
             return accessors.into_iter().map(|(name, doc, _)| (name, doc)).collect();
@@ -186,7 +191,7 @@ fn mismatches(header: &str, report: &str, fields: &[String]) -> Vec<String> {
 fn every_report_field_is_on_the_c_surface_and_nothing_else() {
     let header = std::fs::read_to_string(repo().join("include/pidguard.h")).expect("read include/pidguard.h");
     let reports = reports();
-    assert_eq!(reports.len(), 6, "reports.json names {} reports", reports.len());
+    assert_eq!(reports.len(), 7, "reports.json names {} reports", reports.len());
     let wrong: Vec<String> = reports.iter().flat_map(|(r, fields)| mismatches(&header, r, fields)).collect();
     assert!(wrong.is_empty(), "the C surface differs from tests/operations/reports.json:\n  {}", wrong.join("\n  "));
 }

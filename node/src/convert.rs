@@ -128,6 +128,32 @@ fn int(env: &Env, n: f64, name: &str, what: &str) -> Result<i32> {
     Ok(n as i32)
 }
 
+/// An array of strings (an argv), checked without coercion: anything but an `Array` whose
+/// every element is a string is a `TypeError` (`ERR_INVALID_ARG_TYPE`). Its length is core's to
+/// judge (an empty argv is `PIDGUARD_INVALID_ARGUMENT`).
+pub fn string_array(env: &Env, v: &Unknown, name: &str) -> Result<Vec<String>> {
+    if !v.is_array()? {
+        let t = type_name(v.get_type()?);
+        return Err(arg_error(env, "ERR_INVALID_ARG_TYPE", format!("The \"{name}\" argument must be an array of strings. Received type {t}")));
+    }
+    let arr = Array::from_unknown(*v)?;
+    let mut out = Vec::with_capacity(arr.len() as usize);
+    for i in 0..arr.len() {
+        let item: Option<Unknown> = arr.get(i)?;
+        let t = match &item {
+            Some(x) => x.get_type()?,
+            None => ValueType::Undefined,
+        };
+        match item {
+            Some(x) if t == ValueType::String => out.push(String::from_unknown(x)?),
+            _ => {
+                return Err(arg_error(env, "ERR_INVALID_ARG_TYPE", format!("The \"{name}[{i}]\" argument must be of type string. Received type {}", type_name(t))))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A signal: a name (`'TERM'`, `'SIGKILL'`) or number string parsed by core, or an integer
 /// number (`15`) checked by core (`PIDGUARD_INVALID_ARGUMENT` outside `1..=SIGRTMAX`). A
 /// fraction is a `RangeError`; any other type a `TypeError`.

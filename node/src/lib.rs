@@ -3,14 +3,15 @@
 //! A thin shell over `pidguard` (the core crate): every function converts its arguments, makes
 //! one core call and converts the result or the error. Nothing here decides anything: defaults
 //! (the schedule, the tolerance, the policy) are core's, and so are the reports (`ProcessInfo`,
-//! `Judgement`, `PidFileCheck`, `TerminateReport`, `StopReport`, `HookReport` are
+//! `Judgement`, `PidFileCheck`, `TerminateReport`, `StopReport`, `HookReport`, `Spawned` are
 //! `pidguard::report`'s structs, napi objects through core's `node` feature; their `index.d.ts`
 //! interfaces come from core's type definitions).
 //!
 //! - Anything that can wait (`cleanupBackgroundHooks`, `terminate`, `stopPidFile`, …) is a
 //!   `convert::CoreTask`: it runs on libuv's thread pool and returns a `Promise`, so the event
 //!   loop keeps running during a schedule. Checks (`validatePidFile`, `checkPidFile`, `lookup`, `startToken`, `judge`) are
-//!   synchronous: they read procfs and a file, never wait.
+//!   synchronous: they read procfs and a file, never wait; so is `spawn`, which returns once the
+//!   command has exec'd and never waits for it.
 //! - Errors are `Error`s (`RangeError`s for `PIDGUARD_INVALID_ARGUMENT`) built by one converter (`convert::js_error`): `code` is
 //!   `PIDGUARD_<KIND>` derived from `pidguard::ErrorKind`, with `errno`, `path`, `pid` and
 //!   `refusal` where known. Bad argument types are `TypeError`s and out-of-range numbers
@@ -30,7 +31,7 @@ use napi_derive::napi;
 // from core's type definitions).
 use pidguard::report::{
     HookView as HookReport, JudgementView as Judgement, PidFileCheckView as PidFileCheck, ProcessInfoView as ProcessInfo,
-    StopView as StopReport, TerminateView as TerminateReport,
+    SpawnView as Spawned, StopView as StopReport, TerminateView as TerminateReport,
 };
 
 use convert::{call, path, task, CoreTask, PathArg};
@@ -423,4 +424,68 @@ pub fn is_process_alive(env: Env, pid: Unknown) -> Result<bool> {
         return Ok(false);
     }
     Ok(pidguard::is_process_alive(n.clamp(i64::MIN as f64, i64::MAX as f64) as i64))
+}
+
+/// Options of `spawn`; every default is core's.
+#[napi(object)]
+pub struct SpawnOptions {
+    /// The scope the command runs in: `'auto'` (the default: a cgroup v2 leaf of its own where
+    /// one can be made, else a subreaper supervisor; `note` says why no leaf), `'cgroup'` (a leaf,
+    /// or an error), `'supervisor'`, or `'group'` (its process group only: a descendant that
+    /// calls `setsid` escapes a stop).
+    #[napi(ts_type = "'auto' | 'cgroup' | 'supervisor' | 'group'")]
+    pub scope: Option<String>,
+    /// The command's working directory (default: this process's).
+    #[napi(ts_type = "string | Buffer")]
+    pub cwd: Option<PathArg>,
+    /// Where the command's stdout goes, truncated (default `<pidFile without .pid>.stdout.log`).
+    #[napi(ts_type = "string | Buffer")]
+    pub stdout: Option<PathArg>,
+    /// Where the command's stderr goes, truncated (default `<pidFile without .pid>.stderr.log`).
+    #[napi(ts_type = "string | Buffer")]
+    pub stderr: Option<PathArg>,
+    /// Write a guard record (one JSON object; exactly one of racing starters wins) instead of an
+    /// abx-dl pidfile and its `.sh` (default false).
+    pub guard: Option<bool>,
+}
+
+/// Start `argv` in a new session inside a scope, with its output in files (stdin `/dev/null`,
+/// this process's environment), and record it in `pidFile` (core's `launch::spawn`, what
+/// `pidguard run` does). Synchronous: it returns once the command has exec'd and is recorded,
+/// and never waits for the command. `stopPidFile` and `cleanupBackgroundHooks` then stop every
+/// process of the scope, `setsid` or not.
+///
+/// The caller's own child is `supervisorPid` when there is one, else `pid`. Node does not know
+/// it (`child_process` reaps only what it spawned) and pidguard does not reap it: until it is
+/// reaped its pid, and the process group `pid` leads, stay provably the command's, so a later
+/// stop still reaches them. Reap it once it is stopped or has ended:
+/// `const ref = ProcessRef.openChild(child); await ref.wait(); (await ref.terminate({ reap: true })).exitCode`
+/// (a supervisor exits with the command's status). A long-running program that never reaps keeps
+/// one zombie per spawn until it exits.
+///
+/// Throws a `TypeError` for an `argv` that is not an array of strings or a bad option type, and
+/// (`ERR_INVALID_ARG_VALUE`) for an unknown scope; `PIDGUARD_INVALID_ARGUMENT` (a `RangeError`)
+/// for an empty `argv` or a NUL in a word; `PIDGUARD_NOT_FOUND`/`PIDGUARD_PERMISSION_DENIED` when the program or `cwd`
+/// cannot be used, `PIDGUARD_HELD` when `pidFile` still names a live process — all before
+/// anything is created; `PIDGUARD_IO` when `scope: 'cgroup'` and no leaf can be made, or when the
+/// fork, the cgroup join or the exec fails (the message names the step). On any error nothing is
+/// left running and no leaf is left.
+#[napi(ts_args_type = "argv: string[], pidFile: string | Buffer, options?: SpawnOptions | null")]
+pub fn spawn(env: Env, argv: Unknown, pid_file: PathArg, options: Option<SpawnOptions>) -> Result<Spawned> {
+    let argv = convert::string_array(&env, &argv, "argv")?;
+    let mut opts = pidguard::launch::SpawnOptions::default();
+    if let Some(o) = options {
+        if let Some(s) = &o.scope {
+            // An unknown name is an invalid option value, as for `policy`.
+            opts.scope = s.parse().map_err(|e: pidguard::Error| convert::invalid_value(&env, e.message()))?;
+        }
+        opts.cwd = o.cwd.as_ref().map(path);
+        opts.stdout = o.stdout.as_ref().map(path);
+        opts.stderr = o.stderr.as_ref().map(path);
+        if o.guard == Some(true) {
+            opts.format = pidguard::launch::RecordFormat::Guard;
+        }
+    }
+    let pid_file = path(&pid_file);
+    call(&env, || pidguard::launch::spawn(&pid_file, &argv, &opts).map(|s| (&s).into()))
 }

@@ -15,7 +15,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use pidguard::report::{HookView, JudgementView, PidFileCheckView, ProcessInfoView, StopView, TerminateView};
+use pidguard::report::{HookView, JudgementView, PidFileCheckView, ProcessInfoView, SpawnView, StopView, TerminateView};
 use pidguard::{CleanupOptions, ErrorKind, Policy, Schedule, StartToken, TerminateOptions};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -599,6 +599,77 @@ fn cleanup_background_hooks(
         .collect()
 }
 
+/// Start ``argv`` (a non-empty sequence of str) in a new session inside a scope, with its
+/// output in files, and record it in ``pid_file`` (core's ``launch::spawn``, what ``pidguard
+/// run`` does). Returns a Spawned once the command has exec'd and is recorded; it does not wait
+/// for the command, and the GIL is released while it starts it.
+///
+/// - ``scope``: ``'auto'`` (a cgroup v2 leaf of its own where one can be made, else a subreaper
+///   supervisor; ``note`` says why no leaf), ``'cgroup'`` (a leaf or an error), ``'supervisor'``
+///   or ``'group'`` (its process group only: a descendant that calls ``setsid`` escapes a stop).
+/// - ``cwd``: the command's working directory (default: ours). ``stdout``/``stderr``: log
+///   files, truncated (default ``<pid_file without .pid>.stdout.log`` / ``.stderr.log``); stdin
+///   is ``/dev/null``. The environment is this process's.
+/// - ``guard``: write a guard record (one JSON object, exactly one of racing starters wins)
+///   instead of an abx-dl pidfile and its ``.sh``.
+///
+/// ``stop_pid_file`` and ``cleanup_background_hooks`` then stop every process of the scope.
+///
+/// The caller's own child is ``supervisor_pid`` when there is one, else ``pid``. It is not
+/// reaped, by pidguard or by anything else in Python (``subprocess`` does not know it): until it
+/// is reaped its pid, and the process group ``pid`` leads, stay provably the command's, so a
+/// later stop still reaches them. Reap it once it is stopped or has ended —
+/// ``os.waitpid(child, 0)`` gives the command's status (a supervisor exits with it), or
+/// ``ProcessRef.for_child(child)`` then ``wait()`` and ``terminate(reap=True).exit_code``. A
+/// long-running program that never reaps keeps one zombie per spawn until it exits.
+///
+/// Raises TypeError for an argv that is not a sequence of str (a single str included) or
+/// other bad argument types; ValueError for an empty argv, a NUL in a word or an unknown
+/// scope (InvalidArgumentError); NotFoundError/PermissionDeniedError when the program or
+/// ``cwd`` cannot be used and HeldError when ``pid_file`` still names a live process — all
+/// before anything is created; IoError when ``scope='cgroup'`` and no leaf can be made, or
+/// when the fork, the cgroup join or the exec fails (with the step). On any error nothing is
+/// left running and no leaf is left.
+#[pyfunction]
+#[pyo3(text_signature = "(argv, pid_file, *, scope='auto', cwd=None, stdout=None, stderr=None, guard=False)")]
+#[pyo3(signature = (argv, pid_file, *, scope=None, cwd=None, stdout=None, stderr=None, guard=None))]
+#[allow(clippy::too_many_arguments)]
+fn spawn(
+    py: Python<'_>,
+    argv: &Bound<'_, PyAny>,
+    pid_file: &Bound<'_, PyAny>,
+    scope: Option<&Bound<'_, PyAny>>,
+    cwd: Option<&Bound<'_, PyAny>>,
+    stdout: Option<&Bound<'_, PyAny>>,
+    stderr: Option<&Bound<'_, PyAny>>,
+    guard: Option<&Bound<'_, PyAny>>,
+) -> PyResult<SpawnView> {
+    if argv.is_instance_of::<PyString>() || argv.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err("argv must be a sequence of str, not a single string"));
+    }
+    let argv: Vec<String> = argv
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err(format!("argv must be a sequence of str, not {}", type_name(argv))))?
+        .map(|a| a.and_then(|a| str_arg(&a, "each argv item")))
+        .collect::<PyResult<_>>()?;
+    let path = path_arg(pid_file, "pid_file")?;
+    let mut opts = pidguard::launch::SpawnOptions {
+        cwd: opt_path_arg(cwd, "cwd")?,
+        stdout: opt_path_arg(stdout, "stdout")?,
+        stderr: opt_path_arg(stderr, "stderr")?,
+        ..Default::default()
+    };
+    if let Some(s) = scope.filter(|s| !s.is_none()) {
+        opts.scope = str_arg(s, "scope")?.parse().map_err(|e| to_py_err(py, e))?;
+    }
+    if let Some(g) = guard.filter(|g| !g.is_none()) {
+        if bool_arg(g)? {
+            opts.format = pidguard::launch::RecordFormat::Guard;
+        }
+    }
+    core_call(py, move || pidguard::launch::spawn(&path, &argv, &opts).map(|s| (&s).into()))
+}
+
 /// The native half of `pidguard`; import `pidguard`, not this module.
 #[pymodule]
 fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -614,6 +685,7 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.getattr("HookReport")?.setattr("finalize_exception", m.py().None())?;
     m.add_class::<JudgementView>()?;
     m.add_class::<StopView>()?;
+    m.add_class::<SpawnView>()?;
     m.add_class::<process::ProcessRef>()?;
     m.add_function(wrap_pyfunction!(write_pid_file_with_mtime, m)?)?;
     m.add_function(wrap_pyfunction!(validate_pid_file, m)?)?;
@@ -628,6 +700,7 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_process_alive, m)?)?;
     m.add_class::<process::PendingPin>()?;
     m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(spawn, m)?)?;
     guard::register(m)?;
     Ok(())
 }

@@ -59,6 +59,12 @@ test('every report object and its index.d.ts interface has exactly the fields of
 
   const stop = await pidguard.stopPidFile(pidFile, { schedule: 'TERM/5/KILL/2' });
   assert.equal(stop.outcome, 'exited');
+  // A spawn (under a supervisor, so that supervisorPid is set), stopped and its supervisor reaped.
+  const spawned = pidguard.spawn(['sleep', '300'], path.join(dir, 'spawned.pid'), { scope: 'supervisor' });
+  assert.equal((await pidguard.stopPidFile(path.join(dir, 'spawned.pid'), { schedule: 'TERM/5/KILL/2' })).outcome, 'exited');
+  const sup = pidguard.ProcessRef.openChild(spawned.supervisorPid);
+  assert.ok(await sup.wait(20));
+  await sup.terminate({ reap: true });
   const objects = {
     ProcessInfo: [pidguard.lookup(process.pid)],
     Judgement: [pidguard.judge(process.pid, token)],
@@ -66,6 +72,7 @@ test('every report object and its index.d.ts interface has exactly the fields of
     TerminateReport: [await pidguard.terminate(child.pid, { token, schedule: 'TERM/5/KILL/2' }), stop.terminate],
     StopReport: [stop],
     HookReport: pidguard.cleanupBackgroundHooksSync(hooks, { isTty: true, indexPath: path.join(dir, 'index.jsonl') }),
+    Spawned: [spawned],
   };
   assert.equal(objects.TerminateReport[0].outcome, 'exited');
   assert.equal(objects.HookReport.length, 1);

@@ -55,7 +55,7 @@ def test_every_report_class_has_exactly_the_fields_core_describes():
     """Each report is one struct in core (``pidguard::report``); the Python class, its stub and
     core's table must name the same fields (the stub in the same order)."""
     reports = json.loads(REPORTS.read_text())["reports"]
-    assert len(reports) == 6
+    assert len(reports) == 7
     for name, fields in reports.items():
         cls = getattr(pidguard, name)
         assert sorted(class_fields(cls)) == sorted(fields), name

@@ -146,6 +146,9 @@ impl Verdict {
         check.pid = Some(entry.pid);
         check.judgement = Some(j);
         check.token = entry.start_token.parse().ok();
+        // The scope of a command pidguard started (`launch::spawn` writes it as the `scope`
+        // field); read only with a token that dates it.
+        check.scope = check.token.as_ref().and_then(|_| entry.field("scope")).and_then(|s| s.parse().ok());
         check.owner = self.owner_uid.map(|u| (u, FILE_MODE));
         check.reason = match j.verdict {
             Identity::Match => CheckReason::Valid,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::ProcessRef;
-use crate::signal::{terminate, TerminateOptions};
+use crate::signal::{terminate, terminate_scopes, TerminateOptions};
 use crate::sys::procfs;
 
 use super::judge::{judge_hook, Pending};
@@ -148,6 +148,7 @@ pub fn cleanup_background_hooks(
         let budget = hooks_per_batch(threads);
         let mut pending: Vec<Pending> = Vec::new();
         let mut handles: Vec<ProcessRef> = Vec::new();
+        let mut scopes: Vec<(i32, crate::identity::Scope)> = Vec::new();
         let mut retry: Vec<(PathBuf, u32)> = Vec::new();
         // Judged in chunks of at most the pins still allowed: each hook judged holds at most
         // one pin, so the pins of the whole pool never exceed the batch's budget.
@@ -164,12 +165,31 @@ pub fn cleanup_background_hooks(
                     retry.push((pid_file, attempts + 1));
                     continue;
                 }
-                let mut p = Pending { report, check, handle_index: None, output_files: None, dir_id, listed_id: None };
-                p.decide(pin, &mut handles);
+                let mut p = Pending { report, check, handle_index: None, output_files: None, dir_id, listed_id: None, scope_index: None };
+                p.decide(pin, &mut handles, &mut scopes);
                 pending.push(p);
             }
         }
-        let results = terminate(handles, &topts);
+        // Groups and scopes are terminated at the same time: the batch takes as long as the
+        // schedule, whatever the mix.
+        let (results, scope_results) = if scopes.is_empty() {
+            (terminate(handles, &topts), Vec::new())
+        } else {
+            let targets: Vec<(i32, &crate::identity::Scope)> = scopes.iter().map(|(p, s)| (*p, s)).collect();
+            std::thread::scope(|s| {
+                let sc = s.spawn(|| terminate_scopes(&targets, &topts.schedule));
+                let g = terminate(handles, &topts);
+                // Unreachable: terminate_scopes does not panic on any input (a panic there is a
+                // bug that must not pass silently).
+                (g, sc.join().expect("the scope terminator thread"))
+            })
+        };
+        // A stopped leaf is removed (an empty cgroup only: the kernel refuses a populated one).
+        for ((_, s), r) in scopes.iter().zip(&scope_results) {
+            if r.outcome.is_stopped() {
+                s.release();
+            }
+        }
         // A hook that was signalled may have written its last outputs meanwhile: its directory
         // is listed again (once per cleanup) before anything in it is finalized.
         for p in &pending {
@@ -188,7 +208,7 @@ pub fn cleanup_background_hooks(
             leftover_groups = Some(procfs::group_table().unwrap_or_default());
         }
         let groups = leftover_groups.as_ref();
-        let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, groups, opts, index.as_ref(), default_finalize, &log_budget));
+        let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, &scope_results, groups, opts, index.as_ref(), default_finalize, &log_budget));
         for mut report in done {
             if let Some(f) = finalize.as_mut() {
                 // A hook this cleanup did not retire (another cleanup did, see NOT_CLAIMED) is

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use crate::identity::ProcessRef;
 use crate::pidfile::cmd::{read_cmd_opened, Recorded};
 use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck};
-use crate::pidfile::target::{pin_pidfile, PidfileTarget};
+use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
 use crate::signal::{ExitStatus, Outcome};
 
 use super::outcome::{add_finalize_error, stem_of, CleanupOptions, HookOutcome, HookReport};
@@ -24,6 +24,8 @@ pub(super) struct Pending {
     pub(super) dir_id: Option<(u64, u64)>,
     /// `(dev, inode)` of the directory whose listing gave `output_files`.
     pub(super) listed_id: Option<(u64, u64)>,
+    /// Where its scope is in the batch's scopes, when its record's scope is stopped.
+    pub(super) scope_index: Option<usize>,
 }
 
 /// Check one hook's pidfile (with its `.sh`, read once: for the check and for the report's
@@ -84,6 +86,7 @@ pub(super) fn judge_hook(tree: &crate::sys::Tree, pid_file: &Path, opts: &Cleanu
         pid_file_removed: false,
         elapsed: None,
         notes,
+        scope: crate::identity::ScopeKind::Group,
     };
     (report, check, pin, dir_id)
 }
@@ -123,8 +126,45 @@ pub(super) fn unverified(report: &mut HookReport, j: Option<crate::identity::Jud
 
 impl Pending {
     /// Decide what the checked record allows; a pinned hook joins this batch's `handles`.
-    pub(super) fn decide(&mut self, pin: Option<ProcessRef>, handles: &mut Vec<ProcessRef>) {
+    pub(super) fn decide(&mut self, pin: Option<ProcessRef>, handles: &mut Vec<ProcessRef>, scopes: &mut Vec<(i32, crate::identity::Scope)>) {
         let (report, check) = (&mut self.report, &self.check);
+        // A record with a scope (a hook pidguard started): its whole tree is the target, even
+        // when the recorded process itself is gone (a daemon that double-forked).
+        let pin = match scope_target(check) {
+            ScopeTarget::Keep(r, why, kind) => {
+                report.scope = kind;
+                if r == crate::Refusal::Unverifiable {
+                    report.outcome = HookOutcome::Unverified;
+                    report.error = Some(format!("{why}; pidfile and logs kept, nothing signalled"));
+                } else {
+                    report.outcome = HookOutcome::Refused(r);
+                    report.error = Some(format!("refused to signal: {r}: {why}"));
+                }
+                return;
+            }
+            ScopeTarget::Open(scope) => {
+                report.scope = scope.kind();
+                // The recorded process, alive but no longer in its scope (root may move a
+                // process out of its cgroup): stopped with its group at the same time, as a
+                // record without a scope is, and said.
+                if matches!(check.reason, CheckReason::Valid | CheckReason::Zombie) {
+                    if let PidfileTarget::Pinned(h) = pin_pidfile(check, pin) {
+                        if !h.has_exited() && scope.lacks(h.pid()) {
+                            report.notes.push(format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind()));
+                            self.handle_index = Some(handles.len());
+                            handles.push(h);
+                        }
+                    }
+                }
+                self.scope_index = Some(scopes.len());
+                scopes.push((check.pid.unwrap_or(0), scope));
+                return;
+            }
+            ScopeTarget::Absent(note) => {
+                report.notes.extend(note);
+                pin
+            }
+        };
         match check.reason {
             CheckReason::Foreign => report.outcome = HookOutcome::Foreign,
             CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
@@ -168,20 +208,28 @@ impl Pending {
     /// Take the termination result, retire the record when that is proven right, and run the
     /// default finalize when `default_finalize` (a caller's callback runs afterwards, on the
     /// calling thread).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn finish(
         self,
         tree: &crate::sys::Tree,
         results: &[crate::signal::TerminateReport],
+        scope_results: &[crate::signal::TerminateReport],
         leftover_groups: Option<&std::collections::HashMap<i32, Vec<i32>>>,
         opts: &CleanupOptions,
         index: Option<&super::Index>,
         default_finalize: bool,
         log_budget: &std::sync::atomic::AtomicU64,
     ) -> HookReport {
-        let Pending { mut report, check, handle_index, output_files, dir_id, listed_id } = self;
+        let Pending { mut report, check, handle_index, output_files, dir_id, listed_id, scope_index } = self;
         crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
-        if let Some(i) = handle_index {
-            let r = &results[i];
+        // The scope's report decides, unless the scope stopped and the recorded process that
+        // had left it did not.
+        let chosen = match (scope_index.map(|i| &scope_results[i]), handle_index.map(|i| &results[i])) {
+            (Some(sc), Some(g)) if sc.outcome.is_stopped() && !g.outcome.is_stopped() => Some(g),
+            (Some(sc), _) => Some(sc),
+            (None, g) => g,
+        };
+        if let Some(r) = chosen {
             report.signals = r.signals.clone();
             report.elapsed = Some(r.elapsed);
             report.exit_code = match r.exit {

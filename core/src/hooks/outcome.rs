@@ -169,6 +169,9 @@ pub struct HookReport {
     /// Time from the start of the cleanup to this hook's outcome, when it was signalled or
     /// waited for.
     pub elapsed: Option<std::time::Duration>,
+    /// What the record aims at: its scope (`Cgroup`, `Supervisor`: the hook's whole tree), or
+    /// `Group` (no scope recorded, or the recorded one is gone).
+    pub scope: crate::identity::ScopeKind,
 }
 
 impl HookReport {

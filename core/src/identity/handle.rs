@@ -7,6 +7,8 @@ use std::time::Duration;
 use super::process::{create_time, ProcessInfo};
 use super::token::StartToken;
 use super::liveness::thread_group_exited;
+pub use super::delivery::{Delivery, GroupMode};
+use super::delivery::member_has_uid;
 use super::verdict::{compare_machine, compare_tokens, machine_facts, Judgement, Policy, Reason, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protect::{refuse, Refusal, Target};
@@ -23,26 +25,6 @@ pub enum PinMode {
     /// with the start ticks (macOS: and the unique id) re-read right before each one. A small
     /// window remains between that read and the signal.
     Unpinned,
-}
-
-/// How a group signal was delivered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupMode {
-    /// `pidfd_send_signal(…, PIDFD_SIGNAL_PROCESS_GROUP)` (Linux ≥ 6.9).
-    PidfdGroupFlag,
-    /// Member by member, each through its own pidfd after checking its pgid (Linux 5.3–6.8).
-    PidfdMembers,
-    /// `killpg(2)` right after re-reading the leader's start ticks (no pidfd).
-    Killpg,
-}
-
-/// What a signal call achieved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Delivery {
-    /// Sent, by this route.
-    Sent(Option<GroupMode>),
-    /// The process (or every member of the group) had already exited: nothing was sent.
-    AlreadyGone,
 }
 
 /// A process pinned by pid and identity: the only way pidguard signals, waits for or reaps a
@@ -86,6 +68,10 @@ pub struct ProcessRef {
     /// [`Self::signal_group`] (for the report: a survivor nobody was allowed to signal is not
     /// "unkillable").
     skipped_for_uid: std::sync::Mutex<Vec<i32>>,
+    /// The scope recorded with the process (a cgroup leaf, a supervisor's tree), when its
+    /// pidfile had one: then [`Self::signal_group`] and a termination reach every process in
+    /// it instead of the process group.
+    scope: Option<Box<super::scope::Scope>>,
 }
 
 fn gone(reason: Reason) -> Judgement {
@@ -216,6 +202,7 @@ impl ProcessRef {
                 procfd: None,
                 only_uid: None,
                 skipped_for_uid: Default::default(),
+                scope: None,
             };
             if exited {
                 // Exited: a zombie still holds its number (and its group's); a reaped process
@@ -285,6 +272,7 @@ impl ProcessRef {
             procfd: Some(dir),
             only_uid: None,
             skipped_for_uid: Default::default(),
+            scope: None,
         };
         h.set_stat(stat);
         h.judge_against(expected);
@@ -485,8 +473,28 @@ impl ProcessRef {
         self.judgement
     }
     /// Whether the process led its own process group when opened.
+    /// Whether [`Self::signal_group`] has a group to reach: the process leads its process group,
+    /// or a scope is attached (see [`Self::scope_kind`]).
     pub fn leads_group(&self) -> bool {
-        self.stat.as_ref().is_some_and(|s| s.pgrp == self.pid)
+        self.scope.is_some() || self.stat.as_ref().is_some_and(|s| s.pgrp == self.pid)
+    }
+
+    /// What [`Self::signal_group`] and a termination reach: `Group` (the process group it leads),
+    /// or the scope recorded with its pidfile — `Cgroup` or `Supervisor`: every process of the
+    /// command's tree, `setsid` or not (see [`crate::identity::Scope`]).
+    pub fn scope_kind(&self) -> super::scope::ScopeKind {
+        self.scope.as_ref().map_or(super::scope::ScopeKind::Group, |s| s.kind())
+    }
+
+    /// The attached scope.
+    pub(crate) fn scope(&self) -> Option<&super::scope::Scope> {
+        self.scope.as_deref()
+    }
+
+    /// Attach the scope recorded with this process's pidfile (pidguard's own readers do this
+    /// for records pidguard started).
+    pub(crate) fn attach_scope(&mut self, scope: super::scope::Scope) {
+        self.scope = Some(Box::new(scope));
     }
     /// Whether the process was already a zombie when opened.
     pub fn was_zombie(&self) -> bool {
@@ -552,13 +560,19 @@ impl ProcessRef {
         }
     }
 
-    /// Send `sig` to the process group this process leads.
+    /// Send `sig` to the process group this process leads — or, with a scope attached
+    /// ([`Self::scope_kind`]), to every process of the scope.
     ///
     /// Tries `PIDFD_SIGNAL_PROCESS_GROUP` (Linux ≥ 6.9); on `EINVAL` signals member by member
     /// through pidfds; unpinned, uses `killpg` right after re-checking the leader's start ticks.
     /// Errors: `Refused` when the process does not lead its group, or the group is 1 or our own;
     /// `PermissionDenied` for `EPERM`; `Io` otherwise.
     pub fn signal_group(&self, sig: Signal) -> Result<Delivery> {
+        if let Some(scope) = &self.scope {
+            // The whole tree: every member pinned and proven inside the scope (each checked
+            // against a uid restriction, which the scope carries), nothing outside it.
+            return scope.signal(sig);
+        }
         if !self.leads_group() {
             return Err(Error::new(
                 ErrorKind::Refused,
@@ -804,22 +818,6 @@ enum ReadStat {
     Unreadable(Judgement),
 }
 
-/// Whether the process pinned by `fd` (number `pid`) has `owner` as its real or saved uid
-/// (kill(2)'s rule for an unprivileged sender), read now: the uids are read by number, then the
-/// pidfd is asked (a null signal) whether its process still holds the number, so the read was
-/// its own and not a successor's. False when it cannot be told (reaped, unreadable).
-///
-/// The residual window: nothing in the kernel signals "only if still this uid", so a process
-/// that execs a setuid program (or switches uid with `setresuid`) between this read and the
-/// signal sent right after it still gets that signal. The window is one `read` of
-/// `/proc/<pid>/status` plus one `pidfd_send_signal`, per member; it is not closed.
-fn member_has_uid(pid: i32, fd: BorrowedFd<'_>, owner: u32) -> bool {
-    let read = procfs::read_uids(pid);
-    if matches!(sys::pidfd_send_signal(fd, 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)) {
-        return false;
-    }
-    matches!(read, Ok((r, saved)) if r == owner || saved == owner)
-}
 
 pub(crate) fn refusal_error(pid: i32, r: Refusal) -> Error {
     Error::refused(pid, r)

@@ -38,6 +38,22 @@ const MAX_CONTENT: u64 = 4096;
 /// `NotFound`, `PermissionDenied` or `Io` — including an `fsetxattr` of the token that fails
 /// with anything but `ENOTSUP` (`ENOSPC`, `EDQUOT`, `E2BIG`, `EIO`).
 pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> Result<()> {
+    write_pid_file_scoped(pid_file, pid, start_time, None, None).map(drop)
+}
+
+/// [`write_pid_file_with_mtime`], and with the token the `scope` record in
+/// [`crate::identity::SCOPE_XATTR`] (text of a [`crate::identity::ScopeRecord`]). Whether the
+/// scope was recorded: not when the file system has no user xattrs (`ENOTSUP`), or when the
+/// token could not be (a scope is only ever read together with the token that dates it).
+/// `token`: the process's start token when the caller read it already (a spawner, while its
+/// child was held before exec: the child may have exited by now); else it is read here.
+pub(crate) fn write_pid_file_scoped(
+    pid_file: &Path,
+    pid: i32,
+    start_time: f64,
+    token: Option<crate::identity::StartToken>,
+    scope: Option<&str>,
+) -> Result<bool> {
     if !start_time.is_finite() {
         return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
     }
@@ -47,9 +63,10 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
         return Err(Error::invalid(format!("{}: start_time {start_time} is out of range", pid_file.display())));
     }
     let nsecs = (((start_time - secs) * 1e9) as i64).clamp(0, 999_999_999);
-    let token = crate::identity::start_token(pid).ok().filter(|t| {
+    let token = token.or_else(|| crate::identity::start_token(pid).ok()).filter(|t| {
         create_time(t.start_ticks).is_ok_and(|ct| (ct - start_time).abs() <= DEFAULT_TOLERANCE)
     });
+    let mut scoped = false;
     atomic::replace_file(pid_file, pid.to_string().as_bytes(), 0o644, |fd| {
         if let Some(t) = &token {
             // A file system without user xattrs (ENOTSUP) just gets no token. Any other failure
@@ -61,9 +78,16 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
                 Ok(false) => log::debug!("{}: no user xattrs here; written without a start token", pid_file.display()),
                 Err(e) => return Err(Error::io_at(pid_file, "store the start token (fsetxattr)", &e)),
             }
+            if let Some(sc) = scope {
+                match sys::fsetxattr(fd.as_fd(), crate::identity::SCOPE_XATTR, sc.as_bytes()) {
+                    Ok(recorded) => scoped = recorded,
+                    Err(e) => return Err(Error::io_at(pid_file, "store the scope (fsetxattr)", &e)),
+                }
+            }
         }
         sys::futimens(fd.as_fd(), secs as i64, nsecs).map_err(|e| Error::io_at(pid_file, "futimens", &e))
-    })
+    })?;
+    Ok(scoped)
 }
 
 /// Why a pidfile is or is not valid: the answer of `check_pid_file`.
@@ -141,6 +165,10 @@ pub struct PidFileCheck {
     pub judgement: Option<Judgement>,
     /// The recorded start token, when the file has one.
     pub token: Option<StartToken>,
+    /// The recorded scope (the [`crate::identity::SCOPE_XATTR`] beside the token), when the
+    /// file has one: the record of a command pidguard started in a cgroup leaf or under a
+    /// supervisor.
+    pub scope: Option<crate::identity::ScopeRecord>,
     /// The file's mtime, seconds since the epoch.
     pub mtime: Option<f64>,
     /// The live process's psutil-compatible create time, for a token-less record (the mtime
@@ -166,6 +194,7 @@ impl PidFileCheck {
             pid: None,
             judgement: None,
             token: None,
+            scope: None,
             mtime: None,
             create_time: None,
             owner: None,
@@ -303,6 +332,19 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
         _ => None,
     };
     out.token = token.clone();
+    if token.is_some() {
+        // A scope is read only with the token that dates it (see write_pid_file_scoped).
+        match sys::fgetxattr(f.as_fd(), crate::identity::SCOPE_XATTR) {
+            Ok(Some(raw)) => match std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<crate::identity::ScopeRecord>().ok()) {
+                Some(sc) => out.scope = Some(sc),
+                None => {
+                    out.reason = CheckReason::BadToken;
+                    return (out, None);
+                }
+            },
+            _ => {}
+        }
+    }
     drop(f);
 
     // A record from another boot, machine or namespace is decided without a liveness probe

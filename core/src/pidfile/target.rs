@@ -109,3 +109,48 @@ pub(crate) fn pin_pidfile(check: &PidFileCheck, pin: Option<ProcessRef>) -> Pidf
     }
     PidfileTarget::Pinned(h)
 }
+
+/// What a record's scope allows, judged with the record (see [`scope_target`]).
+#[derive(Debug)]
+pub(crate) enum ScopeTarget {
+    /// The recorded scope, pinned and proven: stop it (every process in it, nothing else).
+    Open(crate::identity::Scope),
+    /// Nothing may be signalled and the record is kept: the scope could not be judged, or it
+    /// is not the pidfile owner's to stop.
+    Keep(Refusal, String, crate::identity::ScopeKind),
+    /// No scope to act on (none recorded, or the recorded one is gone or now names something
+    /// else: never touched); the record is handled as one without a scope. The note says why,
+    /// when a scope was recorded.
+    Absent(Option<String>),
+}
+
+/// Judge the scope recorded with a checked abx-dl pidfile. Consulted only for a record whose
+/// token dated it on this machine and in this PID namespace — valid, zombie, gone or
+/// mismatch: the recorded process may be gone while its tree runs on (a daemon that
+/// double-forked), and the scope's own identity (cgroup id and boot, supervisor token) decides.
+/// The owner rule applies as for processes: a pidfile owned by another uid than a privileged
+/// caller's aims only at a scope of that uid, each member checked before its signal.
+pub(crate) fn scope_target(check: &PidFileCheck) -> ScopeTarget {
+    use crate::identity::{Scope, ScopeState};
+    let Some(rec) = &check.scope else { return ScopeTarget::Absent(None) };
+    if !matches!(check.reason, CheckReason::Valid | CheckReason::Zombie | CheckReason::Gone | CheckReason::Mismatch) {
+        return ScopeTarget::Absent(None);
+    }
+    let kind = rec.kind();
+    if let Some(why) = &check.linked {
+        return ScopeTarget::Keep(Refusal::UntrustedPidfile, format!("the pidfile {why}"), kind);
+    }
+    let Some((owner, mode)) = check.owner else { return ScopeTarget::Keep(Refusal::UntrustedPidfile, "the pidfile's owner is unknown".into(), kind) };
+    let only_uid = match pidfile_authority(owner, mode) {
+        Err((r, why)) => return ScopeTarget::Keep(r, why, kind),
+        Ok(Authority::Any) => None,
+        Ok(Authority::OwnerOnly(u)) => Some(u),
+    };
+    match Scope::open(rec, only_uid) {
+        ScopeState::Open(s) => ScopeTarget::Open(s),
+        ScopeState::Gone(why) => ScopeTarget::Absent(Some(format!("scope {kind}: {why}"))),
+        ScopeState::Mismatch(why) => ScopeTarget::Absent(Some(format!("scope {kind}: {why}: not touched"))),
+        ScopeState::Unverifiable(why) => ScopeTarget::Keep(Refusal::Unverifiable, format!("scope {kind} could not be verified: {why}"), kind),
+        ScopeState::Refused(why) => ScopeTarget::Keep(Refusal::UntrustedPidfile, why, kind),
+    }
+}

@@ -1,6 +1,8 @@
 //! Signals, the protected-target rules, schedules and parallel termination.
 
+mod outcome;
 mod schedule;
+mod scoped;
 mod terminate;
 
 pub use crate::protect::Refusal;
@@ -8,5 +10,6 @@ pub(crate) use crate::protect::{pidfile_authority, Authority};
 pub use crate::signo::Signal;
 pub use schedule::{Schedule, Step};
 pub use crate::identity::ExitStatus;
-pub use terminate::{terminate, terminate_pid, Outcome, TerminateOptions, TerminateReport};
+pub use scoped::terminate_scopes;
+pub use terminate::{terminate, terminate_pid, Outcome, TerminateOptions, TerminateReport, FINAL_GRACE};
 

@@ -1,76 +1,14 @@
 //! Terminating many targets in parallel with an escalation schedule.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use super::{Refusal, Schedule, Signal, Step};
+pub use super::outcome::{Outcome, TerminateReport, FINAL_GRACE};
 use crate::error::{Error, ErrorKind};
-use crate::identity::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
+use crate::identity::{Delivery, ExitStatus, GroupMode, ProcessRef};
 use crate::sys::{self, procfs};
-
-/// The outcome for one target.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// It had exited before anything was sent.
-    AlreadyGone,
-    /// It exited (its whole group, for a group leader) after `after` was sent.
-    Exited {
-        /// The last signal sent before it exited.
-        after: Signal,
-    },
-    /// Still there after the last step of the schedule.
-    Unkillable,
-    /// Not signalled: a safety rule or the policy refused it.
-    Refused(Refusal),
-    /// Signalling failed (for example `EPERM` for another user's process).
-    Error(String),
-}
-
-impl Outcome {
-    /// The signal after which the target exited, for the exited outcome.
-    pub fn after(&self) -> Option<Signal> {
-        match self {
-            Outcome::Exited { after: s } => Some(*s),
-            _ => None,
-        }
-    }
-
-    /// Why signalling was refused, for the refused outcome.
-    pub fn refusal(&self) -> Option<Refusal> {
-        match self {
-            Outcome::Refused(r) => Some(*r),
-            _ => None,
-        }
-    }
-
-    /// `"already-gone"`, `"exited"`, `"unkillable"`, `"refused"` or `"error"`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Outcome::AlreadyGone => "already-gone",
-            Outcome::Exited { .. } => "exited",
-            Outcome::Unkillable => "unkillable",
-            Outcome::Refused(_) => "refused",
-            Outcome::Error(_) => "error",
-        }
-    }
-    /// Whether the target is gone now (`AlreadyGone` or `Exited`).
-    pub fn is_stopped(&self) -> bool {
-        matches!(self, Outcome::AlreadyGone | Outcome::Exited { .. })
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Outcome::Exited { after } => write!(f, "exited after {after}"),
-            Outcome::Refused(r) => write!(f, "refused ({r})"),
-            Outcome::Error(e) => write!(f, "error: {e}"),
-            o => f.write_str(o.as_str()),
-        }
-    }
-}
 
 /// Options of [`terminate`].
 #[derive(Clone, Debug)]
@@ -91,35 +29,6 @@ impl Default for TerminateOptions {
     fn default() -> Self {
         TerminateOptions { schedule: Schedule::default(), group: true, reap: false }
     }
-}
-
-/// What happened to one target.
-#[derive(Clone, Debug)]
-pub struct TerminateReport {
-    /// The target's pid.
-    pub pid: i32,
-    /// The outcome.
-    pub outcome: Outcome,
-    /// Every signal sent, in order (`SIGCONT` after `SIGTERM` included).
-    pub signals: Vec<Signal>,
-    /// The exit status when the target is the caller's child, else `Unknown`.
-    pub exit: ExitStatus,
-    /// Whether the process group was the target (the target led its group).
-    pub group: bool,
-    /// How the handle was pinned.
-    pub pin_mode: PinMode,
-    /// How group signals were delivered, when any was.
-    pub group_mode: Option<GroupMode>,
-    /// Members of the group still alive at the end: for `Unkillable`, and for
-    /// `Refused(UntrustedPidfile)` when every survivor was left unsignalled because its uid is
-    /// not the pidfile owner's (a root caller acting on another user's pidfile: nothing reached
-    /// them, so the outcome names them instead of calling them unkillable).
-    pub survivors: Vec<i32>,
-    /// Time from the start of the call to the outcome.
-    pub elapsed: Duration,
-    /// For the error outcome: the kind of the error (`PermissionDenied` when the kernel refused
-    /// the signal with `EPERM`).
-    pub error_kind: Option<ErrorKind>,
 }
 
 struct Member {
@@ -145,11 +54,6 @@ struct Run<'a> {
     final_grace: bool,
 }
 
-/// How long a target may still take to exit after the last signal of a schedule that ends
-/// without a wait at least this long (`TERM/-1`, `--retry 0`) before it is called unkillable:
-/// signal delivery is asynchronous, and even SIGKILL takes effect only when the target is next
-/// scheduled. 250 ms: enough on a loaded machine; added only to such schedules.
-pub const FINAL_GRACE: Duration = Duration::from_millis(250);
 
 /// Live members of the given groups, in one pass over `/proc` (a zombie is left out; a leader in
 /// `Z` whose other threads run is live: [`crate::identity::thread_group_exited`]).
@@ -298,16 +202,43 @@ impl Run<'_> {
 /// the group; a target that does not lead its group is terminated alone. Exit is noticed through
 /// pidfd readiness (`poll`), not a sleep loop; unpinned handles are checked every 10 ms.
 ///
-/// Descendants that left the group with `setsid(2)` are not reached (only a cgroup or a
-/// subreaper could); the report does not claim them.
+/// Descendants that left the group with `setsid(2)` are not reached: a record with a scope is
+/// stopped through [`crate::signal::terminate_scopes`] instead; the report does not claim them.
 pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<TerminateReport> {
     let refs: Vec<&ProcessRef> = targets.iter().collect();
     run_all(&refs, opts)
 }
 
 /// The schedule for every target, all in parallel (the body of [`terminate`], on borrowed
-/// handles).
+/// handles): targets with a scope attached ([`ProcessRef::scope_kind`]) through
+/// [`super::terminate_scopes`], on a second thread at the same time as the others.
 fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateReport> {
+    let scoped: Vec<usize> = if opts.group { (0..targets.len()).filter(|&i| targets[i].scope().is_some()).collect() } else { Vec::new() };
+    if scoped.is_empty() {
+        return run_groups(targets, opts);
+    }
+    let plain: Vec<&ProcessRef> = (0..targets.len()).filter(|i| !scoped.contains(i)).map(|i| targets[i]).collect();
+    // Unreachable `None`s: `scoped` holds exactly the targets with a scope.
+    let scopes: Vec<(i32, &crate::identity::Scope)> = scoped.iter().filter_map(|&i| targets[i].scope().map(|s| (targets[i].pid(), s))).collect();
+    let (mut from_scopes, from_groups) = std::thread::scope(|s| {
+        let t = s.spawn(|| super::terminate_scopes(&scopes, &opts.schedule));
+        let g = run_groups(&plain, opts);
+        // A panic in the scope runner is a bug that must not pass silently.
+        (t.join().expect("the scope terminator thread"), g)
+    });
+    for (r, &i) in from_scopes.iter_mut().zip(&scoped) {
+        if targets[i].is_child() {
+            r.exit = targets[i].exit_status(opts.reap);
+        }
+    }
+    let mut sc = from_scopes.into_iter();
+    let mut gr = from_groups.into_iter();
+    // Back in the targets' order. Unreachable `None`s: one report per target from each runner.
+    (0..targets.len()).map(|i| if scoped.contains(&i) { sc.next().expect("scope report") } else { gr.next().expect("group report") }).collect()
+}
+
+/// [`run_all`] for targets stopped with their process group (or alone).
+fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateReport> {
     let t0 = Instant::now();
     let schedule = opts.schedule.steps();
     let mut runs: Vec<Run> = targets
@@ -458,6 +389,7 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateRep
                 survivors,
                 elapsed: r.elapsed,
                 error_kind: r.error_kind,
+                scope: crate::identity::ScopeKind::Group,
             }
         })
         .collect()

@@ -130,6 +130,8 @@ pub enum Point {
     /// A uid-restricted group signal checked one member's uid (through its pidfd); that
     /// member's signal is next (the residual window between check and signal).
     BeforeMemberSignal,
+    /// `launch::spawn` started the command (in its scope); its pidfile is about to be written.
+    BeforeSpawnRecord,
 }
 
 #[cfg(feature = "fault-injection")]

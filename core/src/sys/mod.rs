@@ -61,6 +61,8 @@ mod sysctl;
 mod macos;
 #[cfg(target_os = "freebsd")]
 mod freebsd;
+pub(crate) mod cgroup;
+pub(crate) mod spawn;
 
 /// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
 pub use procfs::{parse_stat, Stat};

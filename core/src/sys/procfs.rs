@@ -369,6 +369,39 @@ fn proc_is_ours() -> Result<(), i32> {
     }
 }
 
+/// The children of `pid`, from `/proc/<pid>/task/*/children` (Linux ≥ 4.2 with
+/// `CONFIG_PROC_CHILDREN`; a child is listed under the thread that forked it). Empty when `pid`
+/// is gone (`ENOENT`/`ESRCH`: it has no children then; its orphans moved to their reaper).
+/// Errors: any other errno (`EACCES` under `hidepid`): not "no children".
+#[cfg(target_os = "linux")]
+pub fn children(pid: i32) -> io::Result<Vec<i32>> {
+    let gone = |e: &io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH));
+    let tasks = match fs::read_dir(format!("/proc/{pid}/task")) {
+        Ok(t) => t,
+        Err(e) if gone(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for t in tasks {
+        let t = t?;
+        let mut p = t.path();
+        p.push("children");
+        match fs::read(&p) {
+            Ok(text) => out.extend(text.split(|b| b.is_ascii_whitespace()).filter_map(|w| std::str::from_utf8(w).ok()?.parse::<i32>().ok())),
+            Err(e) if gone(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// The children of `pid`: not ported outside Linux (only a subreaper supervisor's tree walk asks,
+/// and supervisors are Linux's: `sys::spawn::spawn_supervised` fails with `ENOSYS` there).
+#[cfg(not(target_os = "linux"))]
+pub fn children(_pid: i32) -> io::Result<Vec<i32>> {
+    Err(super::unported("the children of a process (a subreaper supervisor's tree)"))
+}
+
 /// Every numeric entry of `/proc`: the pids visible in our `/proc` mount.
 #[cfg(target_os = "linux")]
 pub fn list_pids() -> io::Result<Vec<i32>> {

@@ -22,7 +22,7 @@ const ABSENT: i32 = libc::ENOATTR;
 pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
     fault::check(Call::Getxattr)?;
     // Raw libc: nix 0.32 has no extended-attribute wrappers.
-    // Unreachable: every caller passes the constant `TOKEN_XATTR` (no NUL), never input.
+    // Unreachable: every caller passes a constant name (`TOKEN_XATTR`, `SCOPE_XATTR`: no NUL), never input.
     let cname = CString::new(name).expect("xattr name has no NUL");
     // A token fits the first, stack-held buffer; the heap is used only for what is returned
     // (nothing at all for the common "no such attribute").
@@ -53,7 +53,7 @@ pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec
 pub(crate) fn fsetxattr(fd: BorrowedFd<'_>, name: &str, value: &[u8]) -> io::Result<bool> {
     // Raw libc: nix 0.32 has no extended-attribute wrappers.
     let r = fault::check(Call::Setxattr).and_then(|()| {
-        // Unreachable: every caller passes the constant `TOKEN_XATTR` (no NUL), never input.
+        // Unreachable: every caller passes a constant name (`TOKEN_XATTR`, `SCOPE_XATTR`: no NUL), never input.
         let cname = CString::new(name).expect("xattr name has no NUL");
         // SAFETY: `value` is valid for its length.
         #[cfg(target_os = "linux")]

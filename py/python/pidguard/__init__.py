@@ -13,7 +13,8 @@ replace them::
                              pattern="on_*.pid", tolerance=5.0, finalize=None) -> list[HookReport]
 
 plus :func:`write_cmd_file`, :func:`check_pid_file`, :func:`lookup`, :func:`start_token` and
-:func:`terminate`, :class:`ProcessRef` (a pinned handle: signals, waits, ``fileno()`` for
+:func:`terminate`, :func:`spawn` (start a command inside a scope — a cgroup v2 leaf or a
+subreaper supervisor — that :func:`stop_pid_file` stops whole; the caller reaps its child), :class:`ProcessRef` (a pinned handle: signals, waits, ``fileno()`` for
 selectors, ``await wait_async()``), the drop-in for abx-dl's ``process_utils`` in
 :mod:`pidguard.abx_dl`, and the guard-pidfile API in :mod:`pidguard.guard` (one JSON record per
 file; ``with pidguard.guard.acquire(path, **fields) as entry:`` for a single instance). Paths may be ``str``, ``bytes`` or ``os.PathLike``; times are float seconds.
@@ -42,6 +43,7 @@ from ._pidguard import (
     Judgement,
     PidFileCheck,
     ProcessInfo,
+    Spawned,
     StopReport,
     TerminateReport,
     __version__,
@@ -50,6 +52,7 @@ from ._pidguard import (
     is_process_alive,
     judge,
     lookup,
+    spawn,
     start_token,
     stop_pid_file,
     terminate,
@@ -98,6 +101,8 @@ __all__ = [
     "write_cmd_file",
     "check_pid_file",
     "stop_pid_file",
+    # starting a command in a scope
+    "spawn",
     # identity and signalling
     "lookup",
     "is_process_alive",
@@ -112,6 +117,7 @@ __all__ = [
     "Judgement",
     "PidFileCheck",
     "ProcessInfo",
+    "Spawned",
     "StopReport",
     "TerminateReport",
     # errors

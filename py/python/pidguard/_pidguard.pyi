@@ -19,6 +19,7 @@ __all__ = [
     "HookReport",
     "Judgement",
     "StopReport",
+    "Spawned",
     "ProcessRef",
     "write_pid_file_with_mtime",
     "validate_pid_file",
@@ -30,6 +31,7 @@ __all__ = [
     "judge",
     "stop_pid_file",
     "cleanup_background_hooks",
+    "spawn",
     "pin_pid_file",
     "is_process_alive",
     "PendingPin",
@@ -151,6 +153,8 @@ class StopReport:
     def check(self) -> PidFileCheck: ...
     @property
     def terminate(self) -> Optional[TerminateReport]: ...
+    @property
+    def scope(self) -> Literal["cgroup", "supervisor", "group"]: ...
     def to_dict(self) -> Dict[str, Any]: ...
 
 @final
@@ -183,6 +187,8 @@ class TerminateReport:
     def survivors(self) -> List[int]: ...
     @property
     def elapsed(self) -> float: ...
+    @property
+    def scope(self) -> Literal["cgroup", "supervisor", "group"]: ...
     def to_dict(self) -> Dict[str, Any]: ...
 
 @final
@@ -231,8 +237,32 @@ class HookReport:
     def pid_file_removed(self) -> bool: ...
     @property
     def succeeded(self) -> bool: ...
+    @property
+    def scope(self) -> Literal["cgroup", "supervisor", "group"]: ...
     # Set by cleanup_background_hooks: the exception the finalize callback raised, or None.
     finalize_exception: Optional[BaseException]
+    def to_dict(self) -> Dict[str, Any]: ...
+
+@final
+class Spawned:
+    @property
+    def pid(self) -> int: ...
+    @property
+    def pid_file(self) -> Path: ...
+    @property
+    def cmd_file(self) -> Optional[Path]: ...
+    @property
+    def stdout(self) -> Path: ...
+    @property
+    def stderr(self) -> Path: ...
+    @property
+    def scope(self) -> Literal["cgroup", "supervisor", "group"]: ...
+    @property
+    def scope_record(self) -> Optional[str]: ...
+    @property
+    def supervisor_pid(self) -> Optional[int]: ...
+    @property
+    def note(self) -> Optional[str]: ...
     def to_dict(self) -> Dict[str, Any]: ...
 
 def write_pid_file_with_mtime(pid_file: _StrOrBytesPath, pid: int, start_time: float) -> None: ...
@@ -324,6 +354,16 @@ def cleanup_background_hooks(
     tolerance: float = 5.0,
     finalize: Optional[Callable[[HookReport], object]] = None,
 ) -> List[HookReport]: ...
+def spawn(
+    argv: Sequence[str],
+    pid_file: _StrOrBytesPath,
+    *,
+    scope: Literal["auto", "cgroup", "supervisor", "group"] = "auto",
+    cwd: Optional[_StrOrBytesPath] = None,
+    stdout: Optional[_StrOrBytesPath] = None,
+    stderr: Optional[_StrOrBytesPath] = None,
+    guard: bool = False,
+) -> Spawned: ...
 
 # The guard-pidfile API, re-exported by pidguard.guard under short names.
 

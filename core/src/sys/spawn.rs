@@ -1,0 +1,469 @@
+//! Starting a command in a new session, optionally joined to a cgroup before it execs, or under
+//! a subreaper supervisor: `fork(2)` and, in the child, only async-signal-safe calls
+//! (`signal-safety(7)`): the caller may be a multithreaded interpreter (Python, Node), whose
+//! other threads do not exist in the child and may hold locks (malloc's among them).
+//!
+//! Everything the child needs (the argv and environment arrays, the paths, the descriptors) is
+//! built before the fork. A failure in the child before `execve` is reported through a
+//! close-on-exec pipe as (stage, errno), and the parent reaps what it forked: a spawn that
+//! fails leaves no process behind.
+//!
+//! The command is held before its `execve` until the spawner has read what it needs of it (its
+//! start token: [`spawn`]'s `held`): a command that exits at once (a daemon's first process
+//! forks and exits) must not be gone before its record is written, or the record goes without
+//! its token and the scope beside it. The hold is one byte on a `socketpair` (sent with
+//! `MSG_NOSIGNAL`: a child that already failed must not raise `SIGPIPE` in the spawner); a
+//! child that sees the spawner close it without the byte exits without running the command.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+use super::errno::cvt;
+
+/// What to start. Built by the caller before the fork.
+pub(crate) struct Command<'a> {
+    /// The program to `execve`: a path (absolute, or relative to `cwd` when given).
+    pub program: CString,
+    /// argv, argv[0] first.
+    pub argv: Vec<CString>,
+    /// The environment, `NAME=value` each.
+    pub env: Vec<CString>,
+    /// The working directory of the command.
+    pub cwd: Option<CString>,
+    /// Descriptors to become the command's stdin, stdout and stderr.
+    pub stdio: [BorrowedFd<'a>; 3],
+    /// `cgroup.procs` of the cgroup the command joins before it execs (writing `0` moves the
+    /// writer: Linux ≥ 4.5's cgroup v2).
+    /// (A raw descriptor: the caller keeps it open across the call.)
+    pub join: Option<RawFd>,
+    /// `/dev/null`, for the supervisor's own stdio.
+    // Read by the supervisor alone, which is Linux's.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub devnull: BorrowedFd<'a>,
+}
+
+/// Where in the child a spawn failed (for the error message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// `setsid(2)`.
+    Setsid,
+    /// Writing `0` to the cgroup's `cgroup.procs`.
+    JoinCgroup,
+    /// `dup2(2)` of the standard descriptors.
+    Stdio,
+    /// `chdir(2)` to the working directory.
+    Chdir,
+    /// `execve(2)`.
+    Exec,
+    /// The supervisor's `prctl(PR_SET_CHILD_SUBREAPER)`.
+    Subreaper,
+    /// The supervisor's `fork(2)` of the command.
+    Fork,
+}
+
+impl Stage {
+    fn from_u8(b: u8) -> Stage {
+        match b {
+            1 => Stage::Setsid,
+            2 => Stage::JoinCgroup,
+            3 => Stage::Stdio,
+            4 => Stage::Chdir,
+            6 => Stage::Subreaper,
+            7 => Stage::Fork,
+            _ => Stage::Exec,
+        }
+    }
+    fn code(self) -> u8 {
+        match self {
+            Stage::Setsid => 1,
+            Stage::JoinCgroup => 2,
+            Stage::Stdio => 3,
+            Stage::Chdir => 4,
+            Stage::Exec => 5,
+            Stage::Subreaper => 6,
+            Stage::Fork => 7,
+        }
+    }
+    /// What the stage did, for messages.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Stage::Setsid => "setsid",
+            Stage::JoinCgroup => "join the cgroup",
+            Stage::Stdio => "set up stdio",
+            Stage::Chdir => "change directory",
+            Stage::Exec => "exec",
+            Stage::Subreaper => "become a child subreaper",
+            Stage::Fork => "fork the command",
+        }
+    }
+}
+
+/// A failed spawn: where, and the errno.
+#[derive(Debug)]
+pub(crate) struct SpawnError {
+    pub stage: Stage,
+    pub error: io::Error,
+}
+
+impl From<io::Error> for SpawnError {
+    fn from(error: io::Error) -> Self {
+        SpawnError { stage: Stage::Fork, error }
+    }
+}
+
+/// Null-terminated pointer arrays for `execve`, built before the fork.
+struct Exec {
+    argv: Vec<*const libc::c_char>,
+    env: Vec<*const libc::c_char>,
+}
+
+fn exec_arrays(cmd: &Command<'_>) -> Exec {
+    let mut argv: Vec<*const libc::c_char> = cmd.argv.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut env: Vec<*const libc::c_char> = cmd.env.iter().map(|a| a.as_ptr()).collect();
+    env.push(std::ptr::null());
+    Exec { argv, env }
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` is a writable array of two ints.
+    #[cfg(not(target_os = "macos"))]
+    cvt(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } as i64)?;
+    // macOS has no pipe2: the flag is set right after (see HoldPair::new).
+    #[cfg(target_os = "macos")]
+    // SAFETY: as above; fcntl on the two fresh descriptors.
+    unsafe {
+        cvt(libc::pipe(fds.as_mut_ptr()) as i64)?;
+        for fd in fds {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+    // SAFETY: two fresh descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The two ends of the hold before `execve` (see the module's doc): raw descriptors, both
+/// close-on-exec, owned by [`HoldPair`] in the spawner.
+#[derive(Clone, Copy)]
+struct Hold {
+    child: RawFd,
+    spawner: RawFd,
+}
+
+/// The spawner's side of the hold.
+struct HoldPair {
+    child: OwnedFd,
+    spawner: OwnedFd,
+}
+
+impl HoldPair {
+    fn new() -> io::Result<HoldPair> {
+        let mut fds = [0 as RawFd; 2];
+        // SAFETY: `fds` is a writable array of two ints.
+        #[cfg(not(target_os = "macos"))]
+        cvt(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } as i64)?;
+        // macOS has no SOCK_CLOEXEC: set right after (a fork by another thread in between
+        // could inherit the ends until it execs).
+        #[cfg(target_os = "macos")]
+        // SAFETY: as above; fcntl on the two fresh descriptors.
+        unsafe {
+            cvt(libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) as i64)?;
+            for fd in fds {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        // SAFETY: two fresh descriptors owned by nobody else.
+        Ok(unsafe { HoldPair { child: OwnedFd::from_raw_fd(fds[0]), spawner: OwnedFd::from_raw_fd(fds[1]) } })
+    }
+
+    fn raw(&self) -> Hold {
+        Hold { child: self.child.as_raw_fd(), spawner: self.spawner.as_raw_fd() }
+    }
+
+    /// Let the held command exec: one byte, without `SIGPIPE` if it is already gone.
+    fn release(self) {
+        drop(self.child);
+        let go = [1u8];
+        // SAFETY: a valid socket and a one-byte buffer. A failure (EPIPE: the child failed
+        // before it was held) leaves nothing to release.
+        unsafe { libc::send(self.spawner.as_raw_fd(), go.as_ptr().cast(), 1, libc::MSG_NOSIGNAL) };
+    }
+}
+
+/// In a forked child: report (stage, errno) on `fd` and `_exit(127)`. Async-signal-safe.
+fn child_fail(fd: RawFd, stage: Stage) -> ! {
+    // SAFETY: errno location, write and _exit are async-signal-safe; `msg` lives on the stack.
+    unsafe {
+        // `last_os_error` reads errno (a thread-local) and allocates nothing.
+        let e = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        let mut msg = [0u8; 5];
+        msg[0] = stage.code();
+        msg[1..].copy_from_slice(&e.to_le_bytes());
+        libc::write(fd, msg.as_ptr().cast(), msg.len());
+        libc::_exit(127)
+    }
+}
+
+/// In a forked child: become the command (new session, cgroup, stdio, cwd, default signals),
+/// then `execve`. Never returns. Async-signal-safe only.
+fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold) -> ! {
+    // SAFETY: every call below is async-signal-safe (signal-safety(7); prctl/close_range are
+    // plain system calls); every pointer was built before the fork and is still valid in the
+    // child's copy of the address space.
+    unsafe {
+        if libc::setsid() < 0 {
+            child_fail(report, Stage::Setsid);
+        }
+        if let Some(procs) = cmd.join {
+            let zero = b"0";
+            if libc::write(procs, zero.as_ptr().cast(), 1) != 1 {
+                child_fail(report, Stage::JoinCgroup);
+            }
+        }
+        for (target, fd) in cmd.stdio.iter().enumerate() {
+            let fd = fd.as_raw_fd();
+            if fd == target as RawFd {
+                // Already in place: only clear close-on-exec.
+                if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                    child_fail(report, Stage::Stdio);
+                }
+            } else if libc::dup2(fd, target as RawFd) < 0 {
+                child_fail(report, Stage::Stdio);
+            }
+        }
+        if let Some(d) = &cmd.cwd {
+            if libc::chdir(d.as_ptr()) < 0 {
+                child_fail(report, Stage::Chdir);
+            }
+        }
+        // The command starts with default dispositions and nothing blocked, whatever the
+        // spawner ignored or blocked (Python and Node ignore SIGPIPE; a supervisor blocks all).
+        for s in 1..=last_signal() {
+            if s != libc::SIGKILL && s != libc::SIGSTOP {
+                libc::signal(s, libc::SIG_DFL);
+            }
+        }
+        // Held until the spawner has read our identity (the module's doc). Only the spawner's
+        // end can send the byte: ours is closed first.
+        libc::close(hold.spawner);
+        let mut go = 0u8;
+        loop {
+            let n = libc::read(hold.child, (&mut go as *mut u8).cast(), 1);
+            if n == 1 {
+                break;
+            }
+            if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            // The spawner gave up (or is gone): never run unrecorded.
+            libc::_exit(127);
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::execve(cmd.program.as_ptr(), ex.argv.as_ptr(), ex.env.as_ptr());
+        child_fail(report, Stage::Exec)
+    }
+}
+
+/// Read the report pipe to its end: the messages the children wrote.
+fn read_report(fd: &OwnedFd) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 64];
+    loop {
+        // SAFETY: `buf` is writable for its length; `fd` is valid.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            out.extend_from_slice(&buf[..n as usize]);
+        } else if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return out;
+        }
+    }
+}
+
+pub(crate) fn reap(pid: i32) {
+    let mut st = 0;
+    loop {
+        // SAFETY: `st` is writable; `pid` is our own child.
+        let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+        if r >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return;
+        }
+    }
+}
+
+fn decode_failure(msg: &[u8]) -> Option<SpawnError> {
+    if msg.len() < 5 {
+        return None;
+    }
+    let errno = i32::from_le_bytes([msg[1], msg[2], msg[3], msg[4]]);
+    Some(SpawnError { stage: Stage::from_u8(msg[0]), error: io::Error::from_raw_os_error(errno) })
+}
+
+/// Start `cmd` as our child, in a new session (it leads its own process group and has no
+/// controlling terminal), joined to `cmd.join`'s cgroup before it execs when given. `held` is
+/// called with the child's pid while the child is held before its `execve` (it cannot have
+/// exited by the command yet). Returns its pid once `execve` succeeded.
+///
+/// Errors: where the child failed and the errno (`ENOENT`/`EACCES` from `execve`, `EACCES`
+/// or `EBUSY`/`EOPNOTSUPP` from the cgroup join); the child has been reaped then.
+pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32, SpawnError> {
+    let ex = exec_arrays(cmd);
+    let (rd, wr) = pipe()?;
+    let hold = HoldPair::new()?;
+    let h = hold.raw();
+    // SAFETY: fork(2); the child runs only async-signal-safe code (child_exec) and never
+    // returns into Rust code of the parent.
+    let pid = cvt(unsafe { libc::fork() } as i64)? as i32;
+    if pid == 0 {
+        child_exec(cmd, &ex, wr.as_raw_fd(), h);
+    }
+    drop(wr);
+    held(pid);
+    hold.release();
+    let msg = read_report(&rd);
+    if let Some(e) = decode_failure(&msg) {
+        reap(pid);
+        return Err(e);
+    }
+    Ok(pid)
+}
+
+/// Start `cmd` under a supervisor: a child of ours that makes itself a child subreaper
+/// (`PR_SET_CHILD_SUBREAPER`, Linux ≥ 3.4), starts the command (in a session of its own, as
+/// [`spawn`]), and then only reaps — every descendant the command orphans becomes the
+/// supervisor's child — until it has no child left, and exits with the command's status (its
+/// exit code, or 128 + the signal that killed it). It blocks every signal it can (a `SIGTERM`
+/// meant for the tree must not orphan the tree), leads a session of its own (a signal to the
+/// spawner's group does not reach it), holds nothing of the spawner's (its descriptors are
+/// closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
+///
+/// `held` is called with (supervisor pid, command pid) while the command is held before its
+/// `execve` (neither can have exited by the command yet). Returns (supervisor pid, command pid)
+/// once the command has exec'd. Errors as [`spawn`]; the supervisor has been reaped then.
+#[cfg(target_os = "linux")]
+pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
+    let ex = exec_arrays(cmd);
+    let (rd, wr) = pipe()?;
+    let hold = HoldPair::new()?;
+    let h = hold.raw();
+    let name = b"pidguard-scope\0";
+    // SAFETY: fork(2); the child runs only async-signal-safe code and ends in `_exit`.
+    let sup = cvt(unsafe { libc::fork() } as i64)? as i32;
+    if sup == 0 {
+        // SAFETY: async-signal-safe calls only (see child_exec).
+        unsafe {
+            let w = wr.as_raw_fd();
+            if libc::setsid() < 0 {
+                child_fail(w, Stage::Setsid);
+            }
+            if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong) < 0 {
+                child_fail(w, Stage::Subreaper);
+            }
+            libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong);
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
+            let child = libc::fork();
+            if child < 0 {
+                child_fail(w, Stage::Fork);
+            }
+            if child == 0 {
+                // The command: its own session inside the supervisor's tree.
+                child_exec(cmd, &ex, w, h);
+            }
+            // The hold is between the spawner and the command.
+            libc::close(h.child);
+            libc::close(h.spawner);
+            let mut msg = [0u8; 5];
+            msg[0] = b'P';
+            msg[1..].copy_from_slice(&child.to_le_bytes());
+            libc::write(w, msg.as_ptr().cast(), msg.len());
+            // Hold nothing of the spawner's: stdio to /dev/null, every other descriptor closed
+            // (the command keeps its own copies; the report pipe's last writer is then the
+            // command until it execs).
+            let null = cmd.devnull.as_raw_fd();
+            for t in 0..3 {
+                libc::dup2(null, t);
+            }
+            libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
+            let mut status = 0;
+            let mut code = 0;
+            loop {
+                let mut st = 0;
+                let r = libc::waitpid(-1, &mut st, 0);
+                if r == child {
+                    status = st;
+                } else if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break;
+                }
+                if r == child {
+                    code = if libc::WIFEXITED(status) {
+                        libc::WEXITSTATUS(status)
+                    } else if libc::WIFSIGNALED(status) {
+                        128 + libc::WTERMSIG(status)
+                    } else {
+                        code
+                    };
+                }
+            }
+            libc::_exit(code)
+        }
+    }
+    drop(wr);
+    // Until the command's pid (or a failure, or the end) is known; then the command is released.
+    let mut msg = Vec::new();
+    let told = |m: &[u8]| m.chunks_exact(5).any(|c| c[0] == b'P' || decode_failure(c).is_some());
+    while !told(&msg) {
+        let mut buf = [0u8; 64];
+        // SAFETY: `buf` is writable for its length; `rd` is valid.
+        let n = unsafe { libc::read(rd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            msg.extend_from_slice(&buf[..n as usize]);
+        } else if n == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
+    if let Some(m) = msg.chunks_exact(5).find(|c| c[0] == b'P') {
+        held(sup, i32::from_le_bytes([m[1], m[2], m[3], m[4]]));
+    }
+    hold.release();
+    msg.extend(read_report(&rd));
+    // Five-byte messages in any order: `P` and the command's pid from the supervisor, or a
+    // failure (stage, errno) from either child.
+    let mut cmd_pid = 0;
+    let mut failure = None;
+    for m in msg.chunks_exact(5) {
+        if m[0] == b'P' {
+            cmd_pid = i32::from_le_bytes([m[1], m[2], m[3], m[4]]);
+        } else if failure.is_none() {
+            failure = decode_failure(m);
+        }
+    }
+    if let Some(e) = failure {
+        reap(sup);
+        return Err(e);
+    }
+    if cmd_pid <= 0 {
+        reap(sup);
+        return Err(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) });
+    }
+    Ok((sup, cmd_pid))
+}
+
+/// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`
+/// (FreeBSD's `procctl(PROC_REAP_ACQUIRE)` would be its twin: not built).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn spawn_supervised(_cmd: &Command<'_>, _held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
+    Err(SpawnError { stage: Stage::Subreaper, error: io::Error::from_raw_os_error(libc::ENOSYS) })
+}
+
+/// The highest signal number whose disposition a spawned command gets reset to the default.
+fn last_signal() -> i32 {
+    #[cfg(target_os = "linux")]
+    return libc::SIGRTMAX();
+    #[cfg(not(target_os = "linux"))]
+    return 31;
+}

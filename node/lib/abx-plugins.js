@@ -1,0 +1,483 @@
+'use strict';
+// require('pidguard/abx-plugins'): abx-plugins' Chrome pidfile and kill helpers, pinned.
+//
+// abx-plugins (PyPI `abx-plugins`, checked against its release 1.13.572) keeps its browser's pidfile
+// and stops the browser in `abx_plugins/plugins/chrome/chrome_utils.js`. This module has the same
+// names and call shapes, so a maintainer swaps them in with one statement at the top of that file:
+//
+//     ({ writePidWithMtime, writeCmdScript, isProcessAlive, killChrome, killZombieChrome } =
+//       require("pidguard/abx-plugins"));
+//
+// (tests/abx_plugins/chrome_utils.patch is that change as a diff). Every rule is core's: this file
+// translates the call shapes and awaits. Who is judged how, what is signalled, which pidfile is
+// removed and when — all of it is a core operation (`stopPidFile`, `pinPidFile`, `checkPidFile`,
+// `ProcessRef`, `isProcessAlive`, `writePidFileWithMtime`, `writeCmdFile`), the same ones the
+// Python, C and command-line surfaces use. The differences from the original are listed in
+// docs/node.md ("abx-plugins").
+const fs = require('fs');
+const path = require('path');
+const pidguard = require('../index.js');
+
+/** The name of the browser's pidfile in a Chrome session directory (abx-plugins' `chrome.pid`). */
+const CHROME_PID_FILE = 'chrome.pid';
+
+/** The hook scripts whose live process marks a crawl as in use (abx-plugins' launch and tab hooks). */
+const CHROME_HOOK_SCRIPTS = [
+  'on_CrawlSetup__90_chrome_launch.daemon.bg.js',
+  'on_Snapshot__00_chrome_launch.daemon.bg.js',
+  'on_Snapshot__01_chrome_tab.daemon.bg.js',
+];
+
+/** How deep the sweep descends below its directory (abx-plugins' value). */
+const SWEEP_MAX_DEPTH = 10;
+
+/** A `TypeError` with Node's own code, as the addon throws for an argument of the wrong type. */
+function typeError(name, expected, value) {
+  const got = value === null ? 'null' : typeof value;
+  const e = new TypeError(`The "${name}" argument must be ${expected}. Received type ${got}`);
+  e.code = 'ERR_INVALID_ARG_TYPE';
+  return e;
+}
+
+/** A `RangeError` with Node's own code, as the addon throws for a number it cannot take. */
+function rangeError(name, expected, value) {
+  const e = new RangeError(`The value of "${name}" is out of range. It must be ${expected}. Received ${value}`);
+  e.code = 'ERR_OUT_OF_RANGE';
+  return e;
+}
+
+/**
+ * `killChrome`'s `timeoutMs` as core's escalation schedule: SIGTERM, wait half of it, SIGKILL,
+ * wait the rest — the original's split (it waits `remaining / 2` after SIGTERM). The schedule
+ * syntax and its limits (at most a day per wait) are core's; a value it refuses throws
+ * `PIDGUARD_INVALID_ARGUMENT` from the call that parses it.
+ */
+function scheduleFor(timeoutMs) {
+  if (typeof timeoutMs !== 'number') throw typeError('timeoutMs', 'of type number', timeoutMs);
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw rangeError('timeoutMs', 'a finite number >= 0', timeoutMs);
+  // Milliseconds, as decimal seconds (never exponent notation, which the schedule does not take).
+  const half = Math.floor(timeoutMs / 2);
+  return `TERM/${(half / 1000).toFixed(3)}/KILL/${((timeoutMs - half) / 1000).toFixed(3)}`;
+}
+
+/** `outputDir` as the original reads it: falsy means none; otherwise a path string. */
+function optionalDir(name, value) {
+  if (value === null || value === undefined || value === '') return null;
+  if (typeof value !== 'string') throw typeError(name, 'of type string or null', value);
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pidfiles
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Write `pid` to `filePath` with atime and mtime `startTimeSeconds` (seconds since the epoch),
+ * as abx-plugins does — the same bytes (the decimal pid, no newline) and the same mtime, so its
+ * own readers (`parseInt(readFileSync(...))`, the mtime rule of abx-dl) keep working — plus the
+ * process's start token in the `user.pidguard.token` xattr, written through a temporary file and
+ * `rename` (core's `writePidFileWithMtime`).
+ *
+ * Throws (nothing written): `TypeError`/`RangeError` for a `pid` that is not an integer number
+ * fitting a `pid_t`; `PIDGUARD_INVALID_ARGUMENT` for a pid outside 1..pid_max or a start time
+ * that is not finite; `PIDGUARD_UNTRUSTED` for a symlink, FIFO or directory at `filePath`;
+ * file-system errors.
+ */
+function writePidWithMtime(filePath, pid, startTimeSeconds) {
+  pidguard.writePidFileWithMtime(filePath, pid, startTimeSeconds);
+}
+
+/**
+ * Write the shell script that re-runs the browser: `#!/bin/bash`, then `binary` and `args`
+ * quoted for bash on one line, mode 0755, through a temporary file and `rename` (core's
+ * `writeCmdFile`: the quoting of Python's `shlex.join`, which abx-dl reads back). Each argument
+ * is turned into a string with `String()`, as the original does.
+ *
+ * Throws `TypeError` when `args` is not iterable; `PIDGUARD_INVALID_ARGUMENT` for an argument
+ * holding a NUL; `PIDGUARD_UNTRUSTED` for a symlink, FIFO or directory at `filePath`;
+ * file-system errors.
+ */
+function writeCmdScript(filePath, binary, args) {
+  pidguard.writeCmdFile(filePath, [binary, ...args].map(String));
+}
+
+/**
+ * Whether a process with this pid exists and has not exited (core's `isProcessAlive`): a zombie
+ * is not alive; a process of another user (`EPERM`) is, and so is one whose /proc entry cannot
+ * be read; a pid <= 0 (a group, or every process) is not, nor is a fraction. Nothing is
+ * signalled. Throws `TypeError` (`ERR_INVALID_ARG_TYPE`) for a value that is not a number.
+ */
+function isProcessAlive(pid) {
+  return pidguard.isProcessAlive(pid);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stopping the browser
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Stop the browser `pid` with its process group, and nothing else; resolves to `true` when it
+ * is gone, `false` when something may still run — the original's boolean.
+ *
+ * What proves that `pid` is the browser, in this order:
+ * 1. `outputDir/chrome.pid` names `pid`: core's `stopPidFile` judges the record (its start token,
+ *    or for a record written without one the mtime rule), pins the browser with a pidfd, runs
+ *    SIGTERM, half of `timeoutMs`, SIGKILL, the rest, on the group the browser leads, and removes
+ *    the record by content once the browser is gone or proven stale. A record proven stale (the
+ *    browser exited, its pid reused) sends nothing and resolves `true` (the browser is gone,
+ *    whoever has the number now); one that cannot be judged (another user's browser, an
+ *    unreadable identity, another PID namespace) sends nothing, is kept, and resolves `false`.
+ * 2. Otherwise (no such record, one core could not prove, or a process still at `pid` after a
+ *    stale record), `pid` is this process's own unreaped child (the browser `launchChromium`
+ *    spawned): pinned as such (`ProcessRef.openChild`) and stopped by the same schedule; a record
+ *    core could not prove is then judged again, now stale, and removed by core.
+ * 3. Otherwise nothing proves what `pid` is now: nothing is sent. Without a record, resolves
+ *    `true` when there is no process at `pid` (core's `isProcessAlive`), else `false`.
+ *
+ * The pid is checked synchronously, as every pid of the Node surface: `TypeError`
+ * (`ERR_INVALID_ARG_TYPE`) for a non-number, `RangeError` (`ERR_OUT_OF_RANGE`) for a fraction or
+ * a number outside a `pid_t`, `RangeError` `PIDGUARD_INVALID_ARGUMENT` for a pid <= 0 or above
+ * pid_max; `outputDir` must be a string or null (`TypeError`), `timeoutMs` a finite number >= 0
+ * (`TypeError`/`RangeError`). The schedule made of `timeoutMs` is parsed by core when the stop
+ * starts: one it refuses (a wait above a day) rejects with `PIDGUARD_INVALID_ARGUMENT` before
+ * any signal. Otherwise the Promise never rejects.
+ *
+ * Helpers that left the browser's process group (Chromium's `chrome_crashpad_handler`s call
+ * `setsid`) are not reached yet: that needs the browser started in a scope (see "Launcher" below).
+ */
+function killChrome(pid, outputDir = null, timeoutMs = 10000) {
+  pidguard.judge(pid); // the Node surface's pid checks, thrown here rather than as a rejection
+  const dir = optionalDir('outputDir', outputDir);
+  const schedule = scheduleFor(timeoutMs);
+  const pidFile = dir === null ? null : path.join(dir, CHROME_PID_FILE);
+  // Which record names this browser is read by core; every stop below judges it afresh.
+  const recorded = pidFile !== null && pidguard.checkPidFile(pidFile).pid === pid;
+  // What the record says about the browser: `true` gone (stopped now, or proven stale),
+  // `false` kept undecided, `null` nothing (no such record, or it vanished meanwhile).
+  const stopRecord = async () => {
+    let r;
+    try {
+      r = await pidguard.stopPidFile(pidFile, { schedule });
+    } catch (e) {
+      if (e.code === 'PIDGUARD_INVALID_ARGUMENT') throw e; // the schedule: before anything is sent
+      return false; // a record that cannot be read or judged: nothing was sent, it is kept
+    }
+    if (r.outcome === 'exited' || r.outcome === 'already-gone') return true;
+    if (r.outcome === 'stale') return r.staleReason === 'missing' ? null : true;
+    return false; // refused, foreign, unkillable, error: kept
+  };
+  return (async () => {
+    const said = recorded ? await stopRecord() : null;
+    if (said === true && !pidguard.isProcessAlive(pid)) return true;
+    let ref;
+    try {
+      ref = pidguard.ProcessRef.openChild(pid);
+    } catch (_) {
+      // Not our child (or reaped already): what runs at `pid` now is not the browser's business
+      // once the record proved it gone; without a record, only proof of absence says gone.
+      return said === null ? !pidguard.isProcessAlive(pid) : said;
+    }
+    let gone;
+    try {
+      const r = await ref.terminate({ schedule });
+      gone = r.outcome === 'exited' || r.outcome === 'already-gone';
+    } catch (e) {
+      if (e.code === 'PIDGUARD_INVALID_ARGUMENT') throw e; // the schedule: before anything is sent
+      gone = false; // the kernel or a safety rule refused a signal
+    } finally {
+      ref.close();
+    }
+    // Our child's record that core could not prove (written without a token, its mtime off):
+    // now that the child is gone, core judges it stale and removes it.
+    if (gone && said === false) await stopRecord();
+    return gone;
+  })();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launcher — the place for the browser's spawn, once core has scopes (issue 25).
+//
+// abx-plugins' `launchChromium` starts the browser with
+//   child_process.spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+// and records it with `writePidWithMtime(outputDir/chrome.pid, pid, Date.now() / 1000)`.
+// `detached: true` means a new session: the browser leads its own process group, so a stop of the
+// launcher hook's group does not reach it, and a stop of the browser's group (what `killChrome`
+// does today) does not reach helpers that call `setsid` themselves (Chromium 156's two
+// `chrome_crashpad_handler`s). The launcher to come here:
+//
+//   spawn(binary, args, { stdio, detached: true, pidFile }) -> ChildProcess-like
+//
+// starts the browser through core's scoped spawn (a cgroup v2 leaf, else a subreaper supervisor),
+// keeps `detached: true`'s meaning (its own session), and writes `pidFile` as `writePidWithMtime`
+// does plus the scope in the `user.pidguard.scope` xattr. Nothing else here changes: `killChrome`
+// and `killZombieChrome` stop through core's `stopPidFile`, which then reaches every process of a
+// scoped record's tree. What it needs from the addon: a napi wrapper over core's scoped spawn
+// that hands back the child's pid and its stdout/stderr as streams (or file descriptors) the
+// launcher can read, since `launchChromium` reads the browser's stderr until its debug port opens.
+// ---------------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------------
+// The sweep
+// ---------------------------------------------------------------------------------------------
+
+/** A directory from the environment (abx-plugins reads SNAP_DIR and CRAWL_DIR), else the cwd. */
+function envDir(name) {
+  const v = (process.env[name] || '').trim();
+  return path.resolve(v || process.cwd());
+}
+
+/**
+ * The Chrome session files below `root`: each `<session>/chrome/chrome.pid`, each hook pidfile
+ * `chrome/on_*chrome_*.pid` beside it, and each `<session>/.persona` directory. Directory
+ * entries are taken from `readdir` (a symlink is never followed); an unreadable directory is
+ * skipped, as abx-plugins skips it. A runtime directory (`isRuntime`) is not descended into
+ * beyond its own `chrome` and `.persona`: its other children are archived outputs.
+ */
+function findSessionFiles(root, isRuntime) {
+  const found = { chromePids: [], hookPids: [], personaDirs: [] };
+  const walk = (dir, depth) => {
+    if (depth > SWEEP_MAX_DEPTH) return;
+    let entries;
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (_) {
+      return;
+    }
+    const runtime = isRuntime(path.resolve(dir));
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const full = path.join(dir, entry.name);
+      if (entry.name === 'chrome') {
+        found.chromePids.push({ pidFile: path.join(full, CHROME_PID_FILE), sessionDir: dir });
+        let files = [];
+        try {
+          files = fs.readdirSync(full, { withFileTypes: true });
+        } catch (_) { /* an unreadable chrome directory: no hook pidfiles known */ }
+        for (const f of files) {
+          const n = f.name;
+          if (f.isFile() && n !== CHROME_PID_FILE && n.startsWith('on_') && n.endsWith('.pid') && n.includes('chrome_')) {
+            found.hookPids.push({ pidFile: path.join(full, n), sessionDir: dir });
+          }
+        }
+      } else if (entry.name === '.persona') {
+        found.personaDirs.push({ personaDir: full, sessionDir: dir });
+      } else if (!runtime && !entry.name.startsWith('.') && entry.name !== 'node_modules') {
+        walk(full, depth + 1);
+      }
+    }
+  };
+  walk(root, 0);
+  return found;
+}
+
+/**
+ * Live processes running one of abx-plugins' Chrome hook scripts, from /proc: `{ pid, cwd }`
+ * (`cwd` null when it cannot be read). `null` when /proc cannot be listed: nothing can then be
+ * said about which crawls are in use.
+ */
+function chromeHookProcesses() {
+  let names;
+  try {
+    names = fs.readdirSync('/proc');
+  } catch (_) {
+    return null;
+  }
+  const hooks = [];
+  for (const name of names) {
+    if (!/^[1-9][0-9]*$/.test(name) || Number(name) === process.pid) continue;
+    let cmdline;
+    try {
+      cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'latin1');
+    } catch (_) {
+      continue; // exited meanwhile (its /proc entry is gone)
+    }
+    if (!CHROME_HOOK_SCRIPTS.some((s) => cmdline.includes(s))) continue;
+    const pid = Number(name);
+    if (!pidguard.isProcessAlive(pid)) continue;
+    let cwd = null;
+    try {
+      cwd = path.resolve(fs.readlinkSync(`/proc/${name}/cwd`));
+    } catch (_) { /* another user's hook: its directory is unknown */ }
+    hooks.push({ pid, cwd });
+  }
+  return hooks;
+}
+
+/** Whether `ancestor` is `pid` or one of its ancestors now (parent pids read by core's `lookup`). */
+function hasAncestor(pid, ancestor) {
+  const seen = new Set();
+  let p = pid;
+  while (p > 0 && !seen.has(p)) {
+    if (p === ancestor) return true;
+    seen.add(p);
+    try {
+      p = pidguard.lookup(p).ppid;
+    } catch (_) {
+      return false;
+    }
+  }
+  return false;
+}
+
+/**
+ * Stop the browsers of stale crawls below `snapDir` (abx-plugins' `killZombieChrome`, run by its
+ * `on_CrawlSetup__89_chrome_kill_zombies.js` hook); resolves to the number of browsers stopped.
+ *
+ * Which crawls are stale is abx-plugins' layout and options, kept as they are: every
+ * `<session>/chrome/chrome.pid` below `snapDir` (default `$SNAP_DIR`, else the cwd), skipping
+ * sessions at or below `options.excludeCrawlDirs`, `options.excludeSessionDirs`, and — unless
+ * `options.excludeCurrentRuntimeDirs` is false — `$SNAP_DIR` and `$CRAWL_DIR`; a session is in
+ * use while one of its hook pidfiles (`chrome/on_*chrome_*.pid`) names a live hook, or a live
+ * launch/tab hook process runs in it or is the browser's ancestor. `options.quiet` silences the
+ * progress lines on stderr. `options.CHROME_USER_DATA_DIR` is accepted and not used: the original
+ * clears that profile's lock files after its sweep, and `launchChromium` clears the same files
+ * before every launch.
+ *
+ * What is done with each record is core's:
+ * - hook pidfiles are judged by `pinPidFile`: a record proven stale (gone, reused, malformed) is
+ *   removed by content; one that cannot be judged (another user's hook, an unreadable identity)
+ *   counts as a live hook;
+ * - each stale session's `chrome.pid` is stopped by `stopPidFile` (the schedule of
+ *   `killChrome`'s default 10 s): a browser proven to be the recorded one is stopped with its
+ *   process group and its record removed; a record proven stale (its pid gone or reused by
+ *   another process) is removed and nothing is sent; a record that cannot be judged — another
+ *   user's browser (`EPERM`), an unreadable identity, another machine or PID namespace, a
+ *   token-less record whose mtime is off — is kept and nothing is sent;
+ * - a missing or malformed `chrome.pid` is skipped and kept, as the original skips it.
+ * - `.persona` directories of stale sessions are removed (abx-plugins' housekeeping) unless the
+ *   session's browser record was kept undecided.
+ *
+ * Throws `TypeError` at once for `snapDir` that is not a string or null, `options` that is not
+ * an object, or exclusion lists that are not arrays of strings; after that it never rejects: a
+ * record that cannot be read is skipped. When a hook process's directory
+ * cannot be read, or /proc cannot be listed, nothing tells which crawls are in use: no browser is
+ * stopped.
+ */
+function killZombieChrome(snapDir = null, options = {}) {
+  const given = optionalDir('snapDir', snapDir);
+  if (options === null || options === undefined) options = {};
+  if (typeof options !== 'object') throw typeError('options', 'of type object', options);
+  const dirs = (name) => {
+    const v = options[name];
+    if (v === null || v === undefined) return [];
+    if (!Array.isArray(v) || !v.every((d) => typeof d === 'string')) throw typeError(`options.${name}`, 'an array of strings', v);
+    return v.map((d) => path.resolve(d));
+  };
+  const excludeCrawl = new Set(dirs('excludeCrawlDirs'));
+  const excludeSession = new Set(dirs('excludeSessionDirs'));
+  if (options.excludeCurrentRuntimeDirs !== false) {
+    excludeSession.add(envDir('SNAP_DIR'));
+    excludeSession.add(envDir('CRAWL_DIR'));
+  }
+  const root = given === null ? envDir('SNAP_DIR') : path.resolve(given);
+  return sweep(root, Boolean(options.quiet), (dir) => excludeCrawl.has(dir) || excludeSession.has(dir));
+}
+
+/** The body of `killZombieChrome`, its arguments checked. */
+async function sweep(root, quiet, excluded) {
+  const log = (line) => { if (!quiet) console.error(line); };
+  const within = (dir) => {
+    const rel = path.relative(root, dir);
+    return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  };
+  // The crawl a session belongs to: its nearest excluded ancestor inside the root, else itself.
+  const owningCrawl = (sessionDir) => {
+    for (let d = path.resolve(sessionDir); within(d); d = path.dirname(d)) {
+      if (excluded(d)) return d;
+      if (path.dirname(d) === d) break;
+    }
+    return path.resolve(sessionDir);
+  };
+
+  log('[*] Checking for zombie Chrome processes...');
+  if (!fs.existsSync(root)) {
+    log('[+] No snapshot directory found');
+    return 0;
+  }
+  const found = findSessionFiles(root, excluded);
+
+  // Sessions in use, by their hooks' pidfiles: core judges each record.
+  const liveSessions = new Set();
+  for (const { pidFile, sessionDir } of found.hookPids) {
+    let live = true; // a record that cannot be judged may name a live hook
+    try {
+      const pin = pidguard.pinPidFile(pidFile);
+      if (pin instanceof pidguard.ProcessRef) pin.close();
+      else live = pin.outcome !== 'stale';
+    } catch (_) { /* unreadable or untrusted: could not tell */ }
+    if (live) liveSessions.add(path.resolve(sessionDir));
+  }
+
+  // Sessions in use, by their hook processes (read from /proc once, when first needed).
+  let hooks;
+  const crawlInUse = (crawlDir, browserPid) => {
+    if (hooks === undefined) {
+      hooks = chromeHookProcesses();
+      if (hooks === null) log('[!] /proc cannot be listed: which crawls are in use is unknown, nothing is stopped');
+    }
+    if (hooks === null) return true;
+    for (const h of hooks) {
+      if (browserPid && hasAncestor(browserPid, h.pid)) return true;
+      if (h.cwd === null) return true; // a hook whose directory is unknown may be this crawl's
+      const session = path.basename(h.cwd) === 'chrome' ? path.dirname(h.cwd) : h.cwd;
+      if (owningCrawl(session) === crawlDir) return true;
+    }
+    return false;
+  };
+
+  let killed = 0;
+  const keptSessions = new Set();
+  for (const { pidFile, sessionDir } of found.chromePids) {
+    const crawlDir = owningCrawl(sessionDir);
+    if (excluded(crawlDir)) continue;
+    let pid;
+    try {
+      pid = pidguard.checkPidFile(pidFile).pid;
+    } catch (_) {
+      pid = null;
+    }
+    if (pid === null || pid === undefined) continue; // missing or malformed: skipped, kept
+    if (liveSessions.has(path.resolve(sessionDir)) || crawlInUse(crawlDir, pid)) continue;
+    let report;
+    try {
+      report = await pidguard.stopPidFile(pidFile, { schedule: scheduleFor(10000) });
+    } catch (e) {
+      log(`[!] Skipped ${pidFile}: ${e.message}`);
+      keptSessions.add(path.resolve(sessionDir));
+      continue;
+    }
+    if (report.outcome === 'exited') {
+      killed++;
+      log(`[+] Killed zombie (PID ${pid}) from stale crawl ${path.basename(crawlDir)}`);
+    } else if (report.outcome === 'stale') {
+      log(`[+] Stale ${pidFile} (${report.staleReason}): nothing sent${report.pidFileRemoved ? ', removed' : ''}`);
+    } else if (report.outcome !== 'already-gone') {
+      keptSessions.add(path.resolve(sessionDir));
+      log(`[!] Kept ${pidFile} (PID ${pid}): ${report.outcome}${report.refusal ? ` (${report.refusal})` : ''}` +
+        `${report.detail ? `: ${report.detail}` : ''}${report.error ? `: ${report.error}` : ''}`);
+    }
+  }
+
+  for (const { personaDir, sessionDir } of found.personaDirs) {
+    const crawlDir = owningCrawl(sessionDir);
+    const session = path.resolve(sessionDir);
+    if (excluded(crawlDir) || liveSessions.has(session) || keptSessions.has(session) || crawlInUse(crawlDir, null)) continue;
+    try {
+      fs.rmSync(personaDir, { recursive: true, force: true });
+      log(`[+] Removed stale runtime persona dir: ${personaDir}`);
+    } catch (e) {
+      log(`[!] Failed to remove stale runtime persona dir ${personaDir}: ${e.message}`);
+    }
+  }
+
+  log(killed > 0 ? `[+] Killed ${killed} zombie process(es)` : '[+] No zombies found');
+  return killed;
+}
+
+module.exports = Object.freeze({
+  writePidWithMtime,
+  writeCmdScript,
+  isProcessAlive,
+  killChrome,
+  killZombieChrome,
+});

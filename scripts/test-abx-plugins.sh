@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Proof inside abx-plugins' real code: install the abx-plugins release (pinned) into a
+# project-local virtual environment from a Python >= 3.12 (abx-plugins needs one), find its
+# chrome_utils.js, make two copies of its chrome and base plugins under target/abx-plugins/ —
+# `original` as released and `patched` with tests/abx_plugins/chrome_utils.patch applied (its
+# helpers taken from `pidguard/abx-plugins`); the installed package is never changed — and run
+# tests/abx_plugins/side_by_side.js inside a private PID namespace: each scenario once per copy,
+# one table. Installs Debian's `chromium` with apt-get when it is missing (the scenarios launch a
+# real browser, as root with --no-sandbox). Then runs tests/node/abx-plugins.test.js against the
+# installed release (its exported names and shapes).
+# Without a Python >= 3.12 or namespaces, says that it skipped and why, and exits 0.
+#
+# Requiring chrome_utils.js needs no npm package: puppeteer and abxbus are loaded lazily by the
+# functions that use them, none of which run here. It needs NODE_MODULES_DIR set (abx-plugins'
+# hooks get it from abxpkg); here it is target/abx-plugins/node_modules, where `pidguard` links
+# to node/ — the way abx-plugins finds the packages it requires.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+ABX_PLUGINS_VERSION=1.13.572
+VENV=.venv-abx-plugins
+WORK=target/abx-plugins
+
+find_python() {
+  local root
+  root=$(pyenv root 2>/dev/null || echo /root/.pyenv)
+  for c in "${ABX_PYTHON:-}" python3.12 python3.13 python3 "$root"/versions/3.12*/bin/python "$root"/versions/3.13*/bin/python; do
+    [ -n "$c" ] || continue
+    p=$(command -v "$c" 2>/dev/null) || continue
+    "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo "$p"; return 0; }
+  done
+  return 1
+}
+if ! PY=$(find_python); then
+  echo "test-abx-plugins: skipped: no Python >= 3.12 found (abx-plugins $ABX_PLUGINS_VERSION needs one; set ABX_PYTHON)"
+  exit 0
+fi
+if ! unshare --pid --fork --mount-proc true 2>/dev/null; then
+  echo "test-abx-plugins: skipped: cannot make a private PID namespace here (unshare --pid --fork --mount-proc)"
+  exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "test-abx-plugins: needs root (ns_last_pid, and processes of uids 65534 and 65533)" >&2
+  exit 1
+fi
+
+echo "== abx-plugins $ABX_PLUGINS_VERSION in $VENV ($("$PY" --version)) =="
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "abx-plugins==$ABX_PLUGINS_VERSION"
+PKG=$("$VENV/bin/python" -c 'import abx_plugins, os; print(os.path.dirname(abx_plugins.__file__))')
+UTILS=$PKG/plugins/chrome/chrome_utils.js
+[ -f "$UTILS" ] || { echo "test-abx-plugins: no chrome_utils.js in $PKG" >&2; exit 1; }
+echo "chrome_utils.js: $UTILS"
+
+if ! command -v chromium >/dev/null; then
+  echo "== apt-get install chromium =="
+  apt-get -o DPkg::Lock::Timeout=600 install -y -q chromium >/dev/null
+fi
+CHROMIUM=$(command -v chromium)
+echo "browser: $("$CHROMIUM" --version 2>/dev/null | head -1)"
+
+echo "== the Node addon (cargo build -p pidguard-node) =="
+bash scripts/setup-node.sh
+cargo build --quiet -p pidguard-node
+rm -rf "$WORK"
+mkdir -p "$WORK/node_modules"
+cp target/debug/libpidguard_node.so "$WORK/pidguard.node"
+ln -s "$ROOT/node" "$WORK/node_modules/pidguard"
+
+echo "== two copies of the chrome and base plugins: original, patched =="
+for v in original patched; do
+  mkdir -p "$WORK/$v/abx_plugins/plugins"
+  cp -r "$PKG/plugins/chrome" "$PKG/plugins/base" "$WORK/$v/abx_plugins/plugins/"
+done
+patch --quiet -p1 -d "$WORK/patched" < tests/abx_plugins/chrome_utils.patch
+mkdir -p "$WORK/scratch"
+# Everything the scenarios' other users (65534, 65533) read must be readable by them.
+chmod -R a+rX "$WORK"
+
+export ABX_PLUGINS_VERSION CHROMIUM
+export PIDGUARD_NATIVE_PATH=$ROOT/$WORK/pidguard.node
+export NODE_MODULES_DIR=$ROOT/$WORK/node_modules
+export ABX_CHROME_UTILS_ORIGINAL=$ROOT/$WORK/original/abx_plugins/plugins/chrome/chrome_utils.js
+export ABX_CHROME_UTILS_PATCHED=$ROOT/$WORK/patched/abx_plugins/plugins/chrome/chrome_utils.js
+export ABX_SCRATCH=$ROOT/$WORK/scratch
+export ABX_PLUGINS_DIR=$PKG/plugins
+
+echo "== the names and shapes of pidguard/abx-plugins against the release (node --test) =="
+node --test tests/node/abx-plugins.test.js
+
+echo "== side by side (private PID namespace; pid 1 is a shell that reaps orphans) =="
+# `; exit $?` keeps the shell as pid 1 instead of letting it exec node.
+unshare --pid --fork --mount-proc sh -c 'node "$0"; exit $?' tests/abx_plugins/side_by_side.js
