@@ -13,8 +13,11 @@ fn main() {
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=build.rs");
-    // `ld.so` loads `libpidguard.so.0`; programs linked against it record that name.
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libpidguard.so.0");
+    // `ld.so` loads `libpidguard.so.0`; programs linked against it record that name. ELF only
+    // (Linux, FreeBSD): Apple's linker has no `-soname` (macOS builds are compile-checked only).
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("macos") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libpidguard.so.0");
+    }
 
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("ffi-c/cbindgen.toml");
     match cbindgen::Builder::new().with_crate(&crate_dir).with_config(config).generate() {

@@ -62,6 +62,17 @@ function loadNative() {
   throw err;
 }
 
+// Before any addon is loaded: on a system no addon is built for, a clear refusal that says why
+// (code 'unsupported', the error kind's slug), instead of a loader error from a foreign binary.
+if (process.platform !== 'linux') {
+  const err = new Error(
+    `pidguard: unsupported platform '${process.platform}': pidguard is run-tested on Linux only; ` +
+    'macOS and FreeBSD are compile-checked only and no addon is built for them. ' +
+    "See docs/platforms.md in pidguard's source for what works where.");
+  err.code = 'unsupported';
+  throw err;
+}
+
 const native = loadNative();
 
 /** `writePidFileWithMtime` → `write_pid_file_with_mtime`. */

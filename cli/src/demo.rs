@@ -44,8 +44,14 @@ fn namespace_args() -> Option<&'static [&'static str]> {
     })
 }
 
-/// Entry point: re-run inside a private PID namespace when possible.
+/// Entry point: re-run inside a private PID namespace when possible. Linux only: elsewhere
+/// it says so and exits with "bad input" (4) before starting anything.
 pub fn run(no_namespace: bool, in_namespace: bool) -> ExitCode {
+    if !cfg!(target_os = "linux") {
+        // It reads /proc and forces a pid reuse through ns_last_pid: both Linux's alone.
+        eprintln!("pidguard demo: unsupported on this system: the demo reads /proc and forces a pid reuse through /proc/sys/kernel/ns_last_pid, which only Linux has (pidguard is run-tested on Linux only; see docs/platforms.md)");
+        return pidguard::ExitCode::BadInput.into();
+    }
     if !in_namespace && !no_namespace {
         if let Some(ns) = namespace_args() {
             let exe = match std::env::current_exe() {

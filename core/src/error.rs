@@ -282,6 +282,9 @@ pub(crate) fn kind_of_io(err: &io::Error) -> ErrorKind {
     if crate::sys::chase::is_unsafe_transition(err) {
         return ErrorKind::Untrusted;
     }
+    if crate::sys::is_unported(err) {
+        return ErrorKind::Unsupported;
+    }
     match err.raw_os_error() {
         Some(libc::ENOENT) => ErrorKind::NotFound,
         Some(libc::EEXIST) => ErrorKind::AlreadyExists,

@@ -72,7 +72,7 @@ pub use exit::ExitCode;
 pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use identity::{
     compare_tokens, is_process_alive, judge, lookup, probe_alive, start_token, thread_group_exited, Delivery, GroupMode, Judgement, PinMode, Policy, ProcessInfo, ProcessRef,
-    Reason, Scope, ScopeKind, ScopeRecord, ScopeState, StartToken, Verdict, SCOPE_XATTR,
+    Reason, Scope, ScopeKind, ScopeRecord, ScopeState, StartToken, TokenOs, Verdict, SCOPE_XATTR,
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
 pub use pidfile::Format;

@@ -38,9 +38,26 @@ const NAMES: &[(&str, i32)] = &[
     ("PROF", libc::SIGPROF),
     ("WINCH", libc::SIGWINCH),
     ("IO", libc::SIGIO),
+    #[cfg(target_os = "linux")]
     ("PWR", libc::SIGPWR),
     ("SYS", libc::SIGSYS),
+    #[cfg(not(target_os = "linux"))]
+    ("EMT", libc::SIGEMT),
+    #[cfg(not(target_os = "linux"))]
+    ("INFO", libc::SIGINFO),
 ];
+
+/// The largest signal number: `SIGRTMAX` on Linux (glibc's, which reserves a few real-time
+/// signals below the kernel's 64) and FreeBSD (126); 31 on macOS, which has no real-time
+/// signals (`NSIG` is 32).
+fn sigrtmax() -> i32 {
+    #[cfg(target_os = "linux")]
+    return libc::SIGRTMAX();
+    #[cfg(target_os = "freebsd")]
+    return 126;
+    #[cfg(target_os = "macos")]
+    return 31;
+}
 
 impl Signal {
     /// `SIGTERM` (15).
@@ -55,12 +72,13 @@ impl Signal {
     pub const HUP: Signal = Signal(libc::SIGHUP);
 
     /// The signal with number `n`. Errors: `InvalidArgument` unless `1 <= n <= SIGRTMAX`
-    /// (signal 0 is a probe, not a signal, and is refused).
+    /// (signal 0 is a probe, not a signal, and is refused; macOS, without real-time signals:
+    /// `1 <= n <= 31`).
     pub fn from_number(n: i32) -> Result<Signal> {
-        if (1..=libc::SIGRTMAX()).contains(&n) {
+        if (1..=sigrtmax()).contains(&n) {
             Ok(Signal(n))
         } else {
-            Err(Error::invalid(format!("signal {n} is outside 1..={}", libc::SIGRTMAX())))
+            Err(Error::invalid(format!("signal {n} is outside 1..={}", sigrtmax())))
         }
     }
 

@@ -62,6 +62,7 @@ fn token_field() -> impl Strategy<Value = String> {
 fn start_token() -> impl Strategy<Value = StartToken> {
     (token_field(), token_field(), any::<u64>(), any::<u64>(), any::<Option<u64>>()).prop_map(
         |(machine_id, boot_id, pidns_ino, start_ticks, pidfs_ino)| StartToken {
+            os: pidguard::TokenOs::Linux,
             machine_id,
             boot_id,
             pidns_ino,
@@ -76,13 +77,17 @@ fn token_rule(s: &str) -> bool {
     let parts: Vec<&str> = s.split(':').collect();
     let text = |f: &str| !f.is_empty() && f.bytes().all(|b| (0x21..=0x7e).contains(&b));
     let num = |f: &str| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()) && f.parse::<u64>().is_ok();
-    (parts.len() == 5 || parts.len() == 6)
+    let linux = (parts.len() == 5 || parts.len() == 6)
         && parts[0] == "linux1"
         && text(parts[1])
         && text(parts[2])
         && num(parts[3])
         && num(parts[4])
-        && (parts.len() == 5 || parts[5] == "-" || num(parts[5]))
+        && (parts.len() == 5 || parts[5] == "-" || num(parts[5]));
+    // macOS: host, boot session, start µs, unique id (or `-`); FreeBSD: host, boot id, jail, start.
+    let macos = parts.len() == 5 && parts[0] == "macos1" && text(parts[1]) && text(parts[2]) && num(parts[3]) && (parts[4] == "-" || num(parts[4]));
+    let freebsd = parts.len() == 5 && parts[0] == "freebsd1" && text(parts[1]) && text(parts[2]) && num(parts[3]) && num(parts[4]);
+    linux || macos || freebsd
 }
 
 /// Text that looks like a token often enough to reach every branch of the parser.
@@ -97,7 +102,7 @@ fn tokenish() -> impl Strategy<Value = String> {
         1 => "\\PC{0,3}",
         1 => "[\\x00-\\x20\\x7f]{1,2}",
     ];
-    (prop::sample::select(vec!["linux1", "linux1", "linux1", "linux2", "", "LINUX1"]), prop::collection::vec(field, 0..8))
+    (prop::sample::select(vec!["linux1", "linux1", "linux1", "linux2", "", "LINUX1", "macos1", "freebsd1", "macos2"]), prop::collection::vec(field, 0..8))
         .prop_map(|(p, fields)| std::iter::once(p.to_string()).chain(fields).collect::<Vec<_>>().join(":"))
 }
 

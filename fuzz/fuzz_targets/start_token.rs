@@ -8,13 +8,17 @@ fn rule(s: &str) -> bool {
     let parts: Vec<&str> = s.split(':').collect();
     let text = |f: &str| !f.is_empty() && f.bytes().all(|b| (0x21..=0x7e).contains(&b));
     let num = |f: &str| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()) && f.parse::<u64>().is_ok();
-    (parts.len() == 5 || parts.len() == 6)
+    let linux = (parts.len() == 5 || parts.len() == 6)
         && parts[0] == "linux1"
         && text(parts[1])
         && text(parts[2])
         && num(parts[3])
         && num(parts[4])
-        && (parts.len() == 5 || parts[5] == "-" || num(parts[5]))
+        && (parts.len() == 5 || parts[5] == "-" || num(parts[5]));
+    // macOS: host, boot session, start µs, unique id (or `-`); FreeBSD: host, boot id, jail, start.
+    let macos = parts.len() == 5 && parts[0] == "macos1" && text(parts[1]) && text(parts[2]) && num(parts[3]) && (parts[4] == "-" || num(parts[4]));
+    let freebsd = parts.len() == 5 && parts[0] == "freebsd1" && text(parts[1]) && text(parts[2]) && num(parts[3]) && num(parts[4]);
+    linux || macos || freebsd
 }
 
 fuzz_target!(|data: &[u8]| {

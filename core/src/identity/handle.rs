@@ -21,8 +21,9 @@ pub enum PinMode {
     /// Through a pidfd: a signal can never reach a process that reused the number.
     Pidfd,
     /// No pidfd could be opened (`ENOSYS` on Linux < 5.3, `EPERM` under old container seccomp
-    /// profiles): signals go through `kill(2)` with the start ticks re-read right
-    /// before each one. A small window remains between that read and the signal.
+    /// profiles; always on macOS and FreeBSD, which have none): signals go through `kill(2)`
+    /// with the start ticks (macOS: and the unique id) re-read right before each one. A small
+    /// window remains between that read and the signal.
     Unpinned,
 }
 
@@ -57,8 +58,9 @@ pub struct ProcessRef {
     judgement: Judgement,
     unpinned_because: Option<i32>,
     /// Unpinned only: the open `/proc/<pid>` directory, which stops answering once this process
-    /// is reaped, so a successor of the number is never mistaken for it.
-    procfd: Option<OwnedFd>,
+    /// is reaped, so a successor of the number is never mistaken for it (macOS, FreeBSD: the
+    /// pid with its identity, compared on every read; see `procfs::ProcDir`).
+    procfd: Option<procfs::ProcDir>,
     /// When set, only processes whose real or saved uid is this one are signalled (a
     /// pidfile owned by that uid aimed this handle; see [`ProcessRef::restrict_to_uid`]).
     only_uid: Option<u32>,
@@ -250,7 +252,7 @@ impl ProcessRef {
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) => return Err(absent(&e)),
             Err(e) => return Err(unreadable(&e)),
         };
-        let stat = match procfs::read_stat_at(dir.as_fd()) {
+        let stat = match procfs::read_stat_at(&dir) {
             Ok(s) => s,
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH)) => return Err(gone(Reason::NoSuchProcess)),
             Err(e) => return Err(unreadable(&e)),
@@ -258,7 +260,9 @@ impl ProcessRef {
         let mut h = ProcessRef {
             pid,
             pidfd: None,
-            pidfs_ino: None,
+            // macOS: the unique id read with the identity, the pidfs inode's twin (None on Linux:
+            // no pidfd, no pidfs inode).
+            pidfs_ino: dir.unique_id(),
             zombie_at_open: thread_group_exited(&stat, None),
             stat: None,
             token: None,
@@ -410,7 +414,7 @@ impl ProcessRef {
     /// reaped; `Io` (with its errno) when `/proc` cannot be read (`hidepid`, `EMFILE`).
     pub fn uids(&self) -> Result<(u32, u32)> {
         let read = match &self.procfd {
-            Some(dir) => sys::read_at(dir.as_fd(), "status").and_then(|b| procfs::parse_uids(&b)),
+            Some(dir) => procfs::read_uids_at(dir),
             None => procfs::read_uids(self.pid),
         };
         let still_ours = match &self.pidfd {
@@ -509,7 +513,7 @@ impl ProcessRef {
     /// once our process is reaped, whatever holds the number then.
     fn unpinned_still_ours(&self) -> bool {
         let Some(dir) = &self.procfd else { return false };
-        matches!((procfs::read_stat_at(dir.as_fd()), &self.stat), (Ok(st), Some(mine)) if st.start_ticks == mine.start_ticks)
+        matches!((procfs::read_stat_at(dir), &self.stat), (Ok(st), Some(mine)) if st.start_ticks == mine.start_ticks)
     }
 
     /// Whether the process group this handle's process led is provably still that group *now*,
@@ -693,7 +697,7 @@ impl ProcessRef {
             Some(fd) => matches!(sys::poll_readable(&[fd.as_fd()], Some(Duration::ZERO)).as_deref(), Ok([true])),
             None => {
                 let Some(dir) = &self.procfd else { return true };
-                match procfs::read_stat_at(dir.as_fd()) {
+                match procfs::read_stat_at(dir) {
                     Ok(st) => !self.stat.as_ref().is_some_and(|m| m.start_ticks == st.start_ticks) || thread_group_exited(&st, None),
                     // Reaped. Any other error (EACCES, …) is not proof of death: EPERM-like
                     // answers never mean "dead".
@@ -704,13 +708,23 @@ impl ProcessRef {
     }
 
     /// Wait until the process exits or `timeout` passes (`None`: forever). Returns whether it
-    /// exited. Pinned: blocks on pidfd readiness, no polling loop. Unpinned: checks every 10 ms.
+    /// exited. Pinned: blocks on pidfd readiness, no polling loop. Unpinned: checks every 10 ms
+    /// (macOS and FreeBSD: blocks on a kqueue's `EVFILT_PROC`/`NOTE_EXIT` when one could be
+    /// registered).
     pub fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
         match &self.pidfd {
             Some(fd) => sys::poll_readable(&[fd.as_fd()], timeout)
                 .map(|r| r[0])
                 .map_err(|e| Error::io_pid(self.pid, "poll pidfd", &e)),
             None => {
+                // The kqueue was registered before the identity was read and confirmed, so it
+                // watches this very process (never on Linux: there the loop below polls).
+                if let Some(fd) = self.procfd.as_ref().and_then(|d| d.exit_fd()) {
+                    if self.has_exited() {
+                        return Ok(true);
+                    }
+                    return sys::poll_readable(&[fd], timeout).map(|r| r[0]).map_err(|e| Error::io_pid(self.pid, "poll kqueue", &e));
+                }
                 let start = std::time::Instant::now();
                 loop {
                     if self.has_exited() {

@@ -17,5 +17,5 @@ pub use process::ProcessInfo;
 pub use scope::{Scope, ScopeKind, ScopeRecord, ScopeState, SCOPE_XATTR};
 pub(crate) use scope::{adopt_into_leaf, create_leaf};
 pub(crate) use process::{check_pid_range, create_time};
-pub use token::{StartToken, TOKEN_PREFIX};
+pub use token::{StartToken, TokenOs, TOKEN_PREFIX};
 pub use verdict::{compare_tokens, judge_record, Judgement, Policy, Reason, Verdict};

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::token::StartToken;
 use super::verdict::Judgement;
 use crate::error::{Error, ErrorKind, Result};
-use crate::sys::{self, procfs};
+use crate::sys::procfs;
 
 /// What procfs says about one process.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,10 +68,10 @@ pub(crate) fn check_pid_range(pid: i64) -> Result<i32> {
     Ok(pid as i32)
 }
 
-/// psutil-compatible create time from start ticks: `btime + ticks / CLK_TCK`.
+/// psutil-compatible create time from start ticks: `btime + ticks / CLK_TCK` on Linux (each
+/// system's own rule: `procfs::create_time`).
 pub(crate) fn create_time(start_ticks: u64) -> io::Result<f64> {
-    let bt = procfs::btime()?;
-    Ok(start_ticks as f64 / sys::clk_tck() as f64 + bt as f64)
+    procfs::create_time(start_ticks)
 }
 
 /// The error for a process that could not be looked at: gone, or its identity unreadable.

@@ -5,10 +5,11 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-/// The identity of one process incarnation on Linux, compared field by field,
-/// exactly, and never converted to wall-clock time.
+/// The identity of one process incarnation, compared field by field, exactly, and never
+/// converted to wall-clock time. Each system writes its own format, named by its prefix
+/// ([`TokenOs`]); a token of another system is foreign (`Unverifiable`, never a match).
 ///
-/// Serialised as one printable ASCII string:
+/// On Linux (run-tested), serialised as one printable ASCII string:
 /// `linux1:<machine_id>:<boot_id>:<pidns_ino>:<start_ticks>:<pidfs_ino or ->`, for example
 /// `linux1:4f0c…:9b1e…-…:4026531836:123456:4123`.
 ///
@@ -21,26 +22,83 @@ use crate::error::{Error, Result};
 ///   within one time namespace;
 /// - `pidfs_ino`: `fstat(pidfd).st_ino` on pidfs (Linux ≥ 6.9), unique per process for the
 ///   boot; `-` when the kernel has no pidfs. A reader accepts the field absent altogether.
+///
+/// On macOS (compile-checked only): `macos1:<host uuid>:<boot session uuid>:<start µs>:<unique
+/// id or ->` — `gethostuuid()`, `kern.bootsessionuuid`, the start time of `proc_pidinfo`'s
+/// `proc_bsdinfo` in µs since the epoch (`start_ticks`), and `p_uniqueid`, unique per process
+/// per boot (`pidfs_ino`, the pidfs inode's twin); no pid namespace (`pidns_ino` 0).
+///
+/// On FreeBSD (compile-checked only): `freebsd1:<kern.hostuuid>:<kern.boot_id, hex>:<jail
+/// id>:<start µs since boot>` — `kinfo_proc`'s `ki_start` less `kern.boottime`, both read
+/// together (`start_ticks`); the writer's jail (`pidns_ino`); no per-process unique id
+/// (`pidfs_ino` `None`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StartToken {
-    /// The machine id.
+    /// The system the token was written on (its prefix).
+    pub os: TokenOs,
+    /// The machine id (macOS: the host UUID; FreeBSD: `kern.hostuuid`).
     pub machine_id: String,
-    /// The boot id.
+    /// The boot id (macOS: `kern.bootsessionuuid`; FreeBSD: `kern.boot_id`, hex).
     pub boot_id: String,
-    /// The inode of the PID namespace the pid was read in.
+    /// The inode of the PID namespace the pid was read in (macOS: 0; FreeBSD: the jail id).
     pub pidns_ino: u64,
-    /// Start time in clock ticks since boot.
+    /// Start time in clock ticks since boot (macOS: µs since the epoch; FreeBSD: µs since boot).
     pub start_ticks: u64,
-    /// The pidfs inode, when the kernel has pidfs.
+    /// The pidfs inode, when the kernel has pidfs (macOS: `p_uniqueid`; FreeBSD: always `None`).
     pub pidfs_ino: Option<u64>,
 }
 
-/// The version prefix of the serialised token.
+/// The version prefix of the Linux token (`linux1`). Each system's prefix: [`TokenOs::prefix`].
 pub const TOKEN_PREFIX: &str = "linux1";
+
+/// The system a [`StartToken`] was written on, named by its prefix. A token of another system
+/// than the reader's is foreign: `Unverifiable` (`foreign-machine`), never a match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TokenOs {
+    /// `linux1` (run-tested).
+    Linux,
+    /// `macos1` (compile-checked only).
+    MacOs,
+    /// `freebsd1` (compile-checked only).
+    FreeBsd,
+}
+
+impl TokenOs {
+    /// The system this build of pidguard runs on: the kind of token it writes.
+    pub const fn here() -> TokenOs {
+        if cfg!(target_os = "macos") {
+            TokenOs::MacOs
+        } else if cfg!(target_os = "freebsd") {
+            TokenOs::FreeBsd
+        } else {
+            TokenOs::Linux
+        }
+    }
+
+    /// The token prefix: `"linux1"`, `"macos1"` or `"freebsd1"`.
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            TokenOs::Linux => TOKEN_PREFIX,
+            TokenOs::MacOs => "macos1",
+            TokenOs::FreeBsd => "freebsd1",
+        }
+    }
+
+    fn from_prefix(p: &str) -> Option<TokenOs> {
+        [TokenOs::Linux, TokenOs::MacOs, TokenOs::FreeBsd].into_iter().find(|o| o.prefix() == p)
+    }
+}
 
 impl fmt::Display for StartToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{TOKEN_PREFIX}:{}:{}:{}:{}:", self.machine_id, self.boot_id, self.pidns_ino, self.start_ticks)?;
+        let prefix = self.os.prefix();
+        match self.os {
+            TokenOs::Linux => write!(f, "{prefix}:{}:{}:{}:{}:", self.machine_id, self.boot_id, self.pidns_ino, self.start_ticks)?,
+            // No pid namespace on macOS: the field is not written.
+            TokenOs::MacOs => write!(f, "{prefix}:{}:{}:{}:", self.machine_id, self.boot_id, self.start_ticks)?,
+            // No per-process unique id on FreeBSD: the last field is the start.
+            TokenOs::FreeBsd => return write!(f, "{prefix}:{}:{}:{}:{}", self.machine_id, self.boot_id, self.pidns_ino, self.start_ticks),
+        }
         match self.pidfs_ino {
             Some(i) => write!(f, "{i}"),
             None => f.write_str("-"),
@@ -63,31 +121,35 @@ fn decimal(s: &str) -> Option<u64> {
 impl FromStr for StartToken {
     type Err = Error;
 
-    /// Parse a serialised token. Errors: `InvalidArgument` when it is not exactly the format
-    /// above (unknown version, empty or non-printable fields, numbers that are not all ASCII
-    /// digits or do not fit in `u64`; leading zeros are accepted).
+    /// Parse a serialised token of any system (see [`StartToken`]): `linux1` with 5 or 6 parts
+    /// (the last, the pidfs inode, optional, `-` for none), `macos1` with exactly 5 (the last,
+    /// the unique id, `-` for none), `freebsd1` with exactly 5. Errors: `InvalidArgument` when it
+    /// is not exactly one of these formats (unknown prefix or version, empty or non-printable
+    /// fields, numbers that are not all ASCII digits or do not fit in `u64`; leading zeros are
+    /// accepted).
     fn from_str(s: &str) -> Result<StartToken> {
         let bad = || Error::invalid(format!("not a pidguard start token: {:?}", truncate(s)));
         let parts: Vec<&str> = s.split(':').collect();
-        if !(parts.len() == 5 || parts.len() == 6) || parts[0] != TOKEN_PREFIX {
-            return Err(bad());
-        }
-        if !field_ok(parts[1]) || !field_ok(parts[2]) {
-            return Err(bad());
-        }
-        let pidns_ino = decimal(parts[3]).ok_or_else(bad)?;
-        let start_ticks = decimal(parts[4]).ok_or_else(bad)?;
-        let pidfs_ino = match parts.get(5) {
-            None | Some(&"-") => None,
-            Some(v) => Some(decimal(v).ok_or_else(bad)?),
+        let os = TokenOs::from_prefix(parts[0]).ok_or_else(bad)?;
+        let shape_ok = match os {
+            TokenOs::Linux => parts.len() == 5 || parts.len() == 6,
+            TokenOs::MacOs | TokenOs::FreeBsd => parts.len() == 5,
         };
-        Ok(StartToken {
-            machine_id: parts[1].to_string(),
-            boot_id: parts[2].to_string(),
-            pidns_ino,
-            start_ticks,
-            pidfs_ino,
-        })
+        if !shape_ok || !field_ok(parts[1]) || !field_ok(parts[2]) {
+            return Err(bad());
+        }
+        let optional = |v: Option<&&str>| -> Result<Option<u64>> {
+            match v {
+                None | Some(&"-") => Ok(None),
+                Some(v) => Ok(Some(decimal(v).ok_or_else(bad)?)),
+            }
+        };
+        let (pidns_ino, start_ticks, pidfs_ino) = match os {
+            TokenOs::Linux => (decimal(parts[3]).ok_or_else(bad)?, decimal(parts[4]).ok_or_else(bad)?, optional(parts.get(5))?),
+            TokenOs::MacOs => (0, decimal(parts[3]).ok_or_else(bad)?, optional(parts.get(4))?),
+            TokenOs::FreeBsd => (decimal(parts[3]).ok_or_else(bad)?, decimal(parts[4]).ok_or_else(bad)?, None),
+        };
+        Ok(StartToken { os, machine_id: parts[1].to_string(), boot_id: parts[2].to_string(), pidns_ino, start_ticks, pidfs_ino })
     }
 }
 
@@ -102,6 +164,7 @@ mod tests {
     #[test]
     fn round_trips() {
         let t = StartToken {
+            os: TokenOs::Linux,
             machine_id: "abc".into(),
             boot_id: "1-2-3".into(),
             pidns_ino: 4026531836,
@@ -127,8 +190,29 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        for s in ["", "linux2:a:b:1:2:-", "linux1:a:b:x:2:-", "linux1::b:1:2:-", "linux1:a:b:1:2:3:4", "linux1:a:b:1:+2:-"] {
+        for s in ["", "linux2:a:b:1:2:-", "macos2:a:b:1:2", "macos1:a:b:1", "macos1:a:b:1:2:3", "macos1:a:b:x:2", "freebsd1:a:b:1:2:3", "freebsd1:a:b:1:-", "freebsd1:a:b:1", "linux1:a:b:x:2:-", "linux1::b:1:2:-", "linux1:a:b:1:2:3:4", "linux1:a:b:1:+2:-"] {
             assert!(s.parse::<StartToken>().is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn each_system_has_its_own_format_and_prefix() {
+        let mac = StartToken { os: TokenOs::MacOs, machine_id: "H".into(), boot_id: "B".into(), pidns_ino: 0, start_ticks: 1_700_000_000_123_456, pidfs_ino: Some(98765) };
+        assert_eq!(mac.to_string(), "macos1:H:B:1700000000123456:98765");
+        assert_eq!(mac.to_string().parse::<StartToken>().unwrap(), mac);
+        let mac_no_id = StartToken { pidfs_ino: None, ..mac.clone() };
+        assert_eq!(mac_no_id.to_string(), "macos1:H:B:1700000000123456:-");
+        assert_eq!(mac_no_id.to_string().parse::<StartToken>().unwrap(), mac_no_id);
+        let bsd = StartToken { os: TokenOs::FreeBsd, machine_id: "H".into(), boot_id: "0a1b".into(), pidns_ino: 3, start_ticks: 42_000_001, pidfs_ino: None };
+        assert_eq!(bsd.to_string(), "freebsd1:H:0a1b:3:42000001");
+        assert_eq!(bsd.to_string().parse::<StartToken>().unwrap(), bsd);
+        // The same fields under another prefix are another token.
+        let lin: StartToken = "linux1:H:B:0:1700000000123456:98765".parse().unwrap();
+        assert_eq!(lin.os, TokenOs::Linux);
+        assert_ne!(lin, mac);
+        assert_eq!(TokenOs::here(), TokenOs::Linux, "these tests run on Linux");
+        for os in [TokenOs::Linux, TokenOs::MacOs, TokenOs::FreeBsd] {
+            assert_eq!(TokenOs::from_prefix(os.prefix()), Some(os));
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::token::StartToken;
+use super::token::{StartToken, TokenOs};
 use crate::error::Result;
 use crate::sys::{self, procfs};
 
@@ -178,6 +178,7 @@ pub(crate) fn machine_facts() -> std::result::Result<StartToken, Judgement> {
     let boot_id = procfs::boot_id().map_err(unreadable)?;
     let pidns_ino = procfs::pidns_ino().map_err(unreadable)?;
     Ok(StartToken {
+        os: TokenOs::here(),
         machine_id: procfs::machine_id().unwrap_or(procfs::UNKNOWN).to_string(),
         boot_id: boot_id.to_string(),
         pidns_ino,
@@ -192,6 +193,10 @@ fn known(field: &str) -> bool {
 
 /// Rules 1–3 of [`compare_tokens`]: `Match` here means "the same kernel and namespace: go on".
 pub(crate) fn compare_machine(recorded: &StartToken, live: &StartToken) -> Judgement {
+    if recorded.os != live.os {
+        // Written on another system: its fields mean other things here, so nothing is compared.
+        return Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine);
+    }
     if !known(&live.boot_id) {
         return Judgement::new(Verdict::Unverifiable, Reason::MachineIdentityUnreadable(libc::ENOENT));
     }
@@ -217,6 +222,8 @@ pub(crate) fn compare_machine(recorded: &StartToken, live: &StartToken) -> Judge
 
 /// Compare a recorded token with a live one. The first rule that decides, decides:
 ///
+/// 0. tokens of two systems ([`TokenOs`]: a `macos1` record read on Linux) → `Unverifiable`
+///    (`foreign-machine`): never compared field by field, never a match;
 /// 1. boot ids equal → the same kernel and boot: go on to rule 3 (the machine id is not
 ///    consulted: 128 random bits per boot already prove the same kernel, even when
 ///    `/etc/machine-id` was generated or replaced after the record was written);
@@ -303,7 +310,32 @@ mod tests {
     use super::*;
 
     fn tok(ticks: u64, ino: Option<u64>) -> StartToken {
-        StartToken { machine_id: "m".into(), boot_id: "b".into(), pidns_ino: 1, start_ticks: ticks, pidfs_ino: ino }
+        StartToken { os: TokenOs::Linux, machine_id: "m".into(), boot_id: "b".into(), pidns_ino: 1, start_ticks: ticks, pidfs_ino: ino }
+    }
+
+    #[test]
+    fn a_token_of_another_system_is_foreign_never_a_match() {
+        // Every field equal, only the system differs: foreign, whatever the fields say.
+        for os in [TokenOs::MacOs, TokenOs::FreeBsd] {
+            let r = StartToken { os, ..tok(5, Some(1)) };
+            assert_eq!(compare_tokens(&r, &tok(5, Some(1))), Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine));
+            assert_eq!(compare_tokens(&tok(5, Some(1)), &r).reason, Reason::ForeignMachine);
+            assert_eq!(compare_tokens(&r, &r.clone()).verdict, Verdict::Match, "same system: compared as usual");
+        }
+        // A macOS record of another boot of the same host is stale there, foreign here.
+        let mac_old = StartToken { os: TokenOs::MacOs, boot_id: "old".into(), ..tok(5, Some(1)) };
+        let mac_now = StartToken { os: TokenOs::MacOs, ..tok(5, Some(1)) };
+        assert_eq!(compare_tokens(&mac_old, &mac_now).reason, Reason::BootIdDiffers);
+        assert_eq!(compare_tokens(&mac_old, &tok(5, Some(1))).reason, Reason::ForeignMachine);
+        // macOS: the unique id decides alone (the pidfs rule), as the pidfs inode does on Linux.
+        let mac_other = StartToken { pidfs_ino: Some(2), ..mac_now.clone() };
+        assert_eq!(compare_tokens(&mac_other, &mac_now).reason, Reason::PidfsInodeDiffers);
+        // FreeBSD: no unique id; the start (µs since boot) decides.
+        let bsd = StartToken { os: TokenOs::FreeBsd, pidfs_ino: None, ..tok(5, None) };
+        assert_eq!(compare_tokens(&bsd, &StartToken { start_ticks: 6, ..bsd.clone() }).reason, Reason::StartTicksDiffer);
+        assert_eq!(compare_tokens(&bsd, &bsd.clone()).verdict, Verdict::Match);
+        // Another jail is another pid space: foreign, as another pid namespace is on Linux.
+        assert_eq!(compare_tokens(&bsd, &StartToken { pidns_ino: 9, ..bsd.clone() }).reason, Reason::ForeignPidNamespace);
     }
 
     #[test]

@@ -11,8 +11,15 @@
 //! `openat2` is missing (`ENOSYS` before Linux 5.6, `EPERM` from an old container seccomp
 //! profile) paths are opened with `openat` from the root. Nothing is registered: a `Tree`
 //! changes only the opens it is passed to, on any thread, and nothing else in the process.
+//!
+//! macOS and FreeBSD have no `openat2`: there the path is walked one component at a time from
+//! the root's descriptor, each with `O_NOFOLLOW`, after refusing `..` (`EXDEV`) — the same
+//! guarantee (no symlink anywhere below the root, no escape) by another route
+//! ([`open_beneath_walk`], compiled and tested on Linux too).
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
 
 use std::io;
@@ -35,7 +42,7 @@ impl Tree {
     /// `walk`, which also walks any path outside the tree given to [`Self::open_path`]. Errors: the open's errno
     /// (`ENOTDIR` when `root` is not a directory, `ENOENT`, `EACCES`, …).
     pub(crate) fn open(root: &Path, walk: Walk) -> io::Result<Tree> {
-        let fd = open_raw(root, libc::O_PATH | libc::O_DIRECTORY, 0, walk)?;
+        let fd = open_raw(root, super::O_PATH | libc::O_DIRECTORY, 0, walk)?;
         Ok(Tree { path: root.to_path_buf(), fd, walk })
     }
 
@@ -65,24 +72,30 @@ impl Tree {
     /// [`Self::open_path`] opens.
     pub(crate) fn dir(&self, path: &Path) -> io::Result<DirFd> {
         let path = if path.as_os_str().is_empty() { Path::new(".") } else { path };
-        Ok(DirFd::from_fd(self.open_path(path, libc::O_PATH | libc::O_DIRECTORY, 0)?))
+        Ok(DirFd::from_fd(self.open_path(path, super::O_PATH | libc::O_DIRECTORY, 0)?))
     }
 }
 
 /// `struct open_how` of `<linux/openat2.h>`.
+#[cfg(target_os = "linux")]
 #[repr(C)]
 struct OpenHow {
     flags: u64,
     mode: u64,
     resolve: u64,
 }
+#[cfg(target_os = "linux")]
 const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+#[cfg(target_os = "linux")]
 const RESOLVE_BENEATH: u64 = 0x08;
-/// `__NR_openat2` of the generic syscall table (x86_64, aarch64, riscv64, …; Linux ≥ 5.6).
+/// `__NR_openat2` of the generic syscall table (x86_64, aarch64, riscv64, …; Linux ≥ 5.6). The
+/// number compiles everywhere and means another call on other systems: Linux only.
+#[cfg(target_os = "linux")]
 const SYS_OPENAT2: libc::c_long = 437;
 
 /// `openat2(root, rel, flags | O_CLOEXEC, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`;
 /// without `openat2` (`ENOSYS`), a plain `openat` of `rel` from the root.
+#[cfg(target_os = "linux")]
 fn openat2(root: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(rel.as_os_str().as_bytes())
@@ -115,4 +128,82 @@ fn openat2(root: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Resul
     }
     // SAFETY: freshly opened descriptor.
     Ok(unsafe { OwnedFd::from_raw_fd(r) })
+}
+
+/// macOS and FreeBSD: no `openat2`; [`open_beneath_walk`] gives its guarantee.
+#[cfg(not(target_os = "linux"))]
+fn openat2(root: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    open_beneath_walk(root, rel, flags, mode)
+}
+
+/// Open `rel` beneath `root` with no symlink anywhere on the way and no escape, one component
+/// at a time: `.` is skipped, `..` (or an absolute path) refused with `EXDEV`, each directory
+/// on the way opened with `O_NOFOLLOW|O_DIRECTORY` from the one before, and the last component
+/// with the caller's `flags | O_NOFOLLOW | O_CLOEXEC`. A symlink met anywhere is refused with
+/// `ELOOP` (FreeBSD's `EMLINK` is reported as `ELOOP`), as `RESOLVE_NO_SYMLINKS` refuses it.
+/// An empty path, or one of only `.`, opens the root itself again (`.`).
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+pub(crate) fn open_beneath_walk(root: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    use std::path::Component;
+    let mut names = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::CurDir => {}
+            Component::Normal(n) => names.push(n),
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(io::Error::from_raw_os_error(libc::EXDEV)),
+        }
+    }
+    let last = names.pop().unwrap_or(std::ffi::OsStr::new("."));
+    let at = |dir: BorrowedFd<'_>, name: &std::ffi::OsStr, flags: i32, mode: u32| -> io::Result<OwnedFd> {
+        let f = nix::fcntl::OFlag::from_bits_retain(flags | libc::O_NOFOLLOW | libc::O_CLOEXEC);
+        nix::fcntl::openat(dir, name, f, nix::sys::stat::Mode::from_bits_retain(mode as libc::mode_t))
+            .map_err(|e| super::open::symlink_errno(e.into(), true))
+    };
+    let mut held: Option<OwnedFd> = None;
+    for n in names {
+        let dir = held.as_ref().map_or(root, |d| d.as_fd());
+        let next = match at(dir, n, super::O_PATH | libc::O_DIRECTORY, 0) {
+            // With O_DIRECTORY a symlink may be refused as "not a directory" first: say what it is.
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                let link = nix::sys::stat::fstatat(dir, n, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| st.st_mode as u32 & super::mode::S_IFMT == super::mode::S_IFLNK);
+                return Err(if link { io::Error::from_raw_os_error(libc::ELOOP) } else { e });
+            }
+            r => r?,
+        };
+        held = Some(next);
+    }
+    at(held.as_ref().map_or(root, |d| d.as_fd()), last, flags, mode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_portable_walk_refuses_symlinks_and_escapes() {
+        let base = std::env::temp_dir().join(format!("pidguard-beneath-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("root/a/b")).unwrap();
+        std::fs::write(base.join("root/a/b/f"), "in").unwrap();
+        std::fs::write(base.join("outside"), "out").unwrap();
+        std::os::unix::fs::symlink(base.join("root/a"), base.join("root/link-dir")).unwrap();
+        std::os::unix::fs::symlink("b/f", base.join("root/a/link-file")).unwrap();
+        let root = open_raw(&base.join("root"), super::super::O_PATH | libc::O_DIRECTORY, 0, Walk::Kernel).unwrap();
+        let read = |rel: &str| -> io::Result<String> {
+            let fd = open_beneath_walk(root.as_fd(), Path::new(rel), libc::O_RDONLY, 0)?;
+            Ok(std::io::read_to_string(std::fs::File::from(fd)).unwrap())
+        };
+        assert_eq!(read("a/b/f").unwrap(), "in");
+        assert_eq!(read("./a/./b/f").unwrap(), "in");
+        for (rel, errno) in [("link-dir/b/f", libc::ELOOP), ("a/link-file", libc::ELOOP), ("../outside", libc::EXDEV), ("a/../../outside", libc::EXDEV), ("/etc/hostname", libc::EXDEV)] {
+            assert_eq!(read(rel).unwrap_err().raw_os_error(), Some(errno), "{rel}");
+        }
+        // The root itself, and a directory beneath it, as a directory handle.
+        for rel in ["", ".", "a/b"] {
+            let d = open_beneath_walk(root.as_fd(), Path::new(rel), super::super::O_PATH | libc::O_DIRECTORY, 0).unwrap();
+            assert!(super::super::fd_id(d.as_fd()).is_ok(), "{rel}");
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }

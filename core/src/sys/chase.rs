@@ -23,6 +23,9 @@
 //! The refusal is an [`io::Error`] carrying an [`UnsafeTransition`] (`kind_of_io` maps it to
 //! `ErrorKind::Untrusted`), whose text names both ends.
 
+// Outside Linux the walk is not ported (see `resolve`): its helpers and imports stand unused.
+#![cfg_attr(not(target_os = "linux"), allow(unused_imports, dead_code))]
+
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -93,6 +96,7 @@ pub(crate) fn is_unsafe_transition(err: &io::Error) -> bool {
     err.get_ref().is_some_and(|e| e.is::<UnsafeTransition>())
 }
 
+#[cfg(target_os = "linux")]
 fn refuse(from: &Path, from_uid: u32, to: &Path, to_uid: u32) -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,
@@ -114,15 +118,18 @@ pub(crate) enum Resolved {
 
 /// One item of the walk's queue: a name to step to, or the check owed to a symlink once its
 /// target has been walked.
+#[cfg(target_os = "linux")]
 enum Item {
     Name(Vec<u8>),
     LinkEnd { link: PathBuf, uid: u32 },
 }
 
+#[cfg(target_os = "linux")]
 fn open_path(dir: BorrowedFd<'_>, name: &[u8]) -> io::Result<OwnedFd> {
     Ok(nix::fcntl::openat(dir, OsStr::from_bytes(name), OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC, Mode::empty())?)
 }
 
+#[cfg(target_os = "linux")]
 fn stat(fd: BorrowedFd<'_>) -> io::Result<(Owner, u32)> {
     let st = nix::sys::stat::fstat(fd)?;
     Ok((Owner { uid: st.st_uid }, st.st_mode & libc::S_IFMT))
@@ -130,6 +137,7 @@ fn stat(fd: BorrowedFd<'_>) -> io::Result<(Owner, u32)> {
 
 /// `readlinkat(fd, "")`: the target of the symlink open as `fd` (`O_PATH|O_NOFOLLOW`), the very
 /// link that was looked at (no second lookup by name).
+#[cfg(target_os = "linux")]
 fn readlink_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; libc::PATH_MAX as usize];
     // Raw libc: nix's `readlinkat` wants a path and adds `AT_EMPTY_PATH` semantics nowhere.
@@ -142,6 +150,7 @@ fn readlink_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+#[cfg(target_os = "linux")]
 fn components(bytes: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
     bytes.split(|&b| b == b'/').filter(|c| !c.is_empty() && *c != b".").map(|c| c.to_vec())
 }
@@ -155,6 +164,7 @@ fn components(bytes: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
 /// [`MAX_HOPS`] symlinks; `ENOTDIR` when a non-directory is met before the end; `ENOENT`,
 /// `EACCES` from the walk; `EINVAL` for a path with a NUL byte or, without `follow_last`, one
 /// that ends in no name (`/`, `..`).
+#[cfg(target_os = "linux")]
 pub(crate) fn resolve(path: &Path, follow_last: bool) -> io::Result<Resolved> {
     let bytes = path.as_os_str().as_bytes();
     if bytes.contains(&0) {
@@ -250,6 +260,7 @@ pub(crate) fn resolve(path: &Path, follow_last: bool) -> io::Result<Resolved> {
 
 /// The end of a walk at `name` in the directory `fd`: the checks still owed to the links whose
 /// targets ended here are made against that directory.
+#[cfg(target_os = "linux")]
 fn finish(fd: OwnedFd, name: Vec<u8>, queue: &mut VecDeque<Item>, owner: Owner, here: &Path) -> io::Result<Resolved> {
     for item in queue.drain(..) {
         if let Item::LinkEnd { link, uid } = item {
@@ -259,6 +270,15 @@ fn finish(fd: OwnedFd, name: Vec<u8>, queue: &mut VecDeque<Item>, owner: Owner, 
         }
     }
     Ok(Resolved::Entry(fd, OsString::from_vec(name)))
+}
+
+/// macOS and FreeBSD: the walk is not ported (it needs Linux's `O_PATH|O_NOFOLLOW` handle on
+/// a symlink and `readlinkat(fd, "")` on it), so a privileged caller's path is refused with
+/// [`Unported`](super::Unported) (`ErrorKind::Unsupported`) rather than walked by the kernel,
+/// which follows every symlink (CVE-2018-16888's hole). An unprivileged caller never gets here.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn resolve(_path: &Path, _follow_last: bool) -> io::Result<Resolved> {
+    Err(super::unported("the safe path walk of a privileged (root) caller"))
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
-//! Directory descriptors: one directory opened once, the calls on names directly in it (`openat`, `renameat`, `linkat`, `unlinkat`, `fstatat`), and its listing with `getdents64(2)`.
+//! Directory descriptors: one directory opened once, the calls on names directly in it (`openat`, `renameat`, `linkat`, `unlinkat`, `fstatat`), and its listing with `getdents64(2)` (Linux; `fdopendir`/`readdir` of a duplicate elsewhere).
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -9,6 +11,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::Mode;
 
+use super::mode::{S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use super::open::{open_raw, Walk};
 
 /// A directory opened once (`O_PATH`, the way [`open_raw`] opens, or beneath a cleanup's tree
@@ -42,7 +45,7 @@ impl DirFd {
     /// Open the directory at `path` (`O_PATH|O_DIRECTORY`, see [`open_raw`]).
     pub(crate) fn open(path: &Path, walk: Walk) -> io::Result<DirFd> {
         let dir = if path.as_os_str().is_empty() { Path::new(".") } else { path };
-        Ok(DirFd { fd: open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0, walk)? })
+        Ok(DirFd { fd: open_raw(dir, super::O_PATH | libc::O_DIRECTORY, 0, walk)? })
     }
 
     /// The directory holding `path` and the last component's name.
@@ -58,8 +61,9 @@ impl DirFd {
     /// `openat(2)` of `name` in this directory with raw `flags` (`O_CLOEXEC` added).
     pub(crate) fn open_file(&self, name: &std::ffi::OsStr, flags: i32) -> io::Result<OwnedFd> {
         let name = component(name)?;
+        let nofollow = flags & libc::O_NOFOLLOW != 0;
         let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
-        Ok(nix::fcntl::openat(self.fd.as_fd(), name, flags, Mode::empty())?)
+        nix::fcntl::openat(self.fd.as_fd(), name, flags, Mode::empty()).map_err(|e| super::open::symlink_errno(e.into(), nofollow))
     }
 
     /// `renameat(2)` of `from` to `to`, both in this directory.
@@ -124,11 +128,11 @@ pub(crate) struct Lstat {
 impl Lstat {
     /// A regular file (not a symlink, FIFO, device, socket or directory).
     pub(crate) fn is_file(&self) -> bool {
-        self.mode & libc::S_IFMT == libc::S_IFREG
+        self.mode & S_IFMT == S_IFREG
     }
     /// A symbolic link itself.
     pub(crate) fn is_symlink(&self) -> bool {
-        self.mode & libc::S_IFMT == libc::S_IFLNK
+        self.mode & S_IFMT == S_IFLNK
     }
 }
 
@@ -143,6 +147,7 @@ pub(crate) type DirEntry = (std::ffi::OsString, bool);
 ///
 /// Errors: the `getdents64` errno (`EINTR` is retried); an entry that vanished before its
 /// `fstatat` is left out.
+#[cfg(target_os = "linux")]
 pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
     thread_local! {
         // 32 KiB per thread, made once (not one zeroed allocation per directory listed); 8-byte
@@ -162,6 +167,7 @@ pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
 }
 
 /// [`read_dir_fd`] with the buffer given.
+#[cfg(target_os = "linux")]
 fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>> {
     use std::os::unix::ffi::OsStringExt;
     let mut out = Vec::new();
@@ -199,7 +205,7 @@ fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>
             let is_dir = match d_type {
                 libc::DT_DIR => true,
                 libc::DT_UNKNOWN => match nix::sys::stat::fstatat(fd, std::ffi::OsStr::from_bytes(name), AtFlags::AT_SYMLINK_NOFOLLOW) {
-                    Ok(st) => st.st_mode & libc::S_IFMT == libc::S_IFDIR,
+                    Ok(st) => st.st_mode as u32 & S_IFMT == S_IFDIR,
                     Err(Errno::ENOENT) => continue,
                     Err(e) => return Err(e.into()),
                 },
@@ -207,5 +213,64 @@ fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>
             };
             out.push((std::ffi::OsString::from_vec(name.to_vec()), is_dir));
         }
+    }
+}
+
+/// The entries of the directory open as `fd` (`O_RDONLY|O_DIRECTORY`), `.` and `..` left out,
+/// read through a duplicate of that very descriptor (`fdopendir` takes the duplicate; nothing
+/// is opened by name). An entry whose type the file system does not report (`DT_UNKNOWN`) is
+/// looked at with `fstatat(AT_SYMLINK_NOFOLLOW)`. macOS and FreeBSD (no `getdents64`).
+///
+/// Errors: the errno of `dup`, `fdopendir` or `readdir`; an entry that vanished before its
+/// `fstatat` is left out.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
+    use std::os::unix::ffi::OsStringExt;
+    let dup = fd.try_clone_to_owned()?;
+    // SAFETY: `dup` is a descriptor we own; fdopendir takes it over (closedir closes it).
+    let dir = unsafe { libc::fdopendir(std::os::fd::IntoRawFd::into_raw_fd(dup)) };
+    if dir.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    /// Closes the stream (and the duplicate) on every way out.
+    struct Stream(*mut libc::DIR);
+    impl Drop for Stream {
+        fn drop(&mut self) {
+            // SAFETY: a stream from fdopendir, closed once.
+            unsafe { libc::closedir(self.0) };
+        }
+    }
+    let stream = Stream(dir);
+    // The duplicate shares the offset with `fd`: start from the beginning, as getdents64 on a
+    // freshly opened descriptor does.
+    // SAFETY: a valid stream.
+    unsafe { libc::rewinddir(stream.0) };
+    let mut out = Vec::new();
+    loop {
+        // readdir returns NULL at the end and on error; errno tells them apart.
+        nix::errno::Errno::clear();
+        // SAFETY: a valid stream; the entry is read before the next readdir.
+        let ent = unsafe { libc::readdir(stream.0) };
+        if ent.is_null() {
+            return match nix::errno::Errno::last_raw() {
+                0 => Ok(out),
+                e => Err(io::Error::from_raw_os_error(e)),
+            };
+        }
+        // SAFETY: `ent` points at an entry whose `d_name` is NUL-terminated.
+        let (name, d_type) = unsafe { (std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()).to_bytes().to_vec(), (*ent).d_type) };
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let is_dir = match d_type {
+            libc::DT_DIR => true,
+            libc::DT_UNKNOWN => match nix::sys::stat::fstatat(fd, std::ffi::OsStr::from_bytes(&name), AtFlags::AT_SYMLINK_NOFOLLOW) {
+                Ok(st) => st.st_mode as u32 & S_IFMT == S_IFDIR,
+                Err(Errno::ENOENT) => continue,
+                Err(e) => return Err(e.into()),
+            },
+            _ => false,
+        };
+        out.push((std::ffi::OsString::from_vec(name), is_dir));
     }
 }

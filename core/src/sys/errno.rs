@@ -34,7 +34,13 @@ pub fn errno_name(errno: i32) -> String {
         libc::ELOOP => "ELOOP",
         libc::EDQUOT => "EDQUOT",
         libc::E2BIG => "E2BIG",
+        #[cfg(any(target_os = "linux", target_os = "macos"))]
         libc::ENODATA => "ENODATA",
+        #[cfg(not(target_os = "linux"))]
+        libc::ENOATTR => "ENOATTR",
+        // One value with ENOTSUP on Linux and FreeBSD, another on macOS.
+        #[cfg(target_os = "macos")]
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
         libc::EXDEV => "EXDEV",
         _ => return format!("errno {errno}"),
     };

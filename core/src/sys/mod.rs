@@ -10,15 +10,34 @@
 //! `fchmod`); raw `libc` remains only where nix has none or where its wrapper loses information,
 //! each place saying why. Nothing of nix leaves this module: pids are `i32`, signals plain signal
 //! numbers, errors `std::io::Error` with the errno.
+//!
+//! One layer per system, behind the same functions: Linux (run-tested) is the reference; macOS
+//! and FreeBSD (compile-checked only, docs/platforms.md) answer the same calls from
+//! `proc_pidinfo`/`sysctl` (`bsd.rs`, `macos.rs`, `freebsd.rs`), with no pidfd: every handle is
+//! unpinned and re-reads its process's identity right before each signal. Linux-only calls
+//! (`pidfd_*`, `openat2`, `O_TMPFILE`, `getdents64`, `capget`) are gated here by
+//! `#[cfg(target_os = …)]`; a feature without an equivalent fails with `ENOSYS` or an
+//! [`Unported`] error (`ErrorKind::Unsupported`), never a wrong answer. A module that exists only
+//! on Linux is gated at its `mod` line.
 #![allow(unsafe_code)]
+
+#[cfg(not(any(target_os = "linux", target_os = "macos", target_os = "freebsd")))]
+compile_error!("pidguard's system layer exists for Linux (run-tested), macOS and FreeBSD (compile-checked only): see docs/platforms.md");
 
 pub mod chase;
 pub mod fault;
+// What every system's layer shares: the record type, portable constants, the Unported error.
+mod common;
 // Public (hidden with `sys`) only so the property tests and fuzz targets reach `parse_stat`.
 pub mod procfs;
 
 mod errno;
 mod signal;
+#[cfg(target_os = "linux")]
+mod pidfd;
+// No pidfd outside Linux: the same calls, failing with ENOSYS (every handle goes unpinned).
+#[cfg(not(target_os = "linux"))]
+#[path = "pidfd_none.rs"]
 mod pidfd;
 mod wait;
 mod unistd;
@@ -30,6 +49,18 @@ mod file;
 mod dir;
 mod open;
 mod beneath;
+// The process records of macOS and FreeBSD: pure parsers, compiled and tested everywhere (each
+// system uses only its own: the others' stand unused there).
+#[allow(dead_code)]
+mod bsd_parse;
+#[cfg(any(target_os = "macos", target_os = "freebsd"))]
+mod bsd;
+#[cfg(any(target_os = "macos", target_os = "freebsd"))]
+mod sysctl;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "freebsd")]
+mod freebsd;
 pub(crate) mod cgroup;
 pub(crate) mod spawn;
 
@@ -39,7 +70,7 @@ pub use errno::errno_name;
 pub(crate) use signal::{kill_probe, kill, killpg};
 pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal, pidfs_ino};
 pub(crate) use wait::{poll_readable, ChildExit, waitid_pidfd, waitid_pid_peek};
-pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp, clk_tck};
+pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp};
 pub(crate) use creds::{geteuid, privileged};
 pub(crate) use resource::{nofile_soft_limit, open_fd_count};
 pub(crate) use random::getrandom;
@@ -48,7 +79,11 @@ pub use file::umask;
 pub(crate) use file::{futimens, fchmod, try_flock_exclusive};
 pub(crate) use beneath::Tree;
 pub(crate) use dir::{DirFd, fd_id, read_dir_fd};
-pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, read_at, Walk};
+pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, Walk};
+pub use common::Unported;
+pub(crate) use common::{is_unported, mode, O_PATH};
+#[cfg(not(target_os = "linux"))]
+pub(crate) use common::unported;
 
 #[cfg(test)]
 mod tests {

@@ -1,11 +1,15 @@
 //! Opening by path: the one path opener (`open_raw`: the kernel's walk, or the no-unsafe-transition walk of `chase`), and the path calls built on it (`O_TMPFILE` and `linkat`, `renameat`, `unlinkat`, `mkdirat`).
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use nix::fcntl::{AtFlags, OFlag, AT_FDCWD};
+use nix::fcntl::{AtFlags, OFlag};
+#[cfg(target_os = "linux")]
+use nix::fcntl::AT_FDCWD;
 use nix::sys::stat::Mode;
 
 use super::chase;
@@ -37,22 +41,30 @@ fn parent_of(path: &Path, walk: Walk) -> io::Result<(OwnedFd, std::ffi::OsString
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let fd = open_raw(dir, (OFlag::O_PATH | OFlag::O_DIRECTORY).bits(), 0, walk)?;
+    let fd = open_raw(dir, super::O_PATH | libc::O_DIRECTORY, 0, walk)?;
     Ok((fd, name.to_os_string()))
 }
 
 /// Open an unnamed regular file in directory `dir` (`O_TMPFILE|O_WRONLY`, Linux ≥ 3.11). It has
 /// no name, so no reader can see it until [`link_fd`] gives it one. `EOPNOTSUPP` or `EISDIR`
-/// when the file system (or an old kernel) cannot do it.
+/// when the file system (or an old kernel) cannot do it — always on macOS and FreeBSD, which
+/// have no `O_TMPFILE`: the caller's named-temporary path is taken there.
 pub(crate) fn open_tmpfile(dir: &Path, mode: u32, walk: Walk) -> io::Result<OwnedFd> {
     fault::check(Call::OpenTmpfile)?;
-    open_raw(dir, (OFlag::O_TMPFILE | OFlag::O_WRONLY).bits(), mode, walk)
+    #[cfg(target_os = "linux")]
+    return open_raw(dir, (OFlag::O_TMPFILE | OFlag::O_WRONLY).bits(), mode, walk);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (dir, mode, walk);
+        Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+    }
 }
 
 /// Give the unnamed file `fd` (from [`open_tmpfile`]) the name `to`, failing with `EEXIST` when
 /// `to` exists (whatever it is, a symlink included: nothing at `to` is followed or touched).
 /// Done as `linkat("/proc/self/fd/N", to, AT_SYMLINK_FOLLOW)`, which needs no capability, unlike
 /// `AT_EMPTY_PATH`.
+#[cfg(target_os = "linux")]
 pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path, walk: Walk) -> io::Result<()> {
     let from = format!("/proc/self/fd/{}", fd.as_raw_fd());
     no_nul(to.as_os_str().as_bytes(), "path")?;
@@ -60,6 +72,12 @@ pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path, walk: Walk) -> io::Result<(
     // link made by name in it.
     let (dir, name) = parent_of(to, walk)?;
     Ok(nix::unistd::linkat(AT_FDCWD, from.as_str(), dir.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_FOLLOW)?)
+}
+
+/// Unreachable outside Linux ([`open_tmpfile`] never gives an unnamed file there): `ENOSYS`.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn link_fd(_fd: BorrowedFd<'_>, _to: &Path, _walk: Walk) -> io::Result<()> {
+    Err(io::Error::from_raw_os_error(libc::ENOSYS))
 }
 
 /// `renameat(2)` of the path `from` to the path `to`, each name in its directory opened as
@@ -117,8 +135,18 @@ pub(crate) fn open_raw(path: &Path, flags: i32, mode: u32, walk: Walk) -> io::Re
 pub(crate) fn open_direct(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     no_nul(path.as_os_str().as_bytes(), "path")?;
     // `from_bits_retain`: the caller's flags reach open(2) bit for bit, as with libc.
+    let nofollow = flags & libc::O_NOFOLLOW != 0;
     let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
-    Ok(nix::fcntl::open(path, flags, Mode::from_bits_retain(mode as libc::mode_t))?)
+    nix::fcntl::open(path, flags, Mode::from_bits_retain(mode as libc::mode_t)).map_err(|e| symlink_errno(e.into(), nofollow))
+}
+
+/// The errno of an `O_NOFOLLOW` open that met a symlink, as Linux and macOS say it (`ELOOP`):
+/// FreeBSD says `EMLINK`, which callers would otherwise take for an unknown I/O error.
+pub(crate) fn symlink_errno(e: io::Error, nofollow: bool) -> io::Error {
+    if cfg!(target_os = "freebsd") && nofollow && e.raw_os_error() == Some(libc::EMLINK) {
+        return io::Error::from_raw_os_error(libc::ELOOP);
+    }
+    e
 }
 
 /// Open `path` with `flags` after walking it with [`chase::resolve`] (see [`open_raw`]).
@@ -128,7 +156,7 @@ pub(crate) fn open_chased(path: &Path, flags: i32, mode: u32) -> io::Result<Owne
     let m = Mode::from_bits_retain(mode as libc::mode_t);
     match chase::resolve(path, follow_last)? {
         chase::Resolved::Dir(fd) => {
-            if flags & !(libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) == 0 && flags & libc::O_PATH != 0 {
+            if flags & !(super::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) == 0 && flags & super::O_PATH != 0 {
                 return Ok(fd);
             }
             let f = OFlag::from_bits_retain(flags & !libc::O_NOFOLLOW) | OFlag::O_CLOEXEC;
@@ -144,6 +172,7 @@ pub(crate) fn open_chased(path: &Path, flags: i32, mode: u32) -> io::Result<Owne
 /// Read a small file relative to an open directory (`openat(2)`, `O_NOFOLLOW`), e.g. `stat`
 /// under an open `/proc/<pid>`: once that process is reaped this fails with `ESRCH`, even if the
 /// number now belongs to another process.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn read_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
     use std::io::Read;
     no_nul(name.as_bytes(), "name")?;

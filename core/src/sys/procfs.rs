@@ -1,33 +1,36 @@
 //! Small, exact readers of the procfs files pidguard needs (proc(5)).
+//!
+//! On Linux, what this module says. On macOS and FreeBSD (compile-checked only) the same
+//! functions answer from `proc_pidinfo`/`sysctl` (`bsd.rs`), so the layers above ask one set of
+//! questions everywhere: the [`Stat`] of a pid, an unpinned [`ProcDir`], the machine's facts.
+//! The pure parts (the `stat` and `status` parsers, the group scans, the exit rule) are common.
 
 use std::collections::HashMap;
+use std::io;
+#[cfg(target_os = "linux")]
 use std::fs;
-use std::io::{self, Read};
+#[cfg(target_os = "linux")]
+use std::io::Read;
+#[cfg(target_os = "linux")]
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+#[cfg(target_os = "linux")]
 use std::os::unix::fs::MetadataExt;
+#[cfg(target_os = "linux")]
 use std::path::PathBuf;
+#[cfg(target_os = "linux")]
 use std::sync::OnceLock;
 
+#[cfg(target_os = "linux")]
 use nix::fcntl::OFlag;
 
-/// The fields of `/proc/<pid>/stat` that pidguard uses.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stat {
-    /// Field 2, `comm`, without the parentheses (bytes: it may hold anything but NUL).
-    pub comm: Vec<u8>,
-    /// Field 3, the state letter (`R`, `S`, `D`, `Z`, `T`, …).
-    pub state: u8,
-    /// Field 4.
-    pub ppid: i32,
-    /// Field 5, the process group.
-    pub pgrp: i32,
-    /// Field 6, the session.
-    pub session: i32,
-    /// Field 20, `num_threads`: the threads of the whole thread group, the leader counted while
-    /// it is not released (a leader in `Z` whose other threads run counts them too).
-    pub num_threads: i64,
-    /// Field 22, `starttime`, in clock ticks since boot.
-    pub start_ticks: u64,
-}
+pub use super::common::Stat;
+#[cfg(target_os = "linux")]
+use super::common::token_field;
+#[cfg(not(target_os = "linux"))]
+pub use super::bsd::{
+    boot_id, create_time, list_pids, machine_id, open_proc_dir, pidns_ino, read_cmdline, read_exe, read_stat, read_stat_at, read_uid, read_uids, read_uids_at,
+    ProcDir,
+};
 
 /// Parse one `/proc/<pid>/stat` line. The command name is everything between the first `(` and
 /// the **last** `)`, since it may itself contain spaces and `)`; the other fields follow the last
@@ -57,6 +60,7 @@ pub fn parse_stat(buf: &[u8]) -> Option<Stat> {
 /// Read a procfs file with plain `read(2)`s into `buf`, `chunk` bytes at a time. procfs files
 /// report size 0, so std's `read_to_end` first asks `statx` and `lseek` for a size hint; on the
 /// hot path of `validate_pid_file` those two calls are measurable (BENCHMARKS.md).
+#[cfg(target_os = "linux")]
 fn read_chunked(path: &str, buf: &mut Vec<u8>, chunk: usize) -> io::Result<()> {
     buf.clear();
     let mut f = fs::File::open(path)?;
@@ -78,11 +82,13 @@ fn read_chunked(path: &str, buf: &mut Vec<u8>, chunk: usize) -> io::Result<()> {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn read_small(path: &str, buf: &mut Vec<u8>) -> io::Result<()> {
     read_chunked(path, buf, 1024)
 }
 
 /// Read and parse `/proc/<pid>/stat`. `ENOENT`/`ESRCH` mean no such process.
+#[cfg(target_os = "linux")]
 pub fn read_stat(pid: i32) -> io::Result<Stat> {
     super::fault::check(super::fault::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(512);
@@ -90,21 +96,66 @@ pub fn read_stat(pid: i32) -> io::Result<Stat> {
     parse_stat(&buf).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unparsable /proc/<pid>/stat"))
 }
 
+/// What an unpinned handle holds of its process instead of a pidfd. On Linux an open
+/// `/proc/<pid>` directory: reads through it ([`read_stat_at`], [`read_uids_at`]) fail with
+/// `ESRCH` once that process is reaped, even after the number is reused. (On macOS and FreeBSD:
+/// the pid and its identity, re-read and compared on every read, and a kqueue watching its
+/// exit.)
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub struct ProcDir {
+    fd: OwnedFd,
+}
+
+#[cfg(target_os = "linux")]
+impl ProcDir {
+    /// The process's unique id where the system has one beside the pid (macOS `p_uniqueid`);
+    /// `None` on Linux (the pidfs inode comes through a pidfd, which an unpinned handle lacks).
+    pub fn unique_id(&self) -> Option<u64> {
+        None
+    }
+
+    /// A descriptor that becomes readable when the process exits, where the system gives one
+    /// without a pidfd (a kqueue on macOS and FreeBSD); `None` on Linux: the caller polls.
+    pub fn exit_fd(&self) -> Option<BorrowedFd<'_>> {
+        None
+    }
+}
+
 /// Open the directory `/proc/<pid>`. The descriptor stays tied to that very process: reads
 /// through it ([`read_stat_at`]) fail with `ESRCH` once the process is reaped, even after the
 /// number is reused. This pins a process on kernels (or under seccomp profiles) without
 /// `pidfd_open`.
-pub fn open_proc_dir(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
+#[cfg(target_os = "linux")]
+pub fn open_proc_dir(pid: i32) -> io::Result<ProcDir> {
     super::fault::check(super::fault::Call::ProcRead)?;
-    super::open::open_direct(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)
+    let fd = super::open::open_direct(std::path::Path::new(&format!("/proc/{pid}")), (OFlag::O_RDONLY | OFlag::O_DIRECTORY).bits(), 0)?;
+    Ok(ProcDir { fd })
 }
 
 /// Read and parse `stat` under an open `/proc/<pid>` directory. `ESRCH`/`ENOENT`: that process
 /// is reaped.
-pub fn read_stat_at(dir: std::os::fd::BorrowedFd<'_>) -> io::Result<Stat> {
+#[cfg(target_os = "linux")]
+pub fn read_stat_at(dir: &ProcDir) -> io::Result<Stat> {
     super::fault::check(super::fault::Call::ProcRead)?;
-    let buf = super::open::read_at(dir, "stat")?;
+    let buf = super::open::read_at(dir.fd.as_fd(), "stat")?;
     parse_stat(&buf).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unparsable /proc/<pid>/stat"))
+}
+
+/// The real and saved uids from `status` under an open `/proc/<pid>` directory (see
+/// [`read_uids`]). `ESRCH`/`ENOENT`: that process is reaped.
+#[cfg(target_os = "linux")]
+pub fn read_uids_at(dir: &ProcDir) -> io::Result<(u32, u32)> {
+    super::open::read_at(dir.fd.as_fd(), "status").and_then(|b| parse_uids(&b))
+}
+
+/// psutil's create time of a process that started `start_ticks` after boot: `btime +
+/// start_ticks / CLK_TCK`, seconds since the epoch, with `btime` read afresh. Errors: those of
+/// [`btime`].
+#[cfg(target_os = "linux")]
+pub fn create_time(start_ticks: u64) -> io::Result<f64> {
+    let bt = btime()?;
+    Ok(start_ticks as f64 / super::unistd::clk_tck() as f64 + bt as f64)
 }
 
 /// `/proc/<pid>/cmdline` split at NUL bytes. Empty for kernel threads and most zombies.
@@ -112,6 +163,7 @@ pub fn read_stat_at(dir: std::os::fd::BorrowedFd<'_>) -> io::Result<Stat> {
 /// A leader whose main thread exited (`pthread_exit`) while other threads run has an empty
 /// `cmdline` of its own; the argv is then read from the first of its other threads
 /// (`/proc/<pid>/task/<tid>/cmdline`) that has one, so the process keeps its argv.
+#[cfg(target_os = "linux")]
 pub fn read_cmdline(pid: i32) -> io::Result<Vec<Vec<u8>>> {
     super::fault::check(super::fault::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(256);
@@ -142,6 +194,7 @@ pub fn read_cmdline(pid: i32) -> io::Result<Vec<Vec<u8>>> {
 }
 
 /// The real uid from the `Uid:` line of `/proc/<pid>/status`.
+#[cfg(target_os = "linux")]
 pub fn read_uid(pid: i32) -> io::Result<u32> {
     let s = fs::read_to_string(format!("/proc/{pid}/status"))?;
     s.lines()
@@ -154,6 +207,7 @@ pub fn read_uid(pid: i32) -> io::Result<u32> {
 /// The real and saved uids from the `Uid:` line of `/proc/<pid>/status`: the two a signal's
 /// sender must match (kill(2): the sender's real or effective uid equals the target's real or
 /// saved set-user-ID; the target's effective uid does not count).
+#[cfg(target_os = "linux")]
 pub fn read_uids(pid: i32) -> io::Result<(u32, u32)> {
     super::fault::check(super::fault::Call::ProcRead)?;
     let mut buf = Vec::with_capacity(1024);
@@ -179,6 +233,7 @@ pub(crate) fn parse_uids_opt(status: &[u8]) -> Option<(u32, u32)> {
 
 
 /// The target of `/proc/<pid>/exe`, when readable.
+#[cfg(target_os = "linux")]
 pub fn read_exe(pid: i32) -> Option<PathBuf> {
     fs::read_link(format!("/proc/{pid}/exe")).ok()
 }
@@ -186,6 +241,7 @@ pub fn read_exe(pid: i32) -> Option<PathBuf> {
 /// `btime` of `/proc/stat`: the boot time in whole seconds since the epoch, as the kernel
 /// computes it now from the wall clock (it moves when the clock is stepped). Read afresh on
 /// every call, as psutil does.
+#[cfg(target_os = "linux")]
 pub fn btime() -> io::Result<u64> {
     let mut buf = Vec::with_capacity(8192);
     read_chunked("/proc/stat", &mut buf, 8192)?;
@@ -209,19 +265,10 @@ pub fn pid_max() -> i32 {
 
 /// `/proc/sys/kernel/pid_max` as the kernel says it now (informational only: see [`pid_max`]).
 /// Errors: the read's, or `InvalidData`; never cached.
+#[cfg(target_os = "linux")]
 pub fn kernel_pid_max() -> io::Result<i32> {
     let s = fs::read_to_string("/proc/sys/kernel/pid_max")?;
     s.trim().parse().map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "unparsable pid_max"))
-}
-
-/// Make a string safe as one field of a start token: printable ASCII without `:`.
-fn token_field(raw: &str) -> String {
-    let t = raw.trim();
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_') {
-        t.to_string()
-    } else {
-        t.bytes().map(|b| format!("{b:02x}")).collect()
-    }
 }
 
 /// The value a token field takes when a fact is unknown. Never equal to anything: see
@@ -232,6 +279,7 @@ pub const UNKNOWN: &str = "unknown";
 /// `None` when unknown: the file is empty or `uninitialized` (first boot, systemd's
 /// machine-id(5)) or unreadable and no host name can be had. Cached only once known: a failed
 /// read is never a value and is tried again next time.
+#[cfg(target_os = "linux")]
 pub fn machine_id() -> Option<&'static str> {
     static ID: OnceLock<String> = OnceLock::new();
     if let Some(id) = ID.get() {
@@ -246,6 +294,7 @@ pub fn machine_id() -> Option<&'static str> {
 }
 
 /// The host name from `gethostname(2)` (`uname`, no `/proc`), when it has one.
+#[cfg(target_os = "linux")]
 fn hostname() -> Option<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its whole length; gethostname NUL-terminates within it
@@ -262,6 +311,7 @@ fn hostname() -> Option<String> {
 /// `/proc/sys/kernel/random/boot_id`, a fresh UUID every boot, as a token field. Cached once
 /// read; `Err(errno)` when it cannot be read (no `/proc`: a chroot, a minimal container) —
 /// never a value, never cached.
+#[cfg(target_os = "linux")]
 pub fn boot_id() -> Result<&'static str, i32> {
     static ID: OnceLock<String> = OnceLock::new();
     if let Some(id) = ID.get() {
@@ -283,6 +333,7 @@ pub fn boot_id() -> Result<&'static str, i32> {
 /// `setns`/`unshare` only move its future children), so the value is cached — keyed by our pid,
 /// because a child forked after `unshare(CLONE_NEWPID)` inherits the cache but lives in the new
 /// namespace.
+#[cfg(target_os = "linux")]
 pub fn pidns_ino() -> Result<u64, i32> {
     use std::sync::Mutex;
     static CACHE: Mutex<Option<(u64, u64)>> = Mutex::new(None);
@@ -309,6 +360,7 @@ pub fn pidns_ino() -> Result<u64, i32> {
 /// process's uids, stat and command line. A pidfd still pins the right process, so such reads
 /// would judge one process by another's facts. `Err(EXDEV)` then, and every machine fact is
 /// unknown (`machine-identity-unreadable: EXDEV`): nothing is judged, signalled or removed.
+#[cfg(target_os = "linux")]
 fn proc_is_ours() -> Result<(), i32> {
     let link = fs::read_link("/proc/self").map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
     match link.to_str().and_then(|s| s.parse::<u32>().ok()) {
@@ -321,6 +373,7 @@ fn proc_is_ours() -> Result<(), i32> {
 /// `CONFIG_PROC_CHILDREN`; a child is listed under the thread that forked it). Empty when `pid`
 /// is gone (`ENOENT`/`ESRCH`: it has no children then; its orphans moved to their reaper).
 /// Errors: any other errno (`EACCES` under `hidepid`): not "no children".
+#[cfg(target_os = "linux")]
 pub fn children(pid: i32) -> io::Result<Vec<i32>> {
     let gone = |e: &io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ESRCH));
     let tasks = match fs::read_dir(format!("/proc/{pid}/task")) {
@@ -342,7 +395,15 @@ pub fn children(pid: i32) -> io::Result<Vec<i32>> {
     Ok(out)
 }
 
+/// The children of `pid`: not ported outside Linux (only a subreaper supervisor's tree walk asks,
+/// and supervisors are Linux's: `sys::spawn::spawn_supervised` fails with `ENOSYS` there).
+#[cfg(not(target_os = "linux"))]
+pub fn children(_pid: i32) -> io::Result<Vec<i32>> {
+    Err(super::unported("the children of a process (a subreaper supervisor's tree)"))
+}
+
 /// Every numeric entry of `/proc`: the pids visible in our `/proc` mount.
+#[cfg(target_os = "linux")]
 pub fn list_pids() -> io::Result<Vec<i32>> {
     let mut out = Vec::with_capacity(512);
     for e in fs::read_dir("/proc")? {

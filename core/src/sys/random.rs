@@ -6,6 +6,7 @@ use std::io;
 /// the pool is first initialised at boot), looping over short reads and `EINTR`.
 ///
 /// Errors: the `getrandom` errno (`ENOSYS` on kernels before 3.17, `EFAULT`).
+#[cfg(not(target_os = "macos"))]
 pub(crate) fn getrandom(buf: &mut [u8]) -> io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
@@ -19,6 +20,21 @@ pub(crate) fn getrandom(buf: &mut [u8]) -> io::Result<()> {
             return Err(e);
         }
         done += n as usize;
+    }
+    Ok(())
+}
+
+/// Fill `buf` from the kernel's random pool with `getentropy(2)` (macOS has no `getrandom`), at
+/// most 256 bytes per call as it requires.
+///
+/// Errors: the `getentropy` errno (`EIO`, `EFAULT`).
+#[cfg(target_os = "macos")]
+pub(crate) fn getrandom(buf: &mut [u8]) -> io::Result<()> {
+    for chunk in buf.chunks_mut(256) {
+        // SAFETY: the pointer and length describe `chunk`, at most 256 bytes.
+        if unsafe { libc::getentropy(chunk.as_mut_ptr().cast(), chunk.len()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
     }
     Ok(())
 }

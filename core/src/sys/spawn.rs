@@ -38,6 +38,8 @@ pub(crate) struct Command<'a> {
     /// (A raw descriptor: the caller keeps it open across the call.)
     pub join: Option<RawFd>,
     /// `/dev/null`, for the supervisor's own stdio.
+    // Read by the supervisor alone, which is Linux's.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub devnull: BorrowedFd<'a>,
 }
 

@@ -33,6 +33,7 @@ pub(crate) fn getpgrp() -> i32 {
     nix::unistd::getpgrp().as_raw()
 }
 
+#[cfg(target_os = "linux")]
 /// `sysconf(_SC_CLK_TCK)`: clock ticks per second of `/proc/<pid>/stat` times (100 on Linux).
 pub(crate) fn clk_tck() -> u64 {
     match nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK) {

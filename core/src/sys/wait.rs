@@ -1,7 +1,9 @@
 //! Waiting: `poll(2)` for readability (a pidfd becomes readable when its process exits) and `waitid(2)` for a child's exit.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+#[cfg(target_os = "linux")]
+use std::os::fd::AsRawFd;
+use std::os::fd::BorrowedFd;
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -45,6 +47,7 @@ pub(crate) enum ChildExit {
 /// `waitid(P_PIDFD, fd, WEXITED | WNOHANG [| WNOWAIT])` (Linux ≥ 5.4): the exit of the caller's
 /// own child. `Ok(None)` while it is still running; `ECHILD` when it is not the caller's child
 /// (or was reaped already). With `peek`, the child stays waitable for its real parent code.
+#[cfg(target_os = "linux")]
 pub(crate) fn waitid_pidfd(fd: BorrowedFd<'_>, peek: bool) -> io::Result<Option<ChildExit>> {
     fault::check(Call::Waitid)?;
     let mut flags = libc::WEXITED | libc::WNOHANG;
@@ -64,6 +67,13 @@ pub(crate) fn waitid_pidfd(fd: BorrowedFd<'_>, peek: bool) -> io::Result<Option<
         }
         Ok(child_exit(&info))
     }
+}
+
+/// No `P_PIDFD` (and no pidfd) outside Linux: `ENOSYS`.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn waitid_pidfd(_fd: BorrowedFd<'_>, _peek: bool) -> io::Result<Option<ChildExit>> {
+    fault::check(Call::Waitid)?;
+    Err(io::Error::from_raw_os_error(libc::ENOSYS))
 }
 
 /// `waitid(P_PID, pid, WEXITED | WNOHANG | WNOWAIT)`: the exit of the caller's child `pid`,

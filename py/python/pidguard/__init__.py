@@ -22,6 +22,19 @@ Every error is a :class:`PidguardError` (an ``OSError``); see :mod:`pidguard.err
 wait (``terminate``, ``cleanup_background_hooks``) release the GIL.
 """
 
+import sys as _sys
+
+if not _sys.platform.startswith("linux"):
+    # Before the native module is loaded: on a system it was never built for, a clear refusal
+    # that says why, instead of a loader error (or worse) from a foreign binary. An ImportError,
+    # so `except ImportError` keeps working for an optional dependency; made here, not declared,
+    # since it exists only where the module does not.
+    raise type("UnsupportedPlatformError", (ImportError,), {"__module__": "pidguard"})(
+        f"pidguard: unsupported platform {_sys.platform!r}: pidguard is run-tested on Linux only; "
+        "macOS and FreeBSD are compile-checked only and no package is built for them. "
+        "See docs/platforms.md in pidguard's source for what works where."
+    )
+
 from ._pidguard import (
     DEFAULT_SCHEDULE,
     DEFAULT_TOLERANCE,
