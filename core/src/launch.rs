@@ -246,18 +246,18 @@ pub fn record<S: AsRef<str>>(
             }
             write_pid_file_with_mtime(pid_file, pid, start_time)
         }
-        RecordFormat::Guard => {
-            let token = crate::identity::start_token(pid)?;
-            let mut entry = Entry::new(pid, token.to_string());
-            for (k, v) in fields {
-                entry = entry.with_field(k.clone(), v.clone());
-            }
-            guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
-                // The record belongs to the spawned process, not to the caller: keep it.
-                g.keep();
-            })
-        }
+        RecordFormat::Guard => record_guard(pid_file, pid, &crate::identity::start_token(pid)?, fields),
     }
+}
+
+/// The guard record of `pid` with `token` and `fields`, created by [`guard::acquire`] and kept
+/// (it belongs to the spawned process, not to the caller). Errors: those of `acquire`.
+fn record_guard(pid_file: &Path, pid: i32, token: &crate::identity::StartToken, fields: &[(String, String)]) -> Result<()> {
+    let mut entry = Entry::new(pid, token.to_string());
+    for (k, v) in fields {
+        entry = entry.with_field(k.clone(), v.clone());
+    }
+    guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| drop(g.keep()))
 }
 
 /// Write the pidfile for `pid`, a process that is already running (`pidguard write`): its
@@ -440,9 +440,6 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     for p in [pid_file, &out_path, &err_path] {
         check_parent_dir(p)?;
     }
-    let out = open_log(&out_path)?;
-    let err = open_log(&err_path)?;
-    let devnull = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null").map_err(|e| Error::io_at(Path::new("/dev/null"), "open", &e))?;
     let words: Vec<CString> = argv.iter().map(|a| cstr(a.as_ref().as_bytes())).collect::<Result<_>>()?;
     let env: Vec<CString> = std::env::vars_os()
         .map(|(k, v)| {
@@ -468,6 +465,22 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             }
         },
         _ => None,
+    };
+    // The logs are opened once the scope is there: a scope that cannot be made leaves no file.
+    let opened = (|| {
+        let out = open_log(&out_path)?;
+        let err = open_log(&err_path)?;
+        let devnull = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null").map_err(|e| Error::io_at(Path::new("/dev/null"), "open", &e))?;
+        Ok::<_, Error>((out, err, devnull))
+    })();
+    let (out, err, devnull) = match opened {
+        Ok(x) => x,
+        Err(e) => {
+            if let Some(l) = &leaf {
+                l.discard();
+            }
+            return Err(e);
+        }
     };
     let cmd = |join| sp::Command {
         program: CString::new(program.as_os_str().as_bytes()).unwrap_or_default(),
@@ -505,19 +518,21 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             }
         }
     }
+    let mut hold = None;
     if started.is_none() {
         if opts.scope == ScopeMode::Group {
             let pid = sp::spawn(&cmd(None)).map_err(failed)?;
             started = Some((pid, None, None));
         } else {
-            let (sup, pid) = sp::spawn_supervised(&cmd(None)).map_err(failed)?;
+            let (sup, pid, h) = sp::spawn_supervised(&cmd(None)).map_err(failed)?;
+            hold = Some(h);
             let rec = crate::identity::start_token(sup).ok().map(|token| ScopeRecord::Supervisor { pid: sup, token });
             started = Some((pid, Some(sup), rec));
         }
     }
     let start_time = now();
     let Some((pid, sup, rec)) = started else { return Err(Error::new(ErrorKind::Io, "spawn: nothing started")) };
-    let undo = |why: Error| -> Error {
+    let undo = |hold: Option<sp::Hold>, why: Error| -> Error {
         // Nothing may run unrecorded: kill the scope (or the command), reap our child.
         if let Some(l) = &kept_leaf {
             l.discard();
@@ -525,20 +540,39 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         if let Ok(fd) = crate::sys::pidfd_open(pid) {
             let _ = crate::sys::pidfd_send_signal(fd.as_fd(), libc::SIGKILL, 0);
         }
-        crate::sys::spawn::reap(sup.unwrap_or(pid));
+        // A supervisor exits only once its whole tree has: kill every member (the command may
+        // have forked already) until it does, then reap it.
+        drop(hold);
+        if let (Some(s), Some(r)) = (sup, &rec) {
+            if let crate::identity::ScopeState::Open(scope) = crate::identity::Scope::open(r, None) {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+                while !scope.is_empty() && std::time::Instant::now() < deadline {
+                    let _ = scope.signal(crate::signal::Signal::KILL);
+                    if let Some((fd, ev)) = scope.wait_fd() {
+                        let _ = crate::sys::cgroup::poll_any(&[(fd, ev)], std::time::Duration::from_millis(50));
+                    }
+                }
+            }
+            crate::sys::spawn::reap(s);
+        } else {
+            crate::sys::spawn::reap(sup.unwrap_or(pid));
+        }
         why
     };
     if sup.is_some() && rec.is_none() {
-        return Err(undo(Error::new(ErrorKind::Io, "spawn: the supervisor's start token could not be read")));
+        return Err(undo(hold, Error::new(ErrorKind::Io, "spawn: the supervisor's start token could not be read")));
     }
+    crate::sys::fault::point(crate::sys::fault::Point::BeforeSpawnRecord);
     let scope_text = rec.as_ref().map(|r| r.to_string());
+    // The command may have exited already (a daemon's first process): it is not reaped before
+    // it is recorded (our own child, or held by its supervisor), so its token is still its own.
     let recorded = match opts.format {
         RecordFormat::AbxDl => {
             let r = write_cmd_file(&cmd_file_for(pid_file), &text)
-                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, scope_text.as_deref()));
+                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, scope_text.as_deref(), true));
             match r {
                 Ok(ok) => ok || scope_text.is_none(),
-                Err(e) => return Err(undo(e)),
+                Err(e) => return Err(undo(hold, e)),
             }
         }
         RecordFormat::Guard => {
@@ -546,12 +580,13 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             if let Some(t) = &scope_text {
                 fields.push(("scope".to_string(), t.clone()));
             }
-            if let Err(e) = record(pid_file, pid, start_time, &text, RecordFormat::Guard, &fields) {
-                return Err(undo(e));
+            if let Err(e) = crate::identity::spawned_token(pid).and_then(|t| record_guard(pid_file, pid, &t, &fields)) {
+                return Err(undo(hold, e));
             }
             true
         }
     };
+    drop(hold);
     let scope_kind = rec.as_ref().map_or(ScopeKind::Group, |r| r.kind());
     if !recorded {
         note = Some(format!(

@@ -11,6 +11,7 @@ mod verdict;
 pub use handle::{Delivery, ExitStatus, GroupMode, PinMode, ProcessRef};
 pub use liveness::{is_process_alive, probe_alive, thread_group_exited};
 pub use probe::{judge, lookup, start_token};
+pub(crate) use probe::spawned_token;
 pub use process::ProcessInfo;
 pub use scope::{Scope, ScopeKind, ScopeRecord, ScopeState, SCOPE_XATTR};
 pub(crate) use scope::create_leaf;

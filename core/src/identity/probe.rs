@@ -52,3 +52,20 @@ pub fn start_token(pid: i32) -> Result<StartToken> {
     }
     Ok(h.token().clone())
 }
+
+/// The start token of `pid`, a process the caller has just spawned and that cannot have been
+/// reaped yet — the caller's own child, or a command whose supervisor does not reap before the
+/// record is written ([`crate::launch::spawn`]). A zombie there is still the process that was
+/// spawned, and its token dates the record: a command that exits at once (a daemon's first
+/// process) leaves its scope running, and the scope is only ever read with the token.
+///
+/// Errors: those of [`lookup`]; `NoSuchProcess` when the process has been reaped, or its start
+/// time could not be read.
+pub(crate) fn spawned_token(pid: i32) -> Result<StartToken> {
+    let pid = check_pid_range(pid as i64)?;
+    let h = ProcessRef::probe(pid, None, true).map_err(|j| unreadable(pid, j))?;
+    if h.stat().is_none() {
+        return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} has exited and its start time is unreadable")).with_pid(pid));
+    }
+    Ok(h.token().clone())
+}

@@ -38,14 +38,16 @@ const MAX_CONTENT: u64 = 4096;
 /// `NotFound`, `PermissionDenied` or `Io` — including an `fsetxattr` of the token that fails
 /// with anything but `ENOTSUP` (`ENOSPC`, `EDQUOT`, `E2BIG`, `EIO`).
 pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> Result<()> {
-    write_pid_file_scoped(pid_file, pid, start_time, None).map(drop)
+    write_pid_file_scoped(pid_file, pid, start_time, None, false).map(drop)
 }
 
 /// [`write_pid_file_with_mtime`], and with the token the `scope` record in
 /// [`crate::identity::SCOPE_XATTR`] (text of a [`crate::identity::ScopeRecord`]). Whether the
 /// scope was recorded: not when the file system has no user xattrs (`ENOTSUP`), or when the
 /// token could not be (a scope is only ever read together with the token that dates it).
-pub(crate) fn write_pid_file_scoped(pid_file: &Path, pid: i32, start_time: f64, scope: Option<&str>) -> Result<bool> {
+/// `unreaped`: `pid` was just spawned and cannot have been reaped yet, so a zombie there is still
+/// that process and its token is recorded ([`crate::identity::spawned_token`]).
+pub(crate) fn write_pid_file_scoped(pid_file: &Path, pid: i32, start_time: f64, scope: Option<&str>, unreaped: bool) -> Result<bool> {
     if !start_time.is_finite() {
         return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
     }
@@ -55,7 +57,8 @@ pub(crate) fn write_pid_file_scoped(pid_file: &Path, pid: i32, start_time: f64, 
         return Err(Error::invalid(format!("{}: start_time {start_time} is out of range", pid_file.display())));
     }
     let nsecs = (((start_time - secs) * 1e9) as i64).clamp(0, 999_999_999);
-    let token = crate::identity::start_token(pid).ok().filter(|t| {
+    let token = if unreaped { crate::identity::spawned_token(pid) } else { crate::identity::start_token(pid) };
+    let token = token.ok().filter(|t| {
         create_time(t.start_ticks).is_ok_and(|ct| (ct - start_time).abs() <= DEFAULT_TOLERANCE)
     });
     let mut scoped = false;

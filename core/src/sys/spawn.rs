@@ -252,11 +252,18 @@ pub(crate) fn spawn(cmd: &Command<'_>) -> Result<i32, SpawnError> {
 /// spawner's group does not reach it), holds nothing of the spawner's (its descriptors are
 /// closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
 ///
-/// Returns (supervisor pid, command pid) once the command has exec'd. Errors as [`spawn`];
-/// the supervisor has been reaped then.
-pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnError> {
+/// The supervisor reaps nothing until the returned [`Hold`] is dropped (or the caller exits):
+/// until then a command that has already exited (a daemon's first process) is a zombie, still
+/// that process, whose start token the caller can read for its record. Drop the hold once the
+/// command is recorded — before waiting for the supervisor, which never exits while held.
+///
+/// Returns (supervisor pid, command pid, hold) once the command has exec'd. Errors as
+/// [`spawn`]; the supervisor has been released and reaped then.
+pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32, Hold), SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
+    // The hold: the supervisor reads its end until the caller closes the other.
+    let (hold_rd, hold_wr) = pipe()?;
     let name = b"pidguard-scope\0";
     // SAFETY: fork(2); the child runs only async-signal-safe code and ends in `_exit`.
     let sup = cvt(unsafe { libc::fork() } as i64)? as i32;
@@ -264,6 +271,8 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
         // SAFETY: async-signal-safe calls only (see child_exec).
         unsafe {
             let w = wr.as_raw_fd();
+            // Only the caller keeps the hold's write end: the read sees EOF when it lets go.
+            libc::close(hold_wr.as_raw_fd());
             if libc::setsid() < 0 {
                 child_fail(w, Stage::Setsid);
             }
@@ -286,12 +295,22 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
             msg[0] = b'P';
             msg[1..].copy_from_slice(&child.to_le_bytes());
             libc::write(w, msg.as_ptr().cast(), msg.len());
+            // The report pipe's last writer is now the command, until it execs.
+            libc::close(w);
             // Hold nothing of the spawner's: stdio to /dev/null, every other descriptor closed
-            // (the command keeps its own copies; the report pipe's last writer is then the
-            // command until it execs).
+            // (the command keeps its own copies) once the spawner has let go of the hold —
+            // until then nothing is reaped, so the command's pid stays its own (a zombie at
+            // worst) while the spawner records it.
             let null = cmd.devnull.as_raw_fd();
             for t in 0..3 {
                 libc::dup2(null, t);
+            }
+            let mut b = [0u8; 1];
+            loop {
+                let n = libc::read(hold_rd.as_raw_fd(), b.as_mut_ptr().cast(), 1);
+                if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
+                    break;
+                }
             }
             libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
             let mut status = 0;
@@ -318,6 +337,8 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
         }
     }
     drop(wr);
+    drop(hold_rd);
+    let hold = Hold(hold_wr);
     let msg = read_report(&rd);
     // Five-byte messages in any order: `P` and the command's pid from the supervisor, or a
     // failure (stage, errno) from either child.
@@ -331,12 +352,18 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>) -> Result<(i32, i32), SpawnErr
         }
     }
     if let Some(e) = failure {
+        drop(hold);
         reap(sup);
         return Err(e);
     }
     if cmd_pid <= 0 {
+        drop(hold);
         reap(sup);
         return Err(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) });
     }
-    Ok((sup, cmd_pid))
+    Ok((sup, cmd_pid, hold))
 }
+
+/// A supervisor's hold (see [`spawn_supervised`]): it reaps nothing until this is dropped.
+#[derive(Debug)]
+pub(crate) struct Hold(#[allow(dead_code)] OwnedFd);
