@@ -381,7 +381,7 @@ fn bystander_at(pid: i32, argv: &[&str]) -> std::process::Child {
         let _ = c.kill();
         let _ = c.wait();
     }
-    panic!("could not place a bystander at pid {pid}");
+    panic!("could not place a bystander at pid {pid}: /proc/{pid}/stat {:?}; our threads {:?}", std::fs::read_to_string(format!("/proc/{pid}/stat")), std::fs::read_dir("/proc/self/task").map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>()));
 }
 
 /// The double-forked `setsid` daemon: the first process exits at once; its grandchild leads a
@@ -883,7 +883,9 @@ scenario!(a_pid_reused_during_the_member_walk_is_not_signalled, walk_race_body, 
 
 fn escape_leaf_body(mode: Mode) {
     let mount = cgroup2_mount().unwrap();
-    for via_cleanup in [false, true] {
+    // With a child left in the leaf, and without (the leaf is then empty: the stop is done by
+    // the group stop alone, and must still say so — not "already gone").
+    for (via_cleanup, child) in [(false, true), (true, true), (false, false), (true, false)] {
         let dir = TempDir::new("escape");
         let hook = dir.path().join("plugin");
         std::fs::create_dir_all(&hook).unwrap();
@@ -891,7 +893,8 @@ fn escape_leaf_body(mode: Mode) {
         // The hook starts a child (which stays in the leaf), moves itself to the leaf's parent
         // cgroup, then becomes a sleep.
         let script = format!(
-            "sleep 4724 & cg=$(sed -n 's/^0:://p' /proc/self/cgroup); echo 0 > '{}'\"${{cg%/*}}/cgroup.procs\" && exec sleep 4725",
+            "{}cg=$(sed -n 's/^0:://p' /proc/self/cgroup); echo 0 > '{}'\"${{cg%/*}}/cgroup.procs\" && exec sleep 4725",
+            if child { "sleep 4724 & " } else { "" },
             mount.display()
         );
         let s = spawn(&pf, &["sh", "-c", &script], mode);
@@ -903,11 +906,11 @@ fn escape_leaf_body(mode: Mode) {
         assert!(moved, "the hook did not move out: {:?}", std::fs::read_to_string(&s.stderr));
         let said = if via_cleanup {
             let r = cleanup(dir.path());
-            assert!(r.outcome.after().is_some(), "{r:?}");
+            assert!(r.outcome.after().is_some() && r.signals.contains(&Signal::TERM), "{r:?}");
             r.notes.join("; ")
         } else {
             let r = stop(&pf);
-            assert!(r.outcome.after().is_some(), "{r:?}");
+            assert!(r.outcome.after().is_some() && r.signals().contains(&Signal::TERM), "{r:?}");
             r.warning.unwrap_or_default()
         };
         assert!(said.contains("left its scope") && said.contains("process group"), "reported: {said:?}");
