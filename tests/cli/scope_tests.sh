@@ -60,6 +60,17 @@ BYSTANDER=(python3 -c 'import os, signal, sys, time
 signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP})
 if sys.argv[1] == "child" and os.fork() == 0: time.sleep(1e6)
 time.sleep(1e6)')
+# Wait (deadline) until the bystander $1 has blocked its signals (SIGTERM's bit in SigBlk):
+# before that, a check that it was never signalled would prove nothing.
+ready() {
+  local i v
+  for i in $(seq 400); do
+    v=$(awk '/^SigBlk:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+    [ -n "$v" ] && [ $(( 16#$v & 0x4000 )) != 0 ] && return 0
+    sleep 0.025
+  done
+  return 1
+}
 # Start the bystander (its argv tagged $2, and with a child when $3 is "child") at pid $1,
 # forced with ns_last_pid; prints its pid. Fails when the pid could not be had.
 bystander_at() {
@@ -68,7 +79,7 @@ bystander_at() {
     echo $((want - 1)) > /proc/sys/kernel/ns_last_pid
     setsid "${BYSTANDER[@]}" ${3:+$3} "$2" </dev/null >/dev/null 2>&1 &
     p=$!; disown "$p"
-    [ "$p" = "$want" ] && { echo "$p"; return 0; }
+    [ "$p" = "$want" ] && ready "$p" && { echo "$p"; return 0; }
     kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null
   done
   return 1
@@ -243,7 +254,7 @@ if [ $HIDDEN = 0 ]; then
   "$PG" run --json "$pf" -- sh -c 'sleep 4824 & exec sleep 4825' > "$D/run.json" 2>/dev/null && check_run "$D/run.json" cgroup
   leaf=$(leaf_of "$D/run.json"); wait_count 'sleep 482?' 10 2
   echo 1 > "$leaf/cgroup.kill"; wait_count 'sleep 482?' 10; rmdir "$leaf"; mkdir "$leaf"
-  setsid "${BYSTANDER[@]}" by-4826 </dev/null >/dev/null 2>&1 & b=$!; disown "$b"
+  setsid "${BYSTANDER[@]}" by-4826 </dev/null >/dev/null 2>&1 & b=$!; disown "$b"; ready "$b"
   echo "$b" > "$leaf/cgroup.procs"
   "$PG" stop "$pf" > "$D/stop.txt" 2>&1; st=$?
   if untouched "$b" && [ -d "$leaf" ] && grep -qx "$b" "$leaf/cgroup.procs" && grep -q 'another cgroup' "$D/stop.txt" && grep -q 'not touched' "$D/stop.txt"; then
@@ -263,7 +274,7 @@ for mode in $MODES; do
   wait_count 'sleep 4827' 10 1; kill -KILL "$sup"
   for _ in $(seq 200); do [ -e "/proc/$sup" ] || break; sleep 0.05; done
   if b=$(bystander_at "$sup" by-4828 child); then
-    wait_count '*by-4828' 10 2; bc=$(live '*by-4828' | grep -vx "$b")
+    wait_count '*by-4828' 10 2; bc=$(live '*by-4828' | grep -vx "$b"); ready "$bc"
     "$PG" stop "$pf" > "$D/stop.txt" 2>&1; st=$?
     if untouched "$b" && untouched "$bc" && ! alive "$p" && [ $st = 0 ] && grep -q 'no longer its supervisor' "$D/stop.txt"; then
       ok "$(tag $mode) supervisor pid reused: the bystander and its child untouched, the command stopped (exit 0)"
