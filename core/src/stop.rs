@@ -618,8 +618,10 @@ fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOpti
     // Unreachable: terminate_scopes returns exactly one report per target.
     let mut t = t.take().expect("one scope, one report");
     if let Some(g) = other {
-        // Both must be stopped for the stop to be done; the worse outcome is reported.
-        if t.outcome.is_stopped() && !g.outcome.is_stopped() {
+        // Both must be stopped for the stop to be done; the worse outcome is reported, and a
+        // scope found empty (its members already gone, or killed by the group stop) does not
+        // hide that the process that had left it was signalled.
+        if crate::signal::outside_decides(&t.outcome, &g.outcome) {
             t.outcome = g.outcome.clone();
             t.survivors.extend(g.survivors.iter().copied());
             t.error_kind = g.error_kind;

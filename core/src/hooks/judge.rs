@@ -223,9 +223,9 @@ impl Pending {
         let Pending { mut report, check, handle_index, output_files, dir_id, listed_id, scope_index } = self;
         crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
         // The scope's report decides, unless the scope stopped and the recorded process that
-        // had left it did not.
+        // had left it did not, or the scope was found empty and that process was signalled.
         let chosen = match (scope_index.map(|i| &scope_results[i]), handle_index.map(|i| &results[i])) {
-            (Some(sc), Some(g)) if sc.outcome.is_stopped() && !g.outcome.is_stopped() => Some(g),
+            (Some(sc), Some(g)) if crate::signal::outside_decides(&sc.outcome, &g.outcome) => Some(g),
             (Some(sc), _) => Some(sc),
             (None, g) => g,
         };

@@ -217,6 +217,7 @@ impl Scope {
                     if refuse(Target::Process { pid: p as i64, token_matched: false }).is_some() {
                         continue;
                     }
+                    sys::fault::point(sys::fault::Point::BeforeScopePin);
                     if let Ok(fd) = sys::pidfd_open(p) {
                         pinned.push((p, fd));
                     }
@@ -236,6 +237,7 @@ impl Scope {
                         if refuse(Target::Process { pid: c as i64, token_matched: false }).is_some() || out.iter().any(|(p, _)| *p == c) {
                             continue;
                         }
+                        sys::fault::point(sys::fault::Point::BeforeScopePin);
                         let Ok(fd) = sys::pidfd_open(c) else { continue };
                         // After pinning: its parent must still be the pinned process it was
                         // found under, and that parent must still be alive (not reaped, so its
@@ -465,7 +467,15 @@ pub(crate) fn create_leaf() -> std::result::Result<NewLeaf, String> {
     let boot_id = procfs::boot_id().map_err(|e| format!("boot id unreadable ({})", sys::errno_name(e)))?.to_string();
     let mount = cgroup::cgroup2_mount().map_err(|e| step("no cgroup2 mount visible in /proc/self/mountinfo", e))?;
     let own = cgroup::own_cgroup().map_err(|e| step("no cgroup2 line in /proc/self/cgroup", e))?;
+    let covered = || format!("{} is not the cgroup2 file system here: another mount covers the cgroup2 mount point", mount.display());
+    let root = cgroup::open_dir(&mount).map_err(|e| step("open the cgroup2 mount", e))?;
+    if !cgroup::is_cgroup2(root.as_fd()).map_err(|e| step("fstatfs the cgroup2 mount", e))? {
+        return Err(covered());
+    }
     let own_dir = cgroup::open_dir(&mount.join(own.trim_start_matches('/'))).map_err(|e| step("open our own cgroup", e))?;
+    if !cgroup::is_cgroup2(own_dir.as_fd()).map_err(|e| step("fstatfs our own cgroup", e))? {
+        return Err(covered());
+    }
     match cgroup::mkdir_at(own_dir.as_fd(), "pidguard") {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}

@@ -30,6 +30,14 @@ impl Scope {
                     Ok(m) => m,
                     Err(e) => return ScopeState::Unverifiable(format!("no cgroup2 mount visible here ({})", errno_text(&e))),
                 };
+                // A missing leaf proves it gone only on the cgroup2 file system itself: under a
+                // mount that covers the cgroup2 mount point, nothing can be told.
+                let covered = || ScopeState::Unverifiable(format!("{} is not the cgroup2 file system here (another mount covers it)", mount.display()));
+                match cgroup::open_dir(&mount).and_then(|d| cgroup::is_cgroup2(d.as_fd())) {
+                    Ok(true) => {}
+                    Ok(false) => return covered(),
+                    Err(e) => return ScopeState::Unverifiable(format!("the cgroup2 mount {} cannot be examined ({})", mount.display(), errno_text(&e))),
+                }
                 let dir = match cgroup::open_dir(&mount.join(path.trim_start_matches('/'))) {
                     Ok(d) => d,
                     Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENODEV)) => {
@@ -37,6 +45,9 @@ impl Scope {
                     }
                     Err(e) => return ScopeState::Unverifiable(format!("its cgroup {path} cannot be opened ({})", errno_text(&e))),
                 };
+                if !cgroup::is_cgroup2(dir.as_fd()).unwrap_or(false) {
+                    return covered();
+                }
                 let (ino, uid) = match cgroup::ino_uid(dir.as_fd()) {
                     Ok(x) => x,
                     Err(e) => return ScopeState::Unverifiable(format!("its cgroup {path} cannot be examined ({})", errno_text(&e))),

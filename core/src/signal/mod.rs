@@ -11,5 +11,6 @@ pub use crate::signo::Signal;
 pub use schedule::{Schedule, Step};
 pub use crate::identity::ExitStatus;
 pub use scoped::terminate_scopes;
+pub(crate) use scoped::outside_decides;
 pub use terminate::{terminate, terminate_pid, Outcome, TerminateOptions, TerminateReport, FINAL_GRACE};
 

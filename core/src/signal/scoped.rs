@@ -85,6 +85,14 @@ impl ScopeRun<'_> {
     }
 }
 
+/// Whether the report of a recorded process that had left its scope (stopped with its group,
+/// `outside`) decides a stop rather than the scope's report (`scope`): when the scope stopped
+/// and the process did not (the worse outcome), or when the scope was found empty and the
+/// process was signalled (the stop did something: not "already gone").
+pub(crate) fn outside_decides(scope: &Outcome, outside: &Outcome) -> bool {
+    (scope.is_stopped() && !outside.is_stopped()) || (*scope == Outcome::AlreadyGone && *outside != Outcome::AlreadyGone)
+}
+
 /// Terminate every scope with `schedule`, in parallel on the calling thread; `pid` of each
 /// target is the recorded command's pid, for the report. A scope is exited when it is empty
 /// ([`Scope::is_empty`]); members are signalled as [`Scope::signal`] says (`SIGKILL` through

@@ -79,6 +79,22 @@ pub(crate) fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// Whether the directory `fd` is on a cgroup2 file system (`fstatfs`'s `f_type` is
+/// `CGROUP2_SUPER_MAGIC`). A cgroup2 mount point listed in `/proc/self/mountinfo` can be covered
+/// by a later mount (a container's tmpfs, a mount namespace hiding it): a path below it then
+/// names another file system, where a missing directory proves nothing about a cgroup.
+#[cfg(target_os = "linux")]
+pub(crate) fn is_cgroup2(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+    Ok(nix::sys::statfs::fstatfs(fd)?.filesystem_type().0 as i64 == CGROUP2_SUPER_MAGIC)
+}
+
+/// No cgroup2 outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn is_cgroup2(_fd: BorrowedFd<'_>) -> io::Result<bool> {
+    Ok(false)
+}
+
 /// `mkdirat(dir, name, 0755)`: a new child cgroup.
 pub(crate) fn mkdir_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<()> {
     let c = cstr(name)?;

@@ -130,6 +130,9 @@ pub enum Point {
     /// A uid-restricted group signal checked one member's uid (through its pidfd); that
     /// member's signal is next (the residual window between check and signal).
     BeforeMemberSignal,
+    /// A scope's member walk listed a process (in `cgroup.procs`, or in a parent's `children`)
+    /// and is about to pin it with a pidfd (the window the walk's re-check after pinning closes).
+    BeforeScopePin,
     /// `launch::spawn` started the command (in its scope); its pidfile is about to be written.
     BeforeSpawnRecord,
 }
