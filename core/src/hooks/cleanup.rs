@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::ProcessRef;
 use crate::signal::{terminate, terminate_scopes, TerminateOptions};
-use crate::sys::procfs;
 
-use super::judge::{judge_hook, Pending};
+use super::judge::{judge_hook, Finishing, Pending};
 use super::outcome::{add_finalize_error, CleanupOptions, HookOutcome, HookReport};
 
 /// The path to open the index at: spelled under `output_dir` as the caller spelled it, when the
@@ -119,11 +118,31 @@ pub fn cleanup_background_hooks(
         (Some(p), true) => Some(super::Index::open(tree, &index_beneath(output_dir, p))?),
         _ => None,
     };
-    // The pool is made once the top directory is read, when it has many subdirectories (the
-    // walk is a fifth of a cleanup of stale records); the per-hook work uses it only for a
-    // large cleanup.
-    let (files, mut listings, mut pool) =
-        super::listing::Listings::walk(tree, &opts.pattern, pool_for).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
+    let default_finalize = finalize.is_none() && !opts.no_finalize;
+    let cx = Finishing {
+        opts,
+        index: index.as_ref(),
+        default_finalize,
+        // The log bytes this cleanup may still copy into the index (all hooks together).
+        log_budget: std::sync::atomic::AtomicU64::new(super::MAX_INDEX_LOG_BYTES),
+        groups: std::sync::OnceLock::new(),
+        keep_open: keep_open_per_directory(),
+    };
+    // Without a callback, a directory that holds hooks and no subdirectory is judged and, when
+    // none of its hooks is to be signalled, finished during the walk, through the descriptor
+    // it was listed through (`judge::finish_leaf`): one descriptor per directory, no directory
+    // opened again. (A callback is called in pidfile-path order on the calling thread, so every
+    // hook then goes through the batches.)
+    let visit = |dir: &Path, fd: &crate::sys::DirFd, hooks: &[PathBuf], files: std::sync::Arc<[String]>, pool: &super::listing::LazyPool<'_>| {
+        super::judge::finish_leaf(dir, fd, hooks, files, pool, &cx)
+    };
+    let visit: Option<super::listing::Visit<'_>> = if finalize.is_none() { Some(&visit) } else { None };
+    // The pool is made once the top directory is read, when it has many subdirectories or
+    // hooks (the walk is a fifth of a cleanup of stale records), or when one directory turns
+    // out to hold many hooks; the per-hook work of the batches uses it only for a large cleanup.
+    let (files, mut listings, mut pool, early) =
+        super::listing::Listings::walk(tree, &opts.pattern, super::listing::LazyPool::new(&pool_for, PARALLEL_MIN_HOOKS), visit)
+            .map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
     if files.len() < PARALLEL_MIN_HOOKS {
         pool = None;
     } else if pool.is_none() {
@@ -137,13 +156,9 @@ pub fn cleanup_background_hooks(
     // be read for want of descriptors (EMFILE, ENFILE) is tried again in a later batch, once
     // the batch before it has closed its own.
     let mut queue: std::collections::VecDeque<(PathBuf, u32)> = files.into_iter().map(|f| (f, 0)).collect();
-    let mut reports = Vec::with_capacity(queue.len());
-    // Process groups of the live processes, read once, at the first stale record that needs them.
-    let mut leftover_groups: Option<std::collections::HashMap<i32, Vec<i32>>> = None;
+    let mut reports = early;
+    reports.reserve(queue.len());
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
-    let default_finalize = finalize.is_none() && !opts.no_finalize;
-    // The log bytes this cleanup may still copy into the index (all hooks together).
-    let log_budget = std::sync::atomic::AtomicU64::new(super::MAX_INDEX_LOG_BYTES);
     while !queue.is_empty() {
         let budget = hooks_per_batch(threads);
         let mut pending: Vec<Pending> = Vec::new();
@@ -202,13 +217,7 @@ pub fn cleanup_background_hooks(
             p.output_files = Some(listings.output_files(&p.report.dir));
             p.listed_id = listings.dir_id(&p.report.dir);
         }
-        if leftover_groups.is_none() && pending.iter().any(|p| p.report.outcome == HookOutcome::Stale && p.report.pid.is_some_and(|pid| pid > 1)) {
-            // One pass over /proc for all stale records, not one per record: at 10,000 stale
-            // records the per-record scans were ~88% of the cleanup (BENCHMARKS.md).
-            leftover_groups = Some(procfs::group_table().unwrap_or_default());
-        }
-        let groups = leftover_groups.as_ref();
-        let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, &scope_results, groups, opts, index.as_ref(), default_finalize, &log_budget));
+        let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, &scope_results, &cx));
         for mut report in done {
             if let Some(f) = finalize.as_mut() {
                 // A hook this cleanup did not retire (another cleanup did, see NOT_CLAIMED) is
@@ -275,6 +284,17 @@ fn par_map<T: Send, R: Send>(pool: Option<&rayon::ThreadPool>, items: Vec<T>, f:
         Some(p) if items.len() > 1 => p.install(|| items.into_par_iter().map(f).collect()),
         _ => items.into_iter().map(f).collect(),
     }
+}
+
+/// How many pidfiles of one directory finished during the walk may stay open from their
+/// judgement to their retirement (a directory with more hooks opens each record again to retire
+/// it): a share of what the soft `RLIMIT_NOFILE` leaves, for each of [`MAX_THREADS`] threads,
+/// half of it left for everything else. From 1 to 1,024.
+fn keep_open_per_directory() -> usize {
+    const RESERVE: u64 = 64;
+    let soft = crate::sys::nofile_soft_limit().unwrap_or(1024);
+    let open = crate::sys::open_fd_count().unwrap_or(64) as u64;
+    (soft.saturating_sub(open).saturating_sub(RESERVE) / (2 * MAX_THREADS as u64)).clamp(1, 1024) as usize
 }
 
 /// How many hooks the next batch may pin: what the soft `RLIMIT_NOFILE` leaves after the

@@ -173,6 +173,47 @@ pub(crate) fn claim_by_content<'a>(
     Ok(None)
 }
 
+/// [`claim_by_content`] of the record `name` in `dir` judged a moment ago through `f`, still
+/// open: the judgement's read is the compare, so the record is not opened and read again before
+/// the rename. The name must still hold the inode judged, unchanged as far as its `lstat` tells
+/// (`unchanged(lstat)`: same inode, type, size and mtime), or nothing is touched; it is then
+/// renamed aside, the private name must hold that very inode (`lstat`), and the inode must still
+/// hold the record (`recheck`, through `f`, given that `lstat`: no `fstat`). For a caller that
+/// retires what it has just judged (a cleanup finishing a directory during its walk); one that
+/// waited in between (a batch that signalled first) compares again with [`claim_by_content`].
+///
+/// `Ok(Some(claim))` when this caller holds the record; `Ok(None)`, with nothing changed, when
+/// the name no longer exists (another claimer took it) or holds another file or another record
+/// (then, if it changed between the two looks, that file is put back). Errors: the rename
+/// (other than `ENOENT`) failed.
+pub(crate) fn claim_judged<'a>(
+    dir: &'a DirFd,
+    name: &OsStr,
+    path: &'a Path,
+    f: &fs::File,
+    unchanged: impl Fn(&crate::sys::Lstat) -> bool,
+    recheck: impl Fn(&fs::File, &crate::sys::Lstat) -> bool,
+) -> Result<Option<Claim<'a>>, StepError> {
+    if !dir.lstat(name).is_ok_and(|st| unchanged(&st)) {
+        return Ok(None);
+    }
+    crate::sys::fault::point(crate::sys::fault::Point::BeforePidfileRemove);
+    let aside = aside_name();
+    match dir.rename(name, &aside) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+        Err(e) => return Err(("rename aside", e)),
+    }
+    let mut claim = Claim { dir, name: name.to_os_string(), aside: Some(aside), path };
+    let st = claim.aside.as_deref().and_then(|a| dir.lstat(a).ok());
+    if st.is_some_and(|st| unchanged(&st) && recheck(f, &st)) {
+        return Ok(Some(claim));
+    }
+    // Someone replaced the record between the look and the rename: give theirs back.
+    claim.put_back();
+    Ok(None)
+}
+
 /// How long [`lock_file`] waits before giving up: the lock is held for one compare and one
 /// rename, so only a stopped or hung process holds it this long.
 pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(10);

@@ -47,7 +47,9 @@ pub(crate) use xattr::{fgetxattr, fsetxattr};
 pub use file::umask;
 pub(crate) use file::{futimens, fchmod, try_flock_exclusive};
 pub(crate) use beneath::Tree;
-pub(crate) use dir::{DirFd, fd_id, read_dir_fd};
+pub(crate) use dir::{DirFd, Lstat};
+#[cfg(test)]
+use dir::read_dir_fd;
 pub(crate) use open::{link_no_replace, open_tmpfile, link_fd, rename_path, unlink_path, mkdir_path, open_raw, read_at, Walk};
 
 #[cfg(test)]
