@@ -127,13 +127,14 @@ pub fn cleanup_background_hooks(
         log_budget: std::sync::atomic::AtomicU64::new(super::MAX_INDEX_LOG_BYTES),
         groups: std::sync::OnceLock::new(),
         keep_open: keep_open_per_directory(),
+        batch: index.as_ref().filter(|_| default_finalize).map(|i| super::finalize::Batch::new(i, opts.is_tty)),
     };
     // Without a callback, a directory that holds hooks and no subdirectory is judged and, when
     // none of its hooks is to be signalled, finished during the walk, through the descriptor
     // it was listed through (`judge::finish_leaf`): one descriptor per directory, no directory
     // opened again. (A callback is called in pidfile-path order on the calling thread, so every
     // hook then goes through the batches.)
-    let visit = |dir: &Path, fd: &crate::sys::DirFd, hooks: &[PathBuf], files: std::sync::Arc<[String]>, pool: &super::listing::LazyPool<'_>| {
+    let visit = |dir: &Path, fd: crate::sys::DirFd, hooks: &[PathBuf], files: std::sync::Arc<[String]>, pool: &super::listing::LazyPool<'_>| {
         super::judge::finish_leaf(dir, fd, hooks, files, pool, &cx)
     };
     let visit: Option<super::listing::Visit<'_>> = if finalize.is_none() { Some(&visit) } else { None };
@@ -157,6 +158,10 @@ pub fn cleanup_background_hooks(
     // the batch before it has closed its own.
     let mut queue: std::collections::VecDeque<(PathBuf, u32)> = files.into_iter().map(|f| (f, 0)).collect();
     let mut reports = early;
+    // The records of the hooks finished during the walk that still wait to be appended.
+    if let Some(b) = &cx.batch {
+        reports.extend(b.flush());
+    }
     reports.reserve(queue.len());
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
     while !queue.is_empty() {

@@ -335,12 +335,49 @@ pub(crate) fn default_finalize(
     is_tty: bool,
     claim: Option<crate::pidfile::retire::Claim<'_>>,
 ) -> Result<Finalized> {
+    let Logs { stdout, stderr, notes } = logs;
+    if let Some(index) = index {
+        let lines = records(report, &stdout, &stderr);
+        if let Err(e) = index.append(&lines) {
+            let restored = claim.is_some_and(|c| c.restore());
+            let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
+            return Err(Error::new(e.kind(), format!("{e}; nothing of this hook was appended, {kept}")));
+        }
+        if !is_tty {
+            // Unreachable: serde_json writes UTF-8 only.
+            print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
+        }
+    }
+    // The logs go with the record: only when this cleanup retired the very pidfile it judged.
+    // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
+    let removed = match claim {
+        Some(c) => match c.commit() {
+            Ok(()) => true,
+            Err(e) => return Err(Error::io_at(&report.pid_file, "unlink the retired pidfile", &e)),
+        },
+        None => false,
+    };
+    if report.succeeded() && removed {
+        unlink_logs(report, dir);
+    }
+    Ok(Finalized { notes, removed })
+}
+
+/// Delete the hook's two logs (`unlink` removes a planted link itself, never its target).
+fn unlink_logs(report: &HookReport, dir: &DirFd) {
     let stem = super::outcome::stem_of(&report.pid_file);
     let mut stdout_name = stem.clone();
     stdout_name.push(".stdout.log");
     let mut stderr_name = stem;
     stderr_name.push(".stderr.log");
-    let Logs { stdout, stderr, notes } = logs;
+    let _ = dir.unlink(&stdout_name);
+    let _ = dir.unlink(&stderr_name);
+}
+
+/// The hook's two index records, each a JSON line: `Process` and `ArchiveResult` (see
+/// [`default_finalize`]), with `"type": "ArchiveResult"` lines on its stdout overriding
+/// `status`/`output_str` (the last wins).
+fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
     let success = report.succeeded();
     let mut status = if success { "succeeded" } else { "failed" }.to_string();
     let mut output_str = None;
@@ -363,65 +400,166 @@ pub(crate) fn default_finalize(
     let result_id = new_id();
     let started = report.started_at.map(iso);
     let ended = iso(report.ended_at);
-    if let Some(index) = index {
-        let p = ProcessRecord {
-            kind: "Process",
-            id: &process_id,
-            cmd: &report.cmd,
-            pwd: crate::pathtext::path_text(report.dir.as_os_str()),
-            pid: report.pid,
-            exit_code,
-            stdout: &stdout,
-            stderr: &stderr,
-            started_at: started.as_deref(),
-            ended_at: &ended,
-        };
-        let a = ArchiveResultRecord {
-            kind: "ArchiveResult",
-            id: &result_id,
-            snapshot_id: None,
-            plugin: report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default(),
-            hook_name: &report.name,
-            status: &status,
-            process_id: &process_id,
-            output_str,
-            output_files: &report.output_files,
-            start_ts: started.as_deref(),
-            end_ts: &ended,
-            error: error.filter(|e| !e.is_empty()),
-        };
-        // Both lines serialised into one buffer, sized for them at once.
-        let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
-        // Unreachable: serde_json fails only on a writer error (a Vec never fails) or a map with
-        // non-string keys (these records have none).
-        serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
-        lines.push(b'\n');
-        serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
-        lines.push(b'\n');
-        if let Err(e) = index.append(&lines) {
-            let restored = claim.is_some_and(|c| c.restore());
-            let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
-            return Err(Error::new(e.kind(), format!("{e}; nothing of this hook was appended, {kept}")));
+    let p = ProcessRecord {
+        kind: "Process",
+        id: &process_id,
+        cmd: &report.cmd,
+        pwd: crate::pathtext::path_text(report.dir.as_os_str()),
+        pid: report.pid,
+        exit_code,
+        stdout,
+        stderr,
+        started_at: started.as_deref(),
+        ended_at: &ended,
+    };
+    let a = ArchiveResultRecord {
+        kind: "ArchiveResult",
+        id: &result_id,
+        snapshot_id: None,
+        plugin: report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default(),
+        hook_name: &report.name,
+        status: &status,
+        process_id: &process_id,
+        output_str,
+        output_files: &report.output_files,
+        start_ts: started.as_deref(),
+        end_ts: &ended,
+        error: error.filter(|e| !e.is_empty()),
+    };
+    // Both lines serialised into one buffer, sized for them at once.
+    let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
+    // Unreachable: serde_json fails only on a writer error (a Vec never fails) or a map with
+    // non-string keys (these records have none).
+    serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
+    lines.push(b'\n');
+    serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
+    lines.push(b'\n');
+    lines
+}
+
+/// The most hooks whose records wait in a [`Batch`] before they are appended.
+const BATCH_HOOKS: usize = 64;
+/// The most bytes of records that wait in a [`Batch`] before they are appended.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// [`default_finalize`] for many hooks, with their records appended to the index together: one
+/// `write(2)` (`O_APPEND`) per batch of whole records, of at most [`BATCH_HOOKS`] hooks and
+/// about [`BATCH_BYTES`] bytes. Each hook waits in the batch with its record claimed aside and
+/// its directory kept open; the order of the steps is [`default_finalize`]'s for the whole batch:
+/// the records appended first, whole or not at all; only then each claimed pidfile unlinked and,
+/// on success, each hook's logs deleted. When the append fails (`ENOSPC`), every hook of the
+/// batch gets its pidfile back, keeps its logs and has the error in its report: the next
+/// cleanup finds them again. For the hooks that the walk finishes (`judge::finish_leaf`); the
+/// batches of signalled hooks append hook by hook.
+pub(crate) struct Batch<'i> {
+    index: &'i Index,
+    is_tty: bool,
+    waiting: std::sync::Mutex<(Vec<Waiting>, usize)>,
+}
+
+/// One hook in a [`Batch`]: its report (completed when the batch is appended), its records,
+/// its claimed pidfile and the directory it was claimed in.
+struct Waiting {
+    /// Taken when the batch is appended.
+    report: Option<HookReport>,
+    notes: Vec<String>,
+    lines: Vec<u8>,
+    dir: std::sync::Arc<DirFd>,
+    aside: Option<crate::pidfile::retire::Aside>,
+}
+
+impl Drop for Waiting {
+    /// A hook dropped before its batch was appended (a panic) gets its pidfile back.
+    fn drop(&mut self) {
+        if let (Some(a), Some(r)) = (self.aside.take(), &self.report) {
+            a.restore(&self.dir, &r.pid_file);
         }
-        if !is_tty {
+    }
+}
+
+impl<'i> Batch<'i> {
+    /// An empty batch appending to `index` (and printing to stdout when `is_tty` is false).
+    pub(crate) fn new(index: &'i Index, is_tty: bool) -> Self {
+        Batch { index, is_tty, waiting: std::sync::Mutex::new((Vec::new(), 0)) }
+    }
+
+    /// Add one hook, finalized as [`default_finalize`] would with its logs, its claimed pidfile
+    /// (`claim`, taken in `dir`) and `report` complete but for the outcome of the append. When
+    /// the batch is full it is appended, and the reports of its hooks are returned (from any
+    /// thread's hooks: every report comes back once, from here or from [`Self::flush`]).
+    pub(crate) fn add(&self, report: HookReport, logs: Logs, dir: std::sync::Arc<DirFd>, claim: Option<crate::pidfile::retire::Aside>) -> Vec<HookReport> {
+        let Logs { stdout, stderr, notes } = logs;
+        let lines = records(&report, &stdout, &stderr);
+        let full = {
+            let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+            w.1 += lines.len();
+            w.0.push(Waiting { report: Some(report), notes, lines, dir, aside: claim });
+            if w.0.len() < BATCH_HOOKS && w.1 < BATCH_BYTES {
+                return Vec::new();
+            }
+            w.1 = 0;
+            std::mem::take(&mut w.0)
+        };
+        self.append(full)
+    }
+
+    /// Append what waits: the reports of its hooks.
+    pub(crate) fn flush(&self) -> Vec<HookReport> {
+        let all = {
+            let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+            w.1 = 0;
+            std::mem::take(&mut w.0)
+        };
+        self.append(all)
+    }
+
+    fn append(&self, mut hooks: Vec<Waiting>) -> Vec<HookReport> {
+        if hooks.is_empty() {
+            return Vec::new();
+        }
+        let mut lines = Vec::with_capacity(hooks.iter().map(|w| w.lines.len()).sum());
+        for w in &hooks {
+            lines.extend_from_slice(&w.lines);
+        }
+        let appended = self.index.append(&lines);
+        if appended.is_ok() && !self.is_tty {
             // Unreachable: serde_json writes UTF-8 only.
             print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
         }
+        hooks
+            .iter_mut()
+            .filter_map(|w| {
+                let mut report = w.report.take()?;
+                report.notes.append(&mut w.notes);
+                let aside = w.aside.take();
+                match &appended {
+                    Ok(()) => {
+                        let removed = match aside {
+                            Some(a) => match a.commit(&w.dir) {
+                                Ok(()) => true,
+                                Err(e) => {
+                                    let e = Error::io_at(&report.pid_file, "unlink the retired pidfile", &e);
+                                    super::outcome::add_finalize_error(&mut report, e.to_string());
+                                    false
+                                }
+                            },
+                            None => false,
+                        };
+                        if report.succeeded() && removed {
+                            unlink_logs(&report, &w.dir);
+                        }
+                        report.pid_file_removed = removed;
+                    }
+                    Err(e) => {
+                        let restored = aside.is_some_and(|a| a.restore(&w.dir, &report.pid_file));
+                        let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
+                        super::outcome::add_finalize_error(&mut report, format!("{e}; nothing of this hook was appended, {kept}"));
+                    }
+                }
+                Some(report)
+            })
+            .collect()
     }
-    // The logs go with the record: only when this cleanup retired the very pidfile it judged.
-    // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
-    let removed = match claim {
-        Some(c) => match c.commit() {
-            Ok(()) => true,
-            Err(e) => return Err(Error::io_at(&report.pid_file, "unlink the retired pidfile", &e)),
-        },
-        None => false,
-    };
-    if success && removed {
-        let _ = dir.unlink(&stdout_name);
-        let _ = dir.unlink(&stderr_name);
-    }
-    Ok(Finalized { notes, removed })
 }
 
 #[cfg(test)]

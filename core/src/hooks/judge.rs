@@ -117,6 +117,9 @@ pub(super) struct Finishing<'a> {
     pub(super) log_budget: std::sync::atomic::AtomicU64,
     pub(super) groups: std::sync::OnceLock<std::collections::HashMap<i32, Vec<i32>>>,
     pub(super) keep_open: usize,
+    /// Where the hooks finished during the walk wait to be appended to the index together
+    /// (with an index and the default finalize).
+    pub(super) batch: Option<super::finalize::Batch<'a>>,
 }
 
 impl Finishing<'_> {
@@ -138,15 +141,18 @@ impl Finishing<'_> {
 /// the cleanup's batches, which signal, list it again and finish its hooks.
 pub(super) fn finish_leaf(
     dir: &Path,
-    fd: &crate::sys::DirFd,
+    fd: crate::sys::DirFd,
     hooks: &[std::path::PathBuf],
     files: Arc<[String]>,
     pool: &super::listing::LazyPool<'_>,
     cx: &Finishing<'_>,
-) -> Option<Vec<HookReport>> {
+) -> std::result::Result<Vec<HookReport>, crate::sys::DirFd> {
     let keep = hooks.len() <= cx.keep_open;
+    // In parallel only where the walk is not already: many hooks in the root directory, or in a
+    // subtree walked on the calling thread.
+    let pool = if rayon::current_thread_index().is_some() { None } else { pool.get(hooks.len()) };
     let judge = |pid_file: &std::path::PathBuf| -> Option<(Pending, Option<std::fs::File>)> {
-        let (report, check, pin, kept) = judge_in(Ok(fd), dir.to_path_buf(), pid_file, cx.opts, keep);
+        let (report, check, pin, kept) = judge_in(Ok(&fd), dir.to_path_buf(), pid_file, cx.opts, keep);
         if matches!(check.judgement.and_then(|j| j.reason.errno()), Some(libc::EMFILE) | Some(libc::ENFILE)) {
             return None;
         }
@@ -155,25 +161,27 @@ pub(super) fn finish_leaf(
         p.decide(pin, &mut handles, &mut scopes);
         (handles.is_empty() && scopes.is_empty()).then_some((p, kept))
     };
-    let judged: Vec<Option<(Pending, Option<std::fs::File>)>> = match pool.get(hooks.len()) {
+    let judged: Vec<Option<(Pending, Option<std::fs::File>)>> = match pool {
         Some(p) if hooks.len() > 1 => {
             use rayon::prelude::*;
             p.install(|| hooks.par_iter().map(judge).collect())
         }
         _ => hooks.iter().map(judge).collect(),
     };
-    let judged: Vec<(Pending, Option<std::fs::File>)> = judged.into_iter().collect::<Option<_>>()?;
+    let Some(judged) = judged.into_iter().collect::<Option<Vec<(Pending, Option<std::fs::File>)>>>() else { return Err(fd) };
+    let fd = Arc::new(fd);
     let finish = |(p, kept): (Pending, Option<std::fs::File>)| {
         crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
-        p.finish_in(Some(fd), kept, cx)
+        p.finish_in(Some(&fd), kept, Some(&fd), cx)
     };
-    Some(match pool.get(judged.len()) {
+    let done: Vec<Vec<HookReport>> = match pool {
         Some(p) if judged.len() > 1 => {
             use rayon::prelude::*;
             p.install(|| judged.into_par_iter().map(finish).collect())
         }
         _ => judged.into_iter().map(finish).collect(),
-    })
+    };
+    Ok(done.into_iter().flatten().collect())
 }
 
 /// Keep everything of a hook that cannot be finalized from what was read in the directory it
@@ -363,15 +371,26 @@ impl Pending {
             Some(Ok(d)) => Some(d),
             None => None,
         };
-        Pending { report, check, handle_index, output_files, dir_id, listed_id, scope_index }.finish_in(dir.as_ref(), None, cx)
+        let mut done = Pending { report, check, handle_index, output_files, dir_id, listed_id, scope_index }.finish_in(dir.as_ref(), None, None, cx);
+        // Unreachable: a hook finished without a held directory is never batched.
+        done.pop().expect("one report")
     }
 
     /// The rest of [`Self::finish`], in the hook's directory `dir` (the one its pidfile was
     /// judged in; needed only when the record is retired or finalized): read the logs, retire
     /// the record, finalize. `kept` is the pidfile's descriptor from the judgement when it was
     /// kept open (a directory finished during the walk, [`finish_leaf`]): the record is then
-    /// retired through it without being opened and compared again (`retire::claim_judged`).
-    fn finish_in(self, dir: Option<&crate::sys::DirFd>, kept: Option<std::fs::File>, cx: &Finishing<'_>) -> HookReport {
+    /// retired through it without being opened and compared again (`retire::claim_judged`), and
+    /// with `held` (that directory, shared) and an index, its records wait in the cleanup's
+    /// [`Batch`](super::finalize::Batch) to be appended with others'. The reports: this hook's,
+    /// or those of the batch it filled (none while it waits).
+    fn finish_in(
+        self,
+        dir: Option<&crate::sys::DirFd>,
+        kept: Option<std::fs::File>,
+        held: Option<&Arc<crate::sys::DirFd>>,
+        cx: &Finishing<'_>,
+    ) -> Vec<HookReport> {
         let Pending { mut report, check, output_files, .. } = self;
         let judged = !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified);
         let finalizes = cx.default_finalize && judged;
@@ -385,7 +404,7 @@ impl Pending {
                 Err(why) => {
                     keep_all(&mut report, &why);
                     report.ended_at = SystemTime::now();
-                    return report;
+                    return vec![report];
                 }
             },
             _ => None,
@@ -438,9 +457,14 @@ impl Pending {
         report.ended_at = SystemTime::now();
         if removes && claim.is_none() {
             // Another cleanup retired it (and finalizes it), or a new record took its name.
-            return report;
+            return vec![report];
         }
         match (dir, logs) {
+            (Some(_), Some(logs)) if held.is_some() && cx.batch.is_some() => {
+                // Unreachable: both checked just above.
+                let (held, batch) = (held.expect("held"), cx.batch.as_ref().expect("batch"));
+                return batch.add(report, logs, held.clone(), claim.map(crate::pidfile::retire::Claim::detach));
+            }
             (Some(d), Some(logs)) => match super::finalize::default_finalize(&report, logs, d, cx.index, cx.opts.is_tty, claim) {
                 Ok(done) => {
                     report.notes.extend(done.notes);
@@ -455,7 +479,7 @@ impl Pending {
                 }
             }
         }
-        report
+        vec![report]
     }
 }
 

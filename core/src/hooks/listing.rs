@@ -96,7 +96,8 @@ fn list(tree: &crate::sys::Tree, dir: &Path) -> std::io::Result<(crate::sys::Dir
 /// (sorted), their shared `output_files` (every file of the directory but the hooks' own and
 /// pidguard's transient ones) and the cleanup's pool (see [`LazyPool`]). The visitor finishes
 /// them there (their reports) or leaves them to the cleanup's batches (`None`).
-pub(crate) type Visit<'v> = &'v (dyn Fn(&Path, &crate::sys::DirFd, &[PathBuf], Arc<[String]>, &LazyPool<'_>) -> Option<Vec<super::HookReport>> + Sync);
+pub(crate) type Visit<'v> =
+    &'v (dyn Fn(&Path, crate::sys::DirFd, &[PathBuf], Arc<[String]>, &LazyPool<'_>) -> Result<Vec<super::HookReport>, crate::sys::DirFd> + Sync);
 
 /// The cleanup's thread pool, made once, the first time a piece of work asks for one with at
 /// least `min` items (a top directory with that many subdirectories or hooks, a directory with
@@ -131,14 +132,14 @@ impl<'m> LazyPool<'m> {
     }
 }
 
-/// The matches of `pattern` in one listed directory `dir`: handed to `visit` while `fd` is open
-/// when the directory has no subdirectory and a visitor is given; otherwise (or when the visitor
-/// leaves them) added to `found`, and the directory's `id` is taken from `fd` (the batches
-/// compare it with the directory they judge in). Finished reports go to `done`.
+/// The matches of `pattern` in one listed directory `dir`: handed to `visit` with `fd` when the
+/// directory has no subdirectory and a visitor is given; otherwise (or when the visitor leaves
+/// them, handing `fd` back) added to `found`, and the directory's `id` is taken from `fd` (the
+/// batches compare it with the directory they judge in). Finished reports go to `done`.
 #[allow(clippy::too_many_arguments)]
 fn matches_in(
     dir: &Path,
-    fd: &crate::sys::DirFd,
+    fd: crate::sys::DirFd,
     e: &mut Entries,
     pattern: &str,
     visit: Option<Visit<'_>>,
@@ -155,16 +156,22 @@ fn matches_in(
     if found.len() == start {
         return;
     }
-    if let (Some(v), true) = (visit, e.dirs.is_empty()) {
-        let here = &mut found[start..];
-        here.sort_unstable();
-        let stems: HashSet<OsString> = here.iter().filter_map(|p| p.file_stem().map(|s| s.to_os_string())).collect();
-        if let Some(reports) = v(dir, fd, here, leaf_output_files(&e.files, &stems), pool) {
-            found.truncate(start);
-            done.extend(reports);
-            return;
+    let fd = match (visit, e.dirs.is_empty()) {
+        (Some(v), true) => {
+            let here = &mut found[start..];
+            here.sort_unstable();
+            let stems: HashSet<OsString> = here.iter().filter_map(|p| p.file_stem().map(|s| s.to_os_string())).collect();
+            match v(dir, fd, here, leaf_output_files(&e.files, &stems), pool) {
+                Ok(reports) => {
+                    found.truncate(start);
+                    done.extend(reports);
+                    return;
+                }
+                Err(fd) => fd,
+            }
         }
-    }
+        _ => fd,
+    };
     e.id = fd.id().ok();
 }
 
@@ -175,8 +182,9 @@ fn leaf_output_files(files: &[OsString], stems: &HashSet<OsString>) -> Arc<[Stri
         .iter()
         .filter(|f| {
             let name = f.as_bytes();
-            !(name.ends_with(b".pidguard-tmp") || name.ends_with(b".pidguard-retired"))
-                && !hook_prefix(name).is_some_and(|p| stems.contains(std::ffi::OsStr::from_bytes(p)))
+            !(name.ends_with(b".pidguard-tmp")
+                || name.ends_with(b".pidguard-retired")
+                || hook_prefix(name).is_some_and(|p| stems.contains(std::ffi::OsStr::from_bytes(p))))
         })
         .map(|f| crate::pathtext::path_text(f).into_owned())
         .collect();
@@ -198,8 +206,7 @@ fn walk_subtree(
     let mut stack = vec![dir];
     while let Some(dir) = stack.pop() {
         let Ok((fd, mut e)) = list(tree, &dir) else { continue };
-        matches_in(&dir, &fd, &mut e, pattern, visit, pool, &mut found, &mut done);
-        drop(fd);
+        matches_in(&dir, fd, &mut e, pattern, visit, pool, &mut found, &mut done);
         for d in &e.dirs {
             stack.push(dir.join(d));
         }
@@ -234,8 +241,7 @@ impl Listings {
         let (fd, mut top) = list(tree, root)?;
         let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| root.join(d)).collect();
         let (mut found, mut done) = (Vec::new(), Vec::new());
-        matches_in(root, &fd, &mut top, pattern, visit, &pool, &mut found, &mut done);
-        drop(fd);
+        matches_in(root, fd, &mut top, pattern, visit, &pool, &mut found, &mut done);
         let mut entries = HashMap::new();
         entries.insert(root.to_path_buf(), top);
         let walk_one = |d: PathBuf| walk_subtree(tree, d, pattern, visit, &pool);

@@ -91,6 +91,40 @@ impl Claim<'_> {
     }
 }
 
+impl Claim<'_> {
+    /// The claim without its borrow of the directory, for a caller that commits or restores it
+    /// later, with many others ([`Aside`]).
+    pub(crate) fn detach(mut self) -> Aside {
+        // Unreachable: a claim holds its private name until committed, restored or detached.
+        let aside = self.aside.take().expect("a claim holds its private name");
+        Aside { name: std::mem::take(&mut self.name), aside }
+    }
+}
+
+/// A [`Claim`] detached from its directory: the record's name and the private name it sits
+/// under. Committed ([`Aside::commit`]) or given back ([`Aside::restore`]) with the directory
+/// it was claimed in; its owner must do one of the two (dropped, the record stays under the
+/// private name).
+#[derive(Debug)]
+pub(crate) struct Aside {
+    name: OsString,
+    aside: OsString,
+}
+
+impl Aside {
+    /// [`Claim::commit`] in `dir`, the directory it was claimed in.
+    pub(crate) fn commit(self, dir: &DirFd) -> io::Result<()> {
+        dir.unlink(&self.aside)
+    }
+
+    /// [`Claim::restore`] in `dir`, the directory it was claimed in (`path`: the record's path,
+    /// for messages).
+    pub(crate) fn restore(self, dir: &DirFd, path: &Path) -> bool {
+        let mut c = Claim { dir, name: self.name, aside: Some(self.aside), path };
+        c.put_back()
+    }
+}
+
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
         self.put_back();
