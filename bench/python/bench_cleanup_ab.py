@@ -9,7 +9,8 @@ installed pidguard clean N stale records, alternating, each in a fresh child pro
 its children run with PYTHONPATH=<old-pidguard-dir>, so that build is the one imported; likewise
 <new-pidguard-dir> for the newer one (default, or `-`: the installed one). <sides> is a
 comma-separated list of `seed`, `light`, `old`, `new` (default `seed,old,new`); the order
-reverses every rep. Ratios are printed for every pair of a peer loop and a build. Run inside
+reverses every rep. Ratios (of the wall times of the call, and of the children's CPU times,
+interpreter start included) are printed for every pair of a peer loop and a build. Run inside
 a private PID namespace (`unshare --pid --fork --mount-proc`), as bench_cleanup.py. Prints each
 rep on stderr and one JSON line: the walls per side, the ratios of the medians and per rep, the
 load average at start and end.
@@ -48,7 +49,7 @@ def one(side, scenarios, base, n, per_dir, old_path, new_path=None):
     subprocess.run(["rm", "-rf", d], check=True)
     if lines != 2 * n:
         raise SystemExit(f"{side}: {lines} index lines (want {2 * n})")
-    return json.loads(out.decode().strip().splitlines()[-1])["wall_s"], ru.ru_maxrss
+    return json.loads(out.decode().strip().splitlines()[-1])["wall_s"], ru.ru_maxrss, ru.ru_utime + ru.ru_stime
 
 
 def main():
@@ -57,19 +58,24 @@ def main():
     sides = sys.argv[8].split(",") if len(sys.argv) > 8 else ["seed", "old", "new"]
     walls = {s: [] for s in sides}
     rss_kib = {s: [] for s in sides}
+    cpu = {s: [] for s in sides}
     load_start = open("/proc/loadavg").read().split()[:3]
     for rep in range(reps):
         for side in sides if rep % 2 == 0 else sides[::-1]:
-            wall, rss = one(side, scenarios, base, n, per_dir, old_path, new_path)
+            wall, rss, cpu_s = one(side, scenarios, base, n, per_dir, old_path, new_path)
             walls[side].append(wall)
             rss_kib[side].append(rss)
-            print(f"  {side} per_dir={per_dir} rep={rep}: {wall:.3f} s, {rss / 1024:.1f} MiB", file=sys.stderr)
+            cpu[side].append(cpu_s)
+            print(f"  {side} per_dir={per_dir} rep={rep}: {wall:.3f} s, CPU {cpu_s:.3f} s, {rss / 1024:.1f} MiB", file=sys.stderr)
     med = {s: statistics.median(v) for s, v in walls.items()}
     ratios = {}
     for peer in [s for s in sides if s in ("seed", "light")]:
         for build in [s for s in sides if s in ("old", "new")]:
             ratios[f"{peer}_over_{build}"] = med[peer] / med[build]
             ratios[f"per_rep_{peer}_over_{build}"] = [a / b for a, b in zip(walls[peer], walls[build])]
+    for peer in [s for s in sides if s in ("seed", "light")]:
+        for build in [s for s in sides if s in ("old", "new")]:
+            ratios[f"cpu_{peer}_over_{build}"] = statistics.median(cpu[peer]) / statistics.median(cpu[build])
     if "old" in sides and "new" in sides:
         ratios["old_over_new"] = med["old"] / med["new"]
         ratios["per_rep_old_over_new"] = [a / b for a, b in zip(walls["old"], walls["new"])]
@@ -78,6 +84,8 @@ def main():
         **{f"{s}_wall_s": v for s, v in walls.items()},
         **{f"{s}_median_s": v for s, v in med.items()},
         **{f"{s}_rss_kib": v for s, v in rss_kib.items()},
+        # The child's CPU time (user + system, all threads; interpreter start and import included).
+        **{f"{s}_cpu_s": v for s, v in cpu.items()},
         **ratios,
         "load_start": load_start, "load_end": open("/proc/loadavg").read().split()[:3],
     }))

@@ -135,7 +135,8 @@ impl<'m> LazyPool<'m> {
 /// The matches of `pattern` in one listed directory `dir`: handed to `visit` with `fd` when the
 /// directory has no subdirectory and a visitor is given; otherwise (or when the visitor leaves
 /// them, handing `fd` back) added to `found`, and the directory's `id` is taken from `fd` (the
-/// batches compare it with the directory they judge in). Finished reports go to `done`.
+/// batches compare it with the directory they judge in). Finished reports go to `done`. Whether
+/// the directory holds hooks left to the batches.
 #[allow(clippy::too_many_arguments)]
 fn matches_in(
     dir: &Path,
@@ -146,7 +147,7 @@ fn matches_in(
     pool: &LazyPool<'_>,
     found: &mut Vec<PathBuf>,
     done: &mut Vec<super::HookReport>,
-) {
+) -> bool {
     let start = found.len();
     for name in e.files.iter().chain(&e.dirs) {
         if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
@@ -154,7 +155,7 @@ fn matches_in(
         }
     }
     if found.len() == start {
-        return;
+        return false;
     }
     let fd = match (visit, e.dirs.is_empty()) {
         (Some(v), true) => {
@@ -165,7 +166,7 @@ fn matches_in(
                 Ok(reports) => {
                     found.truncate(start);
                     done.extend(reports);
-                    return;
+                    return false;
                 }
                 Err(fd) => fd,
             }
@@ -173,6 +174,7 @@ fn matches_in(
         _ => fd,
     };
     e.id = fd.id().ok();
+    true
 }
 
 /// The output list of a directory without subdirectories (see [`Listings::compute`]).
@@ -193,7 +195,9 @@ fn leaf_output_files(files: &[OsString], stems: &HashSet<OsString>) -> Arc<[Stri
 }
 
 /// Walk one subtree serially: the matching paths left to the batches (see [`matches_in`]), the
-/// listings of its directories, and the reports of the hooks finished during the walk.
+/// listings that their `output_files` need (of the directories that hold such hooks and of
+/// everything below a directory that holds hooks: `under_hooks` for the subtree's top), and
+/// the reports of the hooks finished during the walk.
 #[allow(clippy::type_complexity)]
 fn walk_subtree(
     tree: &crate::sys::Tree,
@@ -201,16 +205,21 @@ fn walk_subtree(
     pattern: &str,
     visit: Option<Visit<'_>>,
     pool: &LazyPool<'_>,
+    under_hooks: bool,
 ) -> (Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>) {
     let (mut found, mut lists, mut done) = (Vec::new(), Vec::new(), Vec::new());
-    let mut stack = vec![dir];
-    while let Some(dir) = stack.pop() {
+    let mut stack = vec![(dir, under_hooks)];
+    while let Some((dir, under)) = stack.pop() {
         let Ok((fd, mut e)) = list(tree, &dir) else { continue };
-        matches_in(&dir, fd, &mut e, pattern, visit, pool, &mut found, &mut done);
+        // A directory with hooks and subdirectories is never finished during the walk: what is
+        // below it is listed for its output_files.
+        let pending = matches_in(&dir, fd, &mut e, pattern, visit, pool, &mut found, &mut done);
         for d in &e.dirs {
-            stack.push(dir.join(d));
+            stack.push((dir.join(d), under || pending));
         }
-        lists.push((dir, e));
+        if under || pending {
+            lists.push((dir, e));
+        }
     }
     (found, lists, done)
 }
@@ -241,10 +250,12 @@ impl Listings {
         let (fd, mut top) = list(tree, root)?;
         let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| root.join(d)).collect();
         let (mut found, mut done) = (Vec::new(), Vec::new());
-        matches_in(root, fd, &mut top, pattern, visit, &pool, &mut found, &mut done);
+        let root_pending = matches_in(root, fd, &mut top, pattern, visit, &pool, &mut found, &mut done);
         let mut entries = HashMap::new();
-        entries.insert(root.to_path_buf(), top);
-        let walk_one = |d: PathBuf| walk_subtree(tree, d, pattern, visit, &pool);
+        if root_pending {
+            entries.insert(root.to_path_buf(), top);
+        }
+        let walk_one = |d: PathBuf| walk_subtree(tree, d, pattern, visit, &pool, root_pending);
         let parts: Vec<(Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>)> = match pool.get(subdirs.len()) {
             Some(p) if subdirs.len() > 1 => {
                 use rayon::prelude::*;
@@ -260,23 +271,15 @@ impl Listings {
         // Paths are unique: an unstable sort gives the same order.
         found.sort_unstable();
         // Every hook found, finished during the walk or not, keeps its four files out of the
-        // lists of the directories above it.
+        // lists of the directories above it (of those listings kept: see `walk_subtree`).
         let mut hooks: HashMap<PathBuf, HashSet<OsString>> = HashMap::new();
         for p in found.iter().chain(done.iter().map(|r| &r.pid_file)) {
             if let (Some(d), Some(stem)) = (p.parent(), p.file_stem()) {
-                hooks.entry(d.to_path_buf()).or_default().insert(stem.to_os_string());
+                if entries.contains_key(d) {
+                    hooks.entry(d.to_path_buf()).or_default().insert(stem.to_os_string());
+                }
             }
         }
-        // Keep only what the output_files of a hook left to the batches can reach: its
-        // directory and everything below. Every listed directory is `root` or below it, and the
-        // path of one below it is longer than root's: its ancestors are looked at only down to
-        // that length.
-        let pending: HashSet<&Path> = found.iter().filter_map(|p| p.parent()).collect();
-        if !pending.contains(root) {
-            let floor = root.as_os_str().len();
-            entries.retain(|d, _| d.ancestors().take_while(|a| a.as_os_str().len() >= floor).any(|a| pending.contains(a)));
-        }
-        hooks.retain(|d, _| entries.contains_key(d));
         let listings = Listings { entries, hooks, relisted: HashSet::new(), memo: HashMap::new() };
         Ok((found, listings, pool.into_inner(), done))
     }
