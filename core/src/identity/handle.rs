@@ -201,8 +201,8 @@ impl ProcessRef {
                 },
             };
             let pidfs_ino = sys::pidfs_ino(fd.as_fd()).map_err(|e| unreadable(&e))?;
-            let exited = match sys::poll_readable(&[fd.as_fd()], Some(Duration::ZERO)) {
-                Ok(r) => r[0],
+            let exited = match sys::readable_now(fd.as_fd()) {
+                Ok(r) => r,
                 Err(e) => return Err(unreadable(&e)),
             };
             let mut h = ProcessRef {

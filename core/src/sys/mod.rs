@@ -38,7 +38,7 @@ pub use procfs::{parse_stat, Stat};
 pub use errno::errno_name;
 pub(crate) use signal::{kill_probe, kill, killpg};
 pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal, pidfs_ino};
-pub(crate) use wait::{poll_readable, ChildExit, waitid_pidfd, waitid_pid_peek};
+pub(crate) use wait::{poll_readable, readable_now, ChildExit, waitid_pidfd, waitid_pid_peek};
 pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp, clk_tck};
 pub(crate) use creds::{geteuid, privileged};
 pub(crate) use resource::{nofile_soft_limit, open_fd_count};
