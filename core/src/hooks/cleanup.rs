@@ -241,9 +241,33 @@ pub fn cleanup_background_hooks(
             queue.push_front(r);
         }
     }
-    // One report per pidfile: an unstable sort gives the same order.
-    reports.sort_unstable_by(|a, b| a.pid_file.cmp(&b.pid_file));
-    Ok(reports)
+    Ok(sorted_by_pid_file(reports))
+}
+
+/// The reports in `Path` order of their pidfiles (one report per pidfile: no ties).
+///
+/// Every pidfile path of one cleanup is the output directory's path as given, then `/`-joined
+/// names as listed (none empty, `.` or `..`): the same bytes up to the names, so `Path`'s
+/// order of components is the order of the bytes with `/` below every other byte. Compared so,
+/// and indices sorted rather than the large reports moved (10,000 reports sorted with
+/// `Path::cmp` were a tenth of a cleanup of stale records).
+fn sorted_by_pid_file(reports: Vec<HookReport>) -> Vec<HookReport> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut order: Vec<usize> = (0..reports.len()).collect();
+    order.sort_unstable_by(|&a, &b| path_bytes_cmp(reports[a].pid_file.as_os_str().as_bytes(), reports[b].pid_file.as_os_str().as_bytes()));
+    let mut slots: Vec<Option<HookReport>> = reports.into_iter().map(Some).collect();
+    // Unreachable: `order` is a permutation of the indices, each taken once.
+    order.into_iter().map(|i| slots[i].take().expect("each report once")).collect()
+}
+
+/// Byte order with `/` below every other byte: `Path`'s component order for paths that share
+/// their prefix and are `/`-joined names after it (see [`sorted_by_pid_file`]).
+fn path_bytes_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let key = |c: &u8| if *c == b'/' { 0u16 } else { u16::from(*c) + 1 };
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => key(&a[i]).cmp(&key(&b[i])),
+        None => a.len().cmp(&b.len()),
+    }
 }
 
 /// A cleanup of fewer hooks runs on the calling thread alone: a pool costs more than it saves
@@ -314,4 +338,34 @@ fn hooks_per_batch(threads: usize) -> usize {
     let open = crate::sys::open_fd_count().unwrap_or(64) as u64;
     let reserve = RESERVE + PER_THREAD * threads as u64;
     (soft.saturating_sub(open).saturating_sub(reserve) / PER_HOOK).clamp(1, 4096) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_bytes_cmp;
+    use std::path::Path;
+
+    /// The byte order with `/` lowest is `Path`'s order for one root and names joined to it.
+    #[test]
+    fn path_byte_order_is_path_order_below_one_root() {
+        use std::os::unix::ffi::OsStrExt;
+        let names: [&[u8]; 12] = [b"a", b"a-b", b"a.b", b"ab", b"a\x01", b"b", b"\x00x", b"\xff", b"a b", b"A", b"a0", b"\x2e\x2e\x2e"];
+        let mut paths = Vec::new();
+        for root in ["out", "/tmp/o/", "./o"] {
+            for n in names {
+                for m in names {
+                    let mut p = Path::new(root).join(std::ffi::OsStr::from_bytes(n));
+                    paths.push(p.join(std::ffi::OsStr::from_bytes(m)));
+                    p.push("x.pid");
+                    paths.push(p);
+                }
+            }
+            for a in &paths {
+                for b in &paths {
+                    assert_eq!(path_bytes_cmp(a.as_os_str().as_bytes(), b.as_os_str().as_bytes()), a.cmp(b), "{a:?} {b:?}");
+                }
+            }
+            paths.clear();
+        }
+    }
 }

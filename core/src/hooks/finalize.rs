@@ -220,6 +220,8 @@ pub(crate) struct Logs {
     stdout: String,
     stderr: String,
     notes: Vec<String>,
+    /// The logs' names (`<name>.stdout.log`, `<name>.stderr.log`), to delete them.
+    names: [std::ffi::OsString; 2],
 }
 
 /// Read the two logs of `report`'s hook from its directory `dir` (see [`read_log`]), before its
@@ -233,7 +235,7 @@ pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) ->
     err.push(".stderr.log");
     let (stdout, n1) = read_log(dir, &out, "stdout", budget)?;
     let (stderr, n2) = read_log(dir, &err, "stderr", budget)?;
-    Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect() })
+    Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect(), names: [out, err] })
 }
 
 /// The index that finalize appends to, opened once per cleanup.
@@ -335,7 +337,7 @@ pub(crate) fn default_finalize(
     is_tty: bool,
     claim: Option<crate::pidfile::retire::Claim<'_>>,
 ) -> Result<Finalized> {
-    let Logs { stdout, stderr, notes } = logs;
+    let Logs { stdout, stderr, notes, names } = logs;
     if let Some(index) = index {
         let lines = records(report, &stdout, &stderr);
         if let Err(e) = index.append(&lines) {
@@ -358,20 +360,17 @@ pub(crate) fn default_finalize(
         None => false,
     };
     if report.succeeded() && removed {
-        unlink_logs(report, dir);
+        unlink_logs(&names, dir);
     }
     Ok(Finalized { notes, removed })
 }
 
-/// Delete the hook's two logs (`unlink` removes a planted link itself, never its target).
-fn unlink_logs(report: &HookReport, dir: &DirFd) {
-    let stem = super::outcome::stem_of(&report.pid_file);
-    let mut stdout_name = stem.clone();
-    stdout_name.push(".stdout.log");
-    let mut stderr_name = stem;
-    stderr_name.push(".stderr.log");
-    let _ = dir.unlink(&stdout_name);
-    let _ = dir.unlink(&stderr_name);
+/// Delete the hook's two logs, `names` in `dir` (`unlink` removes a planted link itself, never
+/// its target).
+fn unlink_logs(names: &[std::ffi::OsString; 2], dir: &DirFd) {
+    for n in names {
+        let _ = dir.unlink(n);
+    }
 }
 
 /// The hook's two index records, each a JSON line: `Process` and `ArchiveResult` (see
@@ -463,6 +462,7 @@ struct Waiting {
     /// Taken when the batch is appended.
     report: Option<HookReport>,
     notes: Vec<String>,
+    log_names: [std::ffi::OsString; 2],
     lines: Vec<u8>,
     dir: std::sync::Arc<DirFd>,
     aside: Option<crate::pidfile::retire::Aside>,
@@ -488,12 +488,12 @@ impl<'i> Batch<'i> {
     /// the batch is full it is appended, and the reports of its hooks are returned (from any
     /// thread's hooks: every report comes back once, from here or from [`Self::flush`]).
     pub(crate) fn add(&self, report: HookReport, logs: Logs, dir: std::sync::Arc<DirFd>, claim: Option<crate::pidfile::retire::Aside>) -> Vec<HookReport> {
-        let Logs { stdout, stderr, notes } = logs;
+        let Logs { stdout, stderr, notes, names } = logs;
         let lines = records(&report, &stdout, &stderr);
         let full = {
             let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
             w.1 += lines.len();
-            w.0.push(Waiting { report: Some(report), notes, lines, dir, aside: claim });
+            w.0.push(Waiting { report: Some(report), notes, log_names: names, lines, dir, aside: claim });
             if w.0.len() < BATCH_HOOKS && w.1 < BATCH_BYTES {
                 return Vec::new();
             }
@@ -546,7 +546,7 @@ impl<'i> Batch<'i> {
                             None => false,
                         };
                         if report.succeeded() && removed {
-                            unlink_logs(&report, &w.dir);
+                            unlink_logs(&w.log_names, &w.dir);
                         }
                         report.pid_file_removed = removed;
                     }

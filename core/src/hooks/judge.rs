@@ -92,7 +92,7 @@ fn judge_in(
         signals: Vec::new(),
         exit_code: None,
         error: None,
-        output_files: Arc::from(Vec::new()),
+        output_files: no_files(),
         cmd,
         unverified_leftovers: Vec::new(),
         started_at: check.mtime.and_then(crate::hooks::finalize::mtime_instant),
@@ -184,12 +184,18 @@ pub(super) fn finish_leaf(
     Ok(done.into_iter().flatten().collect())
 }
 
+/// An empty `output_files`, shared (no allocation per report).
+fn no_files() -> Arc<[String]> {
+    static EMPTY: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
+}
+
 /// Keep everything of a hook that cannot be finalized from what was read in the directory it
 /// was judged in (the directory was replaced, a log could not be read): `Unverified`, no
 /// `output_files`, `why` in its error (after any error already there).
 pub(super) fn keep_all(report: &mut HookReport, why: &str) {
     report.outcome = HookOutcome::Unverified;
-    report.output_files = Arc::from(Vec::new());
+    report.output_files = no_files();
     let why = format!("{why}: pidfile and logs kept, no index records");
     report.error = Some(match report.error.take() {
         Some(prev) => format!("{prev}; {why}"),

@@ -41,9 +41,17 @@ pub(crate) fn open_strict_in(dir: &DirFd, name: &OsStr) -> io::Result<fs::File> 
 /// than 210 bytes, and such a record could never be removed (`ENAMETOOLONG`). 96 random bits:
 /// no collision with another remover's name in the same directory.
 fn aside_name() -> OsString {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut rnd = [0u8; 12];
     super::atomic::random_bytes(&mut rnd);
-    OsString::from(format!(".pg-{}.pidguard-retired", super::atomic::hex(&rnd)))
+    let mut name = String::with_capacity(45);
+    name.push_str(".pg-");
+    for b in rnd {
+        name.push(DIGITS[(b >> 4) as usize] as char);
+        name.push(DIGITS[(b & 15) as usize] as char);
+    }
+    name.push_str(".pidguard-retired");
+    OsString::from(name)
 }
 
 /// Which step of [`remove_by_content`] failed (for the caller's message), and how.
