@@ -75,14 +75,24 @@ fn index_beneath(output_dir: &Path, index: &Path) -> PathBuf {
 /// signalling), and a cleanup of [`PARALLEL_MIN_HOOKS`] hooks or more judges, retires and
 /// finalizes them on a small private thread pool (at most [`MAX_THREADS`], no more than the
 /// machine's cores) while the signalling of each batch stays one poll loop on the calling
-/// thread. Each hook's two index lines are appended in one `write(2)` (`O_APPEND`), so lines of
-/// different hooks never interleave, whole or not at all (a short write on a full disk is cut
-/// back to the last whole line). A stale or stopped hook is first *claimed*: its pidfile is
-/// renamed aside by content (`pidfile::retire`); of several cleanups of one tree at once only
-/// the one whose claim holds finalizes it (the others say so in their notes and write nothing
-/// for it), and the claimed pidfile is unlinked only after the index lines were appended — on
-/// a failed append it is given its name back and the logs stay, for the next cleanup; on a pool the index (and stdout when `is_tty` is false)
-/// receives hooks in the order they finish, not sorted. A `finalize` callback is always called
+/// thread. Without a `finalize` callback, the hooks of a directory without subdirectories are
+/// judged during the walk, through the descriptor the directory was listed through, and when
+/// none of them is to be signalled (stale, foreign, unreadable, unverified or refused
+/// records) they are retired and finalized there, through that same descriptor: one
+/// descriptor per directory, which is the directory listed, judged in and finalized in. The
+/// others go through batches that pin, signal, list again and finish them, opening each hook's
+/// directory again (and proving it is the one judged). The index lines of a hook are appended
+/// in one `write(2)` (`O_APPEND`) with those of other hooks finished during the walk (batches
+/// of at most 64 hooks) or alone (hooks finished after signalling), so lines of different
+/// hooks never interleave, whole records or none (a short write on a full disk is cut back to
+/// the last whole line). A stale or stopped hook is first *claimed*: its pidfile is renamed
+/// aside by content (`pidfile::retire`; a record judged during the walk is retired through the
+/// very descriptor it was judged through, not opened and compared again); of several cleanups
+/// of one tree at once only the one whose claim holds finalizes it (the others say so in their
+/// notes and write nothing for it), and the claimed pidfile is unlinked only after the index
+/// lines were appended — on a failed append it (and every hook appended with it) is given its
+/// name back and the logs stay, for the next cleanup. The index (and stdout when `is_tty` is
+/// false) receives hooks in the order they finish, not sorted. A `finalize` callback is always called
 /// on the calling thread, in pidfile-path order. The returned reports are sorted by pidfile
 /// path. The library never changes process limits: it works within the soft `RLIMIT_NOFILE`
 /// it finds (the `pidguard` command raises it to the hard limit at start).

@@ -8,7 +8,10 @@
 //! background hooks of one plugin share it, and a 10,000-hook cleanup with 100 hooks to a
 //! directory holds 100 lists, not 10,000. A directory whose hook was signalled (its process may
 //! have written its last outputs while it was being stopped) is listed once more, after its
-//! batch was terminated and before any of its hooks is finalized.
+//! batch was terminated and before any of its hooks is finalized. A directory that holds hooks
+//! and no subdirectory is handed, with the descriptor it was listed through, to the cleanup's
+//! visitor ([`Visit`]), which may finish its hooks there; the listings of such directories are
+//! kept only when a directory above them holds hooks too.
 //!
 //! What a listing leaves out: the four files of every hook found in the cleanup (`<name>.pid`,
 //! `.sh`, `.stdout.log`, `.stderr.log`: one hook's pidfile and logs are never another's output,
@@ -228,7 +231,8 @@ impl Listings {
     /// Walk the tree from its root recursively (each directory opened beneath the tree), listing each directory once: returns every path whose name
     /// matches `pattern` (a directory where a pidfile should be is returned too: it is reported
     /// as not a regular file, not skipped silently), sorted, and the listings of the directories
-    /// that hold one (with their subdirectories), for [`Self::output_files`]. Once `root` is
+    /// that hold one (with their subdirectories), for [`Self::output_files`] (only for the paths
+    /// left to the batches: see `visit`). Once `root` is
     /// read, `pool` is asked for a pool for the number of its subdirectories (or of its own
     /// hooks, when more), on which the subtrees are walked; the pool made, if any, is handed
     /// back for the rest of the cleanup.
