@@ -280,6 +280,13 @@ impl Index {
     /// process: this cleanup's threads append one at a time). Errors: `Io`/`PermissionDenied`
     /// with the errno of the failed write (`ENOSPC` for a short one).
     fn append(&self, lines: &[u8]) -> Result<()> {
+        self.append_kept(lines).map_err(|(_, e)| e)
+    }
+
+    /// [`Self::append`], saying on failure how many bytes of `lines` stay in the index: 0 when
+    /// nothing was written or the short write was cut back, the bytes written when it could not
+    /// be cut back (something was appended after them).
+    fn append_kept(&self, lines: &[u8]) -> std::result::Result<(), (usize, Error)> {
         use std::os::unix::fs::MetadataExt;
         let _one = self.appending.lock().unwrap_or_else(|p| p.into_inner());
         let written = loop {
@@ -291,20 +298,25 @@ impl Index {
         let n = match written {
             Ok(n) if n == lines.len() => return Ok(()),
             Ok(n) => n,
-            Err(e) => return Err(Error::io_at(&self.path, "append to index", &e)),
+            Err(e) => return Err((0, Error::io_at(&self.path, "append to index", &e))),
         };
         // Short: the file offset is the end of what this write appended.
         let end = (&self.file).stream_position().ok();
         let size = self.file.metadata().ok().map(|m| m.size());
-        match (end, size) {
-            (Some(end), Some(size)) if size == end && end >= n as u64 => {
-                if let Err(e) = self.file.set_len(end - n as u64) {
+        let kept = match (end, size) {
+            (Some(end), Some(size)) if size == end && end >= n as u64 => match self.file.set_len(end - n as u64) {
+                Ok(()) => 0,
+                Err(e) => {
                     log::warn!("{}: could not cut back a partial record: {e}", self.path.display());
+                    n
                 }
+            },
+            _ => {
+                log::warn!("{}: a partial record could not be cut back: something was appended after it", self.path.display());
+                n
             }
-            _ => log::warn!("{}: a partial record could not be cut back: something was appended after it", self.path.display()),
-        }
-        Err(Error::io_at(&self.path, "append to index", &std::io::Error::from_raw_os_error(libc::ENOSPC)))
+        };
+        Err((kept, Error::io_at(&self.path, "append to index", &std::io::Error::from_raw_os_error(libc::ENOSPC))))
     }
 }
 
@@ -446,9 +458,10 @@ const BATCH_BYTES: usize = 1 << 20;
 /// about [`BATCH_BYTES`] bytes. Each hook waits in the batch with its record claimed aside and
 /// its directory kept open; the order of the steps is [`default_finalize`]'s for the whole batch:
 /// the records appended first, whole or not at all; only then each claimed pidfile unlinked and,
-/// on success, each hook's logs deleted. When the append fails (`ENOSPC`), every hook of the
-/// batch gets its pidfile back, keeps its logs and has the error in its report: the next
-/// cleanup finds them again. For the hooks that the walk finishes (`judge::finish_leaf`); the
+/// on success, each hook's logs deleted. When the batch cannot be appended (`ENOSPC`), its
+/// hooks are appended one at a time, as [`default_finalize`] appends (each hook's deleted logs
+/// make room for the next): a hook whose records still cannot be appended gets its pidfile
+/// back, keeps its logs and has the error in its report, for the next cleanup. For the hooks that the walk finishes (`judge::finish_leaf`); the
 /// batches of signalled hooks append hook by hook.
 pub(crate) struct Batch<'i> {
     index: &'i Index,
@@ -514,52 +527,96 @@ impl<'i> Batch<'i> {
     }
 
     fn append(&self, mut hooks: Vec<Waiting>) -> Vec<HookReport> {
-        if hooks.is_empty() {
-            return Vec::new();
-        }
-        let mut lines = Vec::with_capacity(hooks.iter().map(|w| w.lines.len()).sum());
-        for w in &hooks {
-            lines.extend_from_slice(&w.lines);
-        }
-        let appended = self.index.append(&lines);
-        if appended.is_ok() && !self.is_tty {
-            // Unreachable: serde_json writes UTF-8 only.
-            print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
+        if hooks.len() > 1 {
+            let mut lines = Vec::with_capacity(hooks.iter().map(|w| w.lines.len()).sum());
+            for w in &hooks {
+                lines.extend_from_slice(&w.lines);
+            }
+            match self.index.append_kept(&lines) {
+                Ok(()) => {
+                    self.print(&lines);
+                    return hooks.iter_mut().filter_map(|w| settle(w, &Ok(()))).collect();
+                }
+                // Nothing of the batch was appended (a short write is cut back). One hook at a
+                // time then, as hooks finished after signalling are: each hook's logs, deleted
+                // once its records are in, make room for the next on a nearly full disk.
+                Err((0, _)) => {}
+                // A short write that could not be cut back: the hooks whose records are whole in
+                // it are in the index; nothing more is appended after its partial record.
+                Err((kept, e)) => {
+                    let mut whole = 0;
+                    for w in &hooks {
+                        if whole + w.lines.len() > kept {
+                            break;
+                        }
+                        whole += w.lines.len();
+                    }
+                    self.print(&lines[..whole]);
+                    let failed = Err(e);
+                    let mut end = 0;
+                    return hooks
+                        .iter_mut()
+                        .filter_map(|w| {
+                            end += w.lines.len();
+                            settle(w, if end <= kept { &Ok(()) } else { &failed })
+                        })
+                        .collect();
+                }
+            }
         }
         hooks
             .iter_mut()
             .filter_map(|w| {
-                let mut report = w.report.take()?;
-                report.notes.append(&mut w.notes);
-                let aside = w.aside.take();
-                match &appended {
-                    Ok(()) => {
-                        let removed = match aside {
-                            Some(a) => match a.commit(&w.dir) {
-                                Ok(()) => true,
-                                Err(e) => {
-                                    let e = Error::io_at(&report.pid_file, "unlink the retired pidfile", &e);
-                                    super::outcome::add_finalize_error(&mut report, e.to_string());
-                                    false
-                                }
-                            },
-                            None => false,
-                        };
-                        if report.succeeded() && removed {
-                            unlink_logs(&w.log_names, &w.dir);
-                        }
-                        report.pid_file_removed = removed;
-                    }
-                    Err(e) => {
-                        let restored = aside.is_some_and(|a| a.restore(&w.dir, &report.pid_file));
-                        let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
-                        super::outcome::add_finalize_error(&mut report, format!("{e}; nothing of this hook was appended, {kept}"));
-                    }
+                let appended = self.index.append(&w.lines);
+                if appended.is_ok() {
+                    self.print(&w.lines);
                 }
-                Some(report)
+                settle(w, &appended)
             })
             .collect()
     }
+
+    /// Print appended records to stdout when `is_tty` is false.
+    fn print(&self, lines: &[u8]) {
+        if !self.is_tty {
+            // Unreachable: serde_json writes UTF-8 only.
+            print!("{}", std::str::from_utf8(lines).expect("serde_json writes UTF-8"));
+        }
+    }
+}
+
+/// The end of one hook of a [`Batch`], its records appended (`appended`) or not: its claimed
+/// pidfile unlinked and, on success, its logs deleted; or its pidfile given back, its logs
+/// kept and the error in its report. Its report.
+fn settle(w: &mut Waiting, appended: &Result<()>) -> Option<HookReport> {
+    let mut report = w.report.take()?;
+    report.notes.append(&mut w.notes);
+    let aside = w.aside.take();
+    match appended {
+        Ok(()) => {
+            let removed = match aside {
+                Some(a) => match a.commit(&w.dir) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        let e = Error::io_at(&report.pid_file, "unlink the retired pidfile", &e);
+                        super::outcome::add_finalize_error(&mut report, e.to_string());
+                        false
+                    }
+                },
+                None => false,
+            };
+            if report.succeeded() && removed {
+                unlink_logs(&w.log_names, &w.dir);
+            }
+            report.pid_file_removed = removed;
+        }
+        Err(e) => {
+            let restored = aside.is_some_and(|a| a.restore(&w.dir, &report.pid_file));
+            let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
+            super::outcome::add_finalize_error(&mut report, format!("{e}; nothing of this hook was appended, {kept}"));
+        }
+    }
+    Some(report)
 }
 
 #[cfg(test)]
