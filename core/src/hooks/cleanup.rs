@@ -129,6 +129,7 @@ pub fn cleanup_background_hooks(
         _ => None,
     };
     let default_finalize = finalize.is_none() && !opts.no_finalize;
+    let spare = spare_descriptors();
     let cx = Finishing {
         opts,
         index: index.as_ref(),
@@ -136,8 +137,8 @@ pub fn cleanup_background_hooks(
         // The log bytes this cleanup may still copy into the index (all hooks together).
         log_budget: std::sync::atomic::AtomicU64::new(super::MAX_INDEX_LOG_BYTES),
         groups: std::sync::OnceLock::new(),
-        keep_open: keep_open_per_directory(),
-        batch: index.as_ref().filter(|_| default_finalize).map(|i| super::finalize::Batch::new(i, opts.is_tty)),
+        keep_open: spare / (2 * MAX_THREADS),
+        batch: index.as_ref().filter(|_| default_finalize).map(|i| super::finalize::Batch::new(i, opts.is_tty, spare / 4)),
     };
     // Without a callback, a directory that holds hooks and no subdirectory is judged and, when
     // none of its hooks is to be signalled, finished during the walk, through the descriptor
@@ -325,15 +326,18 @@ fn par_map<T: Send, R: Send>(pool: Option<&rayon::ThreadPool>, items: Vec<T>, f:
     }
 }
 
-/// How many pidfiles of one directory finished during the walk may stay open from their
-/// judgement to their retirement (a directory with more hooks opens each record again to retire
-/// it): a share of what the soft `RLIMIT_NOFILE` leaves, for each of [`MAX_THREADS`] threads,
-/// half of it left for everything else. From 1 to 1,024.
-fn keep_open_per_directory() -> usize {
+/// The descriptors the work of the walk may hold beyond what each thread opens and closes at
+/// once (see `judge::Finishing`): what the soft `RLIMIT_NOFILE` leaves after the descriptors
+/// already open and a reserve. A directory finished during the walk keeps its pidfiles open
+/// from their judgement to their retirement when it has at most a share of them for each of
+/// [`MAX_THREADS`] threads, half of it left for everything else (a directory with more hooks
+/// opens each record again to retire it); the index records of at most a quarter of them
+/// wait together, each with its directory open. Never 0 (a share of 1 at least).
+fn spare_descriptors() -> usize {
     const RESERVE: u64 = 64;
     let soft = crate::sys::nofile_soft_limit().unwrap_or(1024);
     let open = crate::sys::open_fd_count().unwrap_or(64) as u64;
-    (soft.saturating_sub(open).saturating_sub(RESERVE) / (2 * MAX_THREADS as u64)).clamp(1, 1024) as usize
+    (soft.saturating_sub(open).saturating_sub(RESERVE) as usize).max(2 * MAX_THREADS)
 }
 
 /// How many hooks the next batch may pin: what the soft `RLIMIT_NOFILE` leaves after the

@@ -448,14 +448,15 @@ fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
     lines
 }
 
-/// The most hooks whose records wait in a [`Batch`] before they are appended.
-const BATCH_HOOKS: usize = 64;
+/// The most hooks whose records wait in a [`Batch`] before they are appended (fewer when the
+/// descriptors are scarce: each waiting hook holds its directory open).
+pub(crate) const BATCH_HOOKS: usize = 64;
 /// The most bytes of records that wait in a [`Batch`] before they are appended.
 const BATCH_BYTES: usize = 1 << 20;
 
 /// [`default_finalize`] for many hooks, with their records appended to the index together: one
-/// `write(2)` (`O_APPEND`) per batch of whole records, of at most [`BATCH_HOOKS`] hooks and
-/// about [`BATCH_BYTES`] bytes. Each hook waits in the batch with its record claimed aside and
+/// `write(2)` (`O_APPEND`) per batch of whole records, of at most [`BATCH_HOOKS`] hooks (fewer
+/// under a low `RLIMIT_NOFILE`) and about [`BATCH_BYTES`] bytes. Each hook waits in the batch with its record claimed aside and
 /// its directory kept open; the order of the steps is [`default_finalize`]'s for the whole batch:
 /// the records appended first, whole or not at all; only then each claimed pidfile unlinked and,
 /// on success, each hook's logs deleted. When the batch cannot be appended (`ENOSPC`), its
@@ -466,6 +467,8 @@ const BATCH_BYTES: usize = 1 << 20;
 pub(crate) struct Batch<'i> {
     index: &'i Index,
     is_tty: bool,
+    /// At most [`BATCH_HOOKS`].
+    max_hooks: usize,
     waiting: std::sync::Mutex<(Vec<Waiting>, usize)>,
 }
 
@@ -491,9 +494,10 @@ impl Drop for Waiting {
 }
 
 impl<'i> Batch<'i> {
-    /// An empty batch appending to `index` (and printing to stdout when `is_tty` is false).
-    pub(crate) fn new(index: &'i Index, is_tty: bool) -> Self {
-        Batch { index, is_tty, waiting: std::sync::Mutex::new((Vec::new(), 0)) }
+    /// An empty batch appending to `index` (and printing to stdout when `is_tty` is false),
+    /// once `max_hooks` hooks (1 to [`BATCH_HOOKS`]) wait.
+    pub(crate) fn new(index: &'i Index, is_tty: bool, max_hooks: usize) -> Self {
+        Batch { index, is_tty, max_hooks: max_hooks.clamp(1, BATCH_HOOKS), waiting: std::sync::Mutex::new((Vec::new(), 0)) }
     }
 
     /// Add one hook, finalized as [`default_finalize`] would with its logs, its claimed pidfile
@@ -507,7 +511,7 @@ impl<'i> Batch<'i> {
             let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
             w.1 += lines.len();
             w.0.push(Waiting { report: Some(report), notes, log_names: names, lines, dir, aside: claim });
-            if w.0.len() < BATCH_HOOKS && w.1 < BATCH_BYTES {
+            if w.0.len() < self.max_hooks && w.1 < BATCH_BYTES {
                 return Vec::new();
             }
             w.1 = 0;

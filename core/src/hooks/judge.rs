@@ -108,8 +108,9 @@ fn judge_in(
 /// What every hook of one cleanup shares while it is finished: the options, the index, whether
 /// the default finalize runs, what is left of the cleanup's log budget (see
 /// [`MAX_INDEX_LOG_BYTES`](super::MAX_INDEX_LOG_BYTES)), the process groups of the live
-/// processes (read once, at the first stale record that needs them), and how many pidfiles of
-/// one directory may stay open from their judgement to their retirement.
+/// processes (read once, at the first stale record that needs them), how many pidfiles of one
+/// directory may stay open from their judgement to their retirement, and the batch in which the
+/// index records of the hooks finished during the walk wait.
 pub(super) struct Finishing<'a> {
     pub(super) opts: &'a CleanupOptions,
     pub(super) index: Option<&'a super::Index>,
@@ -161,14 +162,16 @@ pub(super) fn finish_leaf(
         p.decide(pin, &mut handles, &mut scopes);
         (handles.is_empty() && scopes.is_empty()).then_some((p, kept))
     };
-    let judged: Vec<Option<(Pending, Option<std::fs::File>)>> = match pool {
+    // The first hook to be signalled (or unreadable for want of descriptors) ends the
+    // judging: the directory goes to the batches, and what was judged is dropped.
+    let judged: Option<Vec<(Pending, Option<std::fs::File>)>> = match pool {
         Some(p) if hooks.len() > 1 => {
             use rayon::prelude::*;
             p.install(|| hooks.par_iter().map(judge).collect())
         }
         _ => hooks.iter().map(judge).collect(),
     };
-    let Some(judged) = judged.into_iter().collect::<Option<Vec<(Pending, Option<std::fs::File>)>>>() else { return Err(fd) };
+    let Some(judged) = judged else { return Err(fd) };
     let fd = Arc::new(fd);
     let finish = |(p, kept): (Pending, Option<std::fs::File>)| {
         crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
