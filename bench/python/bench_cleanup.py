@@ -1,6 +1,6 @@
 """Cleanup of N stale hook records: pidguard's cleanup_background_hooks against abx-dl's own
-cleanup loop (process_utils) written out in plain Python, alternating, each side in a fresh
-child process.
+cleanup loop (process_utils) written out in plain Python, and against the light loop a user
+writes by hand (issue 28), alternating, each side in a fresh child process.
 
     python3 bench_cleanup.py <n> <reps> <scenarios-binary> <base-dir> [per_dir ...]
 
@@ -179,18 +179,19 @@ def one(side, scenarios, base, n, per_dir):
 def main():
     n, reps, scenarios, base = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     layouts = [int(x) for x in sys.argv[5:]] or [1, 100]
+    sides = ["seed", "light", "pidguard"]
     for per_dir in layouts:
-        res = {"seed": ([], []), "pidguard": ([], [])}
+        res = {s: ([], []) for s in sides}
         for rep in range(reps):
-            order = ["seed", "pidguard"] if rep % 2 == 0 else ["pidguard", "seed"]
+            order = sides if rep % 2 == 0 else sides[::-1]
             for side in order:
                 wall, rss = one(side, scenarios, base, n, per_dir)
                 res[side][0].append(wall)
                 res[side][1].append(rss)
                 print(f"  {side} per_dir={per_dir} rep={rep}: {wall:.3f} s, {rss / 1024:.1f} MiB", file=sys.stderr)
         print(json.dumps({"bench": "cleanup_stale", "n": n, "per_dir": per_dir, "fs": base,
-                          "seed_wall_s": res["seed"][0], "pidguard_wall_s": res["pidguard"][0],
-                          "seed_rss_kib": res["seed"][1], "pidguard_rss_kib": res["pidguard"][1]}))
+                          **{f"{s}_wall_s": res[s][0] for s in sides}, **{f"{s}_rss_kib": res[s][1] for s in sides},
+                          "load": open("/proc/loadavg").read().split()[:3]}))
         sys.stdout.flush()
 
 
