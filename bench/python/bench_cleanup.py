@@ -1,6 +1,6 @@
 """Cleanup of N stale hook records: pidguard's cleanup_background_hooks against abx-dl's own
-cleanup loop (process_utils) written out in plain Python, alternating, each side in a fresh
-child process.
+cleanup loop (process_utils) written out in plain Python, and against the light loop a user
+writes by hand (issue 28), alternating, each side in a fresh child process.
 
     python3 bench_cleanup.py <n> <reps> <scenarios-binary> <base-dir> [per_dir ...]
 
@@ -102,6 +102,36 @@ def cleanup_background_hooks(output_dir, index_path=None, is_tty=False):
         raise SystemExit("a live hook in a stale benchmark")
 '''
 
+# The light loop (issue 28): what a user who writes the seed's rules by hand gets, with nothing
+# more: glob, read the pid, `psutil.Process` (does it exist?), unlink, two index lines (one
+# buffered file for the whole run), two log unlinks. No `.sh`, no log contents, no listing, no
+# create-time comparison, no re-check: cheaper and less safe than the seed's loop.
+LIGHT_LOOP = r'''
+import json, time
+import psutil
+
+def light_cleanup(output_dir, index_path):
+    with open(index_path, "a") as index:
+        for pid_file in output_dir.glob("**/on_*.pid"):
+            try:
+                pid = int(pid_file.read_text().strip())
+            except (ValueError, OSError):
+                pid = None
+            if pid is not None:
+                try:
+                    psutil.Process(pid)
+                    raise SystemExit("a live hook in a stale benchmark")
+                except psutil.NoSuchProcess:
+                    pass
+            pid_file.unlink(missing_ok=True)
+            name, d = pid_file.stem, pid_file.parent
+            now = time.time()
+            index.write(json.dumps({"type": "Process", "pid": pid, "pwd": str(d), "exit_code": 0, "ended_at": now}) + "\n")
+            index.write(json.dumps({"type": "ArchiveResult", "plugin": d.name, "hook_name": name, "status": "succeeded", "end_ts": now}) + "\n")
+            (d / f"{name}.stdout.log").unlink(missing_ok=True)
+            (d / f"{name}.stderr.log").unlink(missing_ok=True)
+'''
+
 WORKER = r'''
 import json, resource, sys, time
 from pathlib import Path
@@ -109,6 +139,9 @@ side, d, index = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 if side == "seed":
     exec(compile(SEED_LOOP, "seed_loop", "exec"))
     run = lambda: cleanup_background_hooks(d, index, True)
+elif side == "light":
+    exec(compile(LIGHT_LOOP, "light_loop", "exec"))
+    run = lambda: light_cleanup(d, index)
 else:
     import pidguard
     run = lambda: pidguard.cleanup_background_hooks(str(d), index, True)
@@ -126,7 +159,7 @@ def one(side, scenarios, base, n, per_dir):
     subprocess.run([scenarios, "make-stale", os.path.join(d, "out"), str(n), str(per_dir)], check=True)
     index = os.path.join(d, "index.jsonl")
     open(index, "w").close()
-    code = f"SEED_LOOP = {SEED_LOOP!r}\n" + WORKER
+    code = f"SEED_LOOP = {SEED_LOOP!r}\nLIGHT_LOOP = {LIGHT_LOOP!r}\n" + WORKER
     proc = subprocess.Popen([sys.executable, "-c", code, side, os.path.join(d, "out"), index], stdout=subprocess.PIPE)
     out = proc.stdout.read()
     _, status, ru = os.wait4(proc.pid, 0)
@@ -146,18 +179,19 @@ def one(side, scenarios, base, n, per_dir):
 def main():
     n, reps, scenarios, base = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     layouts = [int(x) for x in sys.argv[5:]] or [1, 100]
+    sides = ["seed", "light", "pidguard"]
     for per_dir in layouts:
-        res = {"seed": ([], []), "pidguard": ([], [])}
+        res = {s: ([], []) for s in sides}
         for rep in range(reps):
-            order = ["seed", "pidguard"] if rep % 2 == 0 else ["pidguard", "seed"]
+            order = sides if rep % 2 == 0 else sides[::-1]
             for side in order:
                 wall, rss = one(side, scenarios, base, n, per_dir)
                 res[side][0].append(wall)
                 res[side][1].append(rss)
                 print(f"  {side} per_dir={per_dir} rep={rep}: {wall:.3f} s, {rss / 1024:.1f} MiB", file=sys.stderr)
         print(json.dumps({"bench": "cleanup_stale", "n": n, "per_dir": per_dir, "fs": base,
-                          "seed_wall_s": res["seed"][0], "pidguard_wall_s": res["pidguard"][0],
-                          "seed_rss_kib": res["seed"][1], "pidguard_rss_kib": res["pidguard"][1]}))
+                          **{f"{s}_wall_s": res[s][0] for s in sides}, **{f"{s}_rss_kib": res[s][1] for s in sides},
+                          "load": open("/proc/loadavg").read().split()[:3]}))
         sys.stdout.flush()
 
 

@@ -39,15 +39,17 @@ fn exchange(a: &Path, b: &Path) {
     assert_eq!(r, 0, "renameat2: {}", std::io::Error::last_os_error());
 }
 
-/// The hook's directory is exchanged with a private sibling after its pidfile was judged.
-/// Nothing of the sibling (its logs, its file names) may reach the index, and the record is not
-/// finalized: the directory at that name is not the one the record was judged in.
+/// The hook's directory is exchanged with a private sibling after its pidfile was judged, when
+/// the cleanup has closed the directory it judged in and opens it again to finish the hook (a
+/// directory with a subdirectory is finished by the batches). Nothing of the sibling (its logs,
+/// its file names) may reach the index, and the record is not finalized: the directory at that
+/// name is not the one the record was judged in.
 #[test]
 fn a_hook_directory_exchanged_after_the_judgement_is_not_read() {
     let d = TempDir::new("exchanged-dir");
     let snap = d.path().join("snap");
     let (u, r) = (snap.join("u"), snap.join("r"));
-    fs::create_dir_all(&u).unwrap();
+    fs::create_dir_all(u.join("sub")).unwrap();
     fs::create_dir_all(&r).unwrap();
     let name = "on_S__1.bg";
     write_stale(&u.join(format!("{name}.pid")), dead_pid());
@@ -76,6 +78,48 @@ fn a_hook_directory_exchanged_after_the_judgement_is_not_read() {
     assert_eq!(ExitCode::for_cleanup(&reports), ExitCode::Undecided);
     // Both directories are as they were (exchanged by the attacker, nothing taken away).
     assert!(u.join(format!("{name}.stdout.log")).exists() && r.join(format!("{name}.pid")).exists());
+    assert!(u.join("secret-name.txt").exists());
+}
+
+/// The same exchange when the cleanup holds the descriptor it listed and judged the directory
+/// through until the hook is finished (a directory without subdirectories, finished during the
+/// walk): the hook is finished in the directory it was judged in, wherever its name now leads —
+/// its own logs in the index, its own record and logs removed (from the directory now named
+/// `r`) — and nothing of the sibling is read or touched.
+#[test]
+fn a_hook_directory_exchanged_while_held_is_finished_where_it_was_judged() {
+    let d = TempDir::new("exchanged-held");
+    let snap = d.path().join("snap");
+    let (u, r) = (snap.join("u"), snap.join("r"));
+    fs::create_dir_all(&u).unwrap();
+    fs::create_dir_all(&r).unwrap();
+    let name = "on_S__1.bg";
+    write_stale(&u.join(format!("{name}.pid")), dead_pid());
+    fs::write(u.join(format!("{name}.stdout.log")), "USER-OUT\n").unwrap();
+    fs::write(r.join(format!("{name}.stdout.log")), "SECRET-OUT\n").unwrap();
+    fs::write(r.join(format!("{name}.stderr.log")), "SECRET-ERR\n").unwrap();
+    fs::write(r.join("secret-name.txt"), "x").unwrap();
+    let index = d.path().join("index.jsonl");
+
+    let (u2, r2) = (u.clone(), r.clone());
+    let fired = common::race_at(Point::BeforeHookFinish, move || exchange(&u2, &r2));
+    let reports = cleanup_background_hooks(&snap, &opts(&index), None);
+    fault::clear_point_hook();
+    let reports = reports.unwrap();
+    assert_eq!(fired.get(), 1);
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let rep = &reports[0];
+    let text = fs::read_to_string(&index).unwrap_or_default();
+    assert!(!text.contains("SECRET"), "the other directory's logs reached the index: {text}");
+    assert!(!text.contains("secret-name"), "the other directory's names reached the index: {text}");
+    assert!(!rep.output_files.iter().any(|f| f.contains("secret")), "{rep:?}");
+    assert!(text.contains("USER-OUT"), "the hook's own log is missing from the index: {text}");
+    assert_eq!(rep.outcome, HookOutcome::Stale, "{rep:?}");
+    assert!(rep.pid_file_removed, "{rep:?}");
+    // The judged directory (now named `r`) lost the hook's record and logs; the sibling (now
+    // named `u`) kept everything.
+    assert!(!r.join(format!("{name}.pid")).exists() && !r.join(format!("{name}.stdout.log")).exists());
+    assert!(u.join(format!("{name}.stdout.log")).exists() && u.join(format!("{name}.stderr.log")).exists());
     assert!(u.join("secret-name.txt").exists());
 }
 

@@ -158,3 +158,68 @@ fn non_utf8_names_read_apart_in_reports_and_the_index() {
     assert_eq!(report::path_text(std::ffi::OsStr::from_bytes(b"a\\b\xc3")), "a\\\\b\\xc3");
     assert_eq!(report::printable("x\x1b]0;t\x07\ny\u{9b}"), "x\\x1b]0;t\\x07\\ny\\u{9b}");
 }
+
+const LOW_LIMIT_CHILD: &str = "stale_hooks_under_a_low_descriptor_limit_are_each_indexed_once";
+
+/// Stale hooks one to a directory, many in one directory and a few in a directory with a
+/// subdirectory, cleaned under `ulimit -n 24`: the hooks finished during the walk (each
+/// holding its directory, its pidfile, and its records waiting in a batch) and those left to
+/// the batches are each indexed once, with their logs, and their pidfiles and logs removed —
+/// none is lost to a descriptor that could not be opened.
+#[test]
+fn stale_hooks_under_a_low_descriptor_limit_are_each_indexed_once() {
+    if let Some(role) = common::child_role() {
+        if role != LOW_LIMIT_CHILD {
+            return;
+        }
+        let dir = std::env::var("PIDGUARD_DIR").unwrap();
+        let index = std::env::var("PIDGUARD_INDEX").unwrap();
+        let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) }, 0);
+        r.rlim_cur = 24;
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) }, 0, "{}", std::io::Error::last_os_error());
+        let reports = cleanup_background_hooks(Path::new(&dir), &opts(Path::new(&index)), None).unwrap();
+        let odd: Vec<_> = reports.iter().filter(|r| r.outcome != HookOutcome::Stale || !r.pid_file_removed).map(|r| (&r.name, &r.outcome, &r.error)).collect();
+        println!("low-limit-child: reports={} odd={odd:?}", reports.len());
+        return;
+    }
+    let d = TempDir::new("low-limit");
+    let snap = d.path().join("snap");
+    let mut hooks = Vec::new();
+    let mut add = |dir: &Path, name: String| {
+        fs::create_dir_all(dir).unwrap();
+        write_stale(&dir.join(format!("{name}.pid")), dead_pid());
+        fs::write(dir.join(format!("{name}.stdout.log")), format!("OUT-{name}\n")).unwrap();
+        fs::write(dir.join(format!("{name}.sh")), "#!/bin/bash\nsleep 600\n").unwrap();
+        hooks.push((dir.to_path_buf(), name));
+    };
+    for i in 0..150 {
+        add(&snap.join(format!("p{i}")), format!("on_S__{i}.bg"));
+    }
+    for i in 0..80 {
+        add(&snap.join("many"), format!("on_M__{i}.bg"));
+    }
+    for i in 0..5 {
+        add(&snap.join("nested"), format!("on_N__{i}.bg"));
+    }
+    fs::create_dir_all(snap.join("nested/sub")).unwrap();
+    let index = d.path().join("index.jsonl");
+    let out = common::reexec(LOW_LIMIT_CHILD, &[], |c| {
+        c.env("PIDGUARD_DIR", &snap).env("PIDGUARD_INDEX", &index);
+    });
+    assert!(out.status.success(), "child failed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains("low-limit-child:")).expect("summary").to_string();
+    assert!(line.ends_with("odd=[]") && line.contains(&format!("reports={}", hooks.len())), "{line}");
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for r in records(&index) {
+        if r["type"] == "Process" {
+            let out = r["stdout"].as_str().unwrap();
+            *seen.entry(out.trim_start_matches("OUT-").trim_end().to_string()).or_default() += 1;
+        }
+    }
+    for (dir, name) in &hooks {
+        assert_eq!(seen.get(name), Some(&1), "{name}: indexed {:?} times", seen.get(name));
+        assert!(!dir.join(format!("{name}.pid")).exists() && !dir.join(format!("{name}.stdout.log")).exists(), "{name}");
+    }
+}

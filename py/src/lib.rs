@@ -120,14 +120,19 @@ fn tolerance_arg(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
 fn path_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<PathBuf> {
     static FSPATH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     let py = obj.py();
-    let fspath = FSPATH.import(py, "os", "fspath")?;
-    let p = fspath.call1((obj,)).map_err(|e| {
-        if e.is_instance_of::<PyTypeError>(py) {
-            PyTypeError::new_err(format!("{what} must be str, bytes or os.PathLike, not {}", type_name(obj)))
-        } else {
-            e
-        }
-    })?;
+    // A str or bytes is its own os.fspath(): the call is made only for other types.
+    let p = if obj.is_exact_instance_of::<PyString>() || obj.is_exact_instance_of::<PyBytes>() {
+        obj.clone()
+    } else {
+        let fspath = FSPATH.import(py, "os", "fspath")?;
+        fspath.call1((obj,)).map_err(|e| {
+            if e.is_instance_of::<PyTypeError>(py) {
+                PyTypeError::new_err(format!("{what} must be str, bytes or os.PathLike, not {}", type_name(obj)))
+            } else {
+                e
+            }
+        })?
+    };
     let os: OsString = if let Ok(b) = p.cast::<PyBytes>() {
         OsString::from_vec(b.as_bytes().to_vec())
     } else {

@@ -118,6 +118,56 @@ if grep -q SKIP "$T/n.txt"; then echo "skip - ENOSPC: $(cat "$T/n.txt")"; else
     && ok "ENOSPC: the next cleanup, with room, finalizes the hook once, logs whole" || bad "ENOSPC retry: $(cat "$T/n.txt")"
 fi
 
+# 4b. The same with three hooks whose records are appended together (one write for the hooks a
+#     cleanup finishes during its walk): each hook is either indexed once with its pidfile and
+#     logs gone, or not indexed with its pidfile and logs kept; never half a record. With logs of
+#     160 kB no record fits; with logs of 100 kB the three records do not fit at once, but one
+#     by one they do (each hook's logs are deleted once its records are in): every hook is
+#     indexed, as it was when hooks were appended one at a time. The next cleanup, with room,
+#     indexes every hook left, once.
+for size in 160000 100000; do
+M=$T/nospc3-$size; mkdir -p "$M"
+unshare --mount --propagation private bash -s "$M" "$PG" "$size" > "$T/m.txt" 2>&1 <<'SH'
+N=$1; PG=$2; SIZE=$3
+mount -t tmpfs -o size=1m tmpfs "$N" || { echo "SKIP no tmpfs mount"; exit 0; }
+for i in 1 2 3; do
+  mkdir -p "$N/snap/p$i"; cd "$N/snap/p$i"
+  printf 99999999$i > on_S__$i.bg.pid; touch -d @1000000000 on_S__$i.bg.pid
+  head -c "$SIZE" /dev/zero | tr '\0' 'o' > on_S__$i.bg.stdout.log
+  head -c "$SIZE" /dev/zero | tr '\0' 'e' > on_S__$i.bg.stderr.log
+done
+check() { # each hook: indexed once with its files gone, or not indexed with its files kept
+  python3 - "$N" "$1" <<'PY'
+import json, os, sys
+n, tag = sys.argv[1], sys.argv[2]
+data = open(f"{n}/index.jsonl", "rb").read()
+print(f"WHOLE{tag}" if not data or data.endswith(b"\n") else f"PARTIAL{tag}")
+recs = [json.loads(l) for l in data.decode().splitlines()]
+names = [r["hook_name"] for r in recs if r["type"] == "ArchiveResult"]
+ok = True
+for i in (1, 2, 3):
+    d, h = f"{n}/snap/p{i}", f"on_S__{i}.bg"
+    kept = [os.path.exists(f"{d}/{h}{x}") for x in (".pid", ".stdout.log", ".stderr.log")]
+    ok &= (names.count(h) == 1 and not any(kept)) or (names.count(h) == 0 and all(kept))
+print(f"CONSISTENT{tag}" if ok else f"INCONSISTENT{tag} {names}")
+print(f"INDEXED{tag} {len(names)}")
+PY
+}
+"$PG" cleanup "$N/snap" --index "$N/index.jsonl" --json > /dev/null 2>&1; echo "STATUS1 $?"
+check 1
+mount -o remount,size=8m tmpfs "$N"
+"$PG" cleanup "$N/snap" --index "$N/index.jsonl" --json > /dev/null 2>&1; echo "STATUS2 $?"
+check 2
+SH
+want=$([ "$size" = 160000 ] && echo 0 || echo 3)
+if grep -q SKIP "$T/m.txt"; then echo "skip - ENOSPC, three hooks: $(cat "$T/m.txt")"; else
+  grep -q WHOLE1 "$T/m.txt" && grep -q CONSISTENT1 "$T/m.txt" && grep -q "INDEXED1 $want" "$T/m.txt" \
+    && ok "ENOSPC, three hooks, logs of $size bytes: no partial record, $want of 3 indexed, the others kept whole ($(grep -E 'STATUS1' "$T/m.txt"))" || bad "ENOSPC, three hooks, logs of $size bytes: $(cat "$T/m.txt")"
+  grep -q WHOLE2 "$T/m.txt" && grep -q CONSISTENT2 "$T/m.txt" && grep -q 'INDEXED2 3' "$T/m.txt" \
+    && ok "ENOSPC, three hooks, logs of $size bytes: the next cleanup, with room, indexes each hook once" || bad "ENOSPC, three hooks, logs of $size bytes, retry: $(cat "$T/m.txt")"
+fi
+done
+
 # 5. Four cleanups of one tree at once index each hook once (each wrote every hook up to 4 times).
 #    Up to three rounds: a round in which one cleanup finished before the next started proves
 #    nothing, but any round with a duplicate fails.

@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, ErrorKind, Result};
 use crate::identity::ProcessRef;
 use crate::signal::{terminate, terminate_scopes, TerminateOptions};
-use crate::sys::procfs;
 
-use super::judge::{judge_hook, Pending};
+use super::judge::{judge_hook, Finishing, Pending};
 use super::outcome::{add_finalize_error, CleanupOptions, HookOutcome, HookReport};
 
 /// The path to open the index at: spelled under `output_dir` as the caller spelled it, when the
@@ -76,14 +75,24 @@ fn index_beneath(output_dir: &Path, index: &Path) -> PathBuf {
 /// signalling), and a cleanup of [`PARALLEL_MIN_HOOKS`] hooks or more judges, retires and
 /// finalizes them on a small private thread pool (at most [`MAX_THREADS`], no more than the
 /// machine's cores) while the signalling of each batch stays one poll loop on the calling
-/// thread. Each hook's two index lines are appended in one `write(2)` (`O_APPEND`), so lines of
-/// different hooks never interleave, whole or not at all (a short write on a full disk is cut
-/// back to the last whole line). A stale or stopped hook is first *claimed*: its pidfile is
-/// renamed aside by content (`pidfile::retire`); of several cleanups of one tree at once only
-/// the one whose claim holds finalizes it (the others say so in their notes and write nothing
-/// for it), and the claimed pidfile is unlinked only after the index lines were appended — on
-/// a failed append it is given its name back and the logs stay, for the next cleanup; on a pool the index (and stdout when `is_tty` is false)
-/// receives hooks in the order they finish, not sorted. A `finalize` callback is always called
+/// thread. Without a `finalize` callback, the hooks of a directory without subdirectories are
+/// judged during the walk, through the descriptor the directory was listed through, and when
+/// none of them is to be signalled (stale, foreign, unreadable, unverified or refused
+/// records) they are retired and finalized there, through that same descriptor: one
+/// descriptor per directory, which is the directory listed, judged in and finalized in. The
+/// others go through batches that pin, signal, list again and finish them, opening each hook's
+/// directory again (and proving it is the one judged). The index lines of a hook are appended
+/// in one `write(2)` (`O_APPEND`) with those of other hooks finished during the walk (batches
+/// of at most 64 hooks) or alone (hooks finished after signalling), so lines of different
+/// hooks never interleave, whole records or none (a short write on a full disk is cut back to
+/// the last whole line). A stale or stopped hook is first *claimed*: its pidfile is renamed
+/// aside by content (`pidfile::retire`; a record judged during the walk is retired through the
+/// very descriptor it was judged through, not opened and compared again); of several cleanups
+/// of one tree at once only the one whose claim holds finalizes it (the others say so in their
+/// notes and write nothing for it), and the claimed pidfile is unlinked only after the index
+/// lines were appended — on a failed append it (and every hook appended with it) is given its
+/// name back and the logs stay, for the next cleanup. The index (and stdout when `is_tty` is
+/// false) receives hooks in the order they finish, not sorted. A `finalize` callback is always called
 /// on the calling thread, in pidfile-path order. The returned reports are sorted by pidfile
 /// path. The library never changes process limits: it works within the soft `RLIMIT_NOFILE`
 /// it finds (the `pidguard` command raises it to the hard limit at start).
@@ -119,11 +128,33 @@ pub fn cleanup_background_hooks(
         (Some(p), true) => Some(super::Index::open(tree, &index_beneath(output_dir, p))?),
         _ => None,
     };
-    // The pool is made once the top directory is read, when it has many subdirectories (the
-    // walk is a fifth of a cleanup of stale records); the per-hook work uses it only for a
-    // large cleanup.
-    let (files, mut listings, mut pool) =
-        super::listing::Listings::walk(tree, &opts.pattern, pool_for).map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
+    let default_finalize = finalize.is_none() && !opts.no_finalize;
+    let spare = spare_descriptors();
+    let cx = Finishing {
+        opts,
+        index: index.as_ref(),
+        default_finalize,
+        // The log bytes this cleanup may still copy into the index (all hooks together).
+        log_budget: std::sync::atomic::AtomicU64::new(super::MAX_INDEX_LOG_BYTES),
+        groups: std::sync::OnceLock::new(),
+        keep_open: spare / (2 * MAX_THREADS),
+        batch: index.as_ref().filter(|_| default_finalize).map(|i| super::finalize::Batch::new(i, opts.is_tty, spare / 4)),
+    };
+    // Without a callback, a directory that holds hooks and no subdirectory is judged and, when
+    // none of its hooks is to be signalled, finished during the walk, through the descriptor
+    // it was listed through (`judge::finish_leaf`): one descriptor per directory, no directory
+    // opened again. (A callback is called in pidfile-path order on the calling thread, so every
+    // hook then goes through the batches.)
+    let visit = |dir: &Path, fd: crate::sys::DirFd, hooks: &[PathBuf], files: std::sync::Arc<[String]>, pool: &super::listing::LazyPool<'_>| {
+        super::judge::finish_leaf(dir, fd, hooks, files, pool, &cx)
+    };
+    let visit: Option<super::listing::Visit<'_>> = if finalize.is_none() { Some(&visit) } else { None };
+    // The pool is made once the top directory is read, when it has many subdirectories or
+    // hooks (the walk is a fifth of a cleanup of stale records), or when one directory turns
+    // out to hold many hooks; the per-hook work of the batches uses it only for a large cleanup.
+    let (files, mut listings, mut pool, early) =
+        super::listing::Listings::walk(tree, &opts.pattern, super::listing::LazyPool::new(&pool_for, PARALLEL_MIN_HOOKS), visit)
+            .map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
     if files.len() < PARALLEL_MIN_HOOKS {
         pool = None;
     } else if pool.is_none() {
@@ -137,13 +168,13 @@ pub fn cleanup_background_hooks(
     // be read for want of descriptors (EMFILE, ENFILE) is tried again in a later batch, once
     // the batch before it has closed its own.
     let mut queue: std::collections::VecDeque<(PathBuf, u32)> = files.into_iter().map(|f| (f, 0)).collect();
-    let mut reports = Vec::with_capacity(queue.len());
-    // Process groups of the live processes, read once, at the first stale record that needs them.
-    let mut leftover_groups: Option<std::collections::HashMap<i32, Vec<i32>>> = None;
+    let mut reports = early;
+    // The records of the hooks finished during the walk that still wait to be appended.
+    if let Some(b) = &cx.batch {
+        reports.extend(b.flush());
+    }
+    reports.reserve(queue.len());
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
-    let default_finalize = finalize.is_none() && !opts.no_finalize;
-    // The log bytes this cleanup may still copy into the index (all hooks together).
-    let log_budget = std::sync::atomic::AtomicU64::new(super::MAX_INDEX_LOG_BYTES);
     while !queue.is_empty() {
         let budget = hooks_per_batch(threads);
         let mut pending: Vec<Pending> = Vec::new();
@@ -202,13 +233,7 @@ pub fn cleanup_background_hooks(
             p.output_files = Some(listings.output_files(&p.report.dir));
             p.listed_id = listings.dir_id(&p.report.dir);
         }
-        if leftover_groups.is_none() && pending.iter().any(|p| p.report.outcome == HookOutcome::Stale && p.report.pid.is_some_and(|pid| pid > 1)) {
-            // One pass over /proc for all stale records, not one per record: at 10,000 stale
-            // records the per-record scans were ~88% of the cleanup (BENCHMARKS.md).
-            leftover_groups = Some(procfs::group_table().unwrap_or_default());
-        }
-        let groups = leftover_groups.as_ref();
-        let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, &scope_results, groups, opts, index.as_ref(), default_finalize, &log_budget));
+        let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, &scope_results, &cx));
         for mut report in done {
             if let Some(f) = finalize.as_mut() {
                 // A hook this cleanup did not retire (another cleanup did, see NOT_CLAIMED) is
@@ -227,9 +252,33 @@ pub fn cleanup_background_hooks(
             queue.push_front(r);
         }
     }
-    // One report per pidfile: an unstable sort gives the same order.
-    reports.sort_unstable_by(|a, b| a.pid_file.cmp(&b.pid_file));
-    Ok(reports)
+    Ok(sorted_by_pid_file(reports))
+}
+
+/// The reports in `Path` order of their pidfiles (one report per pidfile: no ties).
+///
+/// Every pidfile path of one cleanup is the output directory's path as given, then `/`-joined
+/// names as listed (none empty, `.` or `..`): the same bytes up to the names, so `Path`'s
+/// order of components is the order of the bytes with `/` below every other byte. Compared so,
+/// and indices sorted rather than the large reports moved (10,000 reports sorted with
+/// `Path::cmp` were a tenth of a cleanup of stale records).
+fn sorted_by_pid_file(reports: Vec<HookReport>) -> Vec<HookReport> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut order: Vec<usize> = (0..reports.len()).collect();
+    order.sort_unstable_by(|&a, &b| path_bytes_cmp(reports[a].pid_file.as_os_str().as_bytes(), reports[b].pid_file.as_os_str().as_bytes()));
+    let mut slots: Vec<Option<HookReport>> = reports.into_iter().map(Some).collect();
+    // Unreachable: `order` is a permutation of the indices, each taken once.
+    order.into_iter().map(|i| slots[i].take().expect("each report once")).collect()
+}
+
+/// Byte order with `/` below every other byte: `Path`'s component order for paths that share
+/// their prefix and are `/`-joined names after it (see [`sorted_by_pid_file`]).
+fn path_bytes_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let key = |c: &u8| if *c == b'/' { 0u16 } else { u16::from(*c) + 1 };
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => key(&a[i]).cmp(&key(&b[i])),
+        None => a.len().cmp(&b.len()),
+    }
 }
 
 /// A cleanup of fewer hooks runs on the calling thread alone: a pool costs more than it saves
@@ -277,6 +326,20 @@ fn par_map<T: Send, R: Send>(pool: Option<&rayon::ThreadPool>, items: Vec<T>, f:
     }
 }
 
+/// The descriptors the work of the walk may hold beyond what each thread opens and closes at
+/// once (see `judge::Finishing`): what the soft `RLIMIT_NOFILE` leaves after the descriptors
+/// already open and a reserve. A directory finished during the walk keeps its pidfiles open
+/// from their judgement to their retirement when it has at most a share of them for each of
+/// [`MAX_THREADS`] threads, half of it left for everything else (a directory with more hooks
+/// opens each record again to retire it); the index records of at most a quarter of them
+/// wait together, each with its directory open. Never 0 (a share of 1 at least).
+fn spare_descriptors() -> usize {
+    const RESERVE: u64 = 64;
+    let soft = crate::sys::nofile_soft_limit().unwrap_or(1024);
+    let open = crate::sys::open_fd_count().unwrap_or(64) as u64;
+    (soft.saturating_sub(open).saturating_sub(RESERVE) as usize).max(2 * MAX_THREADS)
+}
+
 /// How many hooks the next batch may pin: what the soft `RLIMIT_NOFILE` leaves after the
 /// descriptors already open, a reserve for reading pidfiles, logs and `/proc` (a few per
 /// thread: every thread of the pool opens its own at the same time), and about four
@@ -289,4 +352,34 @@ fn hooks_per_batch(threads: usize) -> usize {
     let open = crate::sys::open_fd_count().unwrap_or(64) as u64;
     let reserve = RESERVE + PER_THREAD * threads as u64;
     (soft.saturating_sub(open).saturating_sub(reserve) / PER_HOOK).clamp(1, 4096) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_bytes_cmp;
+    use std::path::Path;
+
+    /// The byte order with `/` lowest is `Path`'s order for one root and names joined to it.
+    #[test]
+    fn path_byte_order_is_path_order_below_one_root() {
+        use std::os::unix::ffi::OsStrExt;
+        let names: [&[u8]; 12] = [b"a", b"a-b", b"a.b", b"ab", b"a\x01", b"b", b"\x00x", b"\xff", b"a b", b"A", b"a0", b"\x2e\x2e\x2e"];
+        let mut paths = Vec::new();
+        for root in ["out", "/tmp/o/", "./o"] {
+            for n in names {
+                for m in names {
+                    let mut p = Path::new(root).join(std::ffi::OsStr::from_bytes(n));
+                    paths.push(p.join(std::ffi::OsStr::from_bytes(m)));
+                    p.push("x.pid");
+                    paths.push(p);
+                }
+            }
+            for a in &paths {
+                for b in &paths {
+                    assert_eq!(path_bytes_cmp(a.as_os_str().as_bytes(), b.as_os_str().as_bytes()), a.cmp(b), "{a:?} {b:?}");
+                }
+            }
+            paths.clear();
+        }
+    }
 }

@@ -220,6 +220,8 @@ pub(crate) struct Logs {
     stdout: String,
     stderr: String,
     notes: Vec<String>,
+    /// The logs' names (`<name>.stdout.log`, `<name>.stderr.log`), to delete them.
+    names: [std::ffi::OsString; 2],
 }
 
 /// Read the two logs of `report`'s hook from its directory `dir` (see [`read_log`]), before its
@@ -233,7 +235,7 @@ pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) ->
     err.push(".stderr.log");
     let (stdout, n1) = read_log(dir, &out, "stdout", budget)?;
     let (stderr, n2) = read_log(dir, &err, "stderr", budget)?;
-    Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect() })
+    Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect(), names: [out, err] })
 }
 
 /// The index that finalize appends to, opened once per cleanup.
@@ -278,6 +280,13 @@ impl Index {
     /// process: this cleanup's threads append one at a time). Errors: `Io`/`PermissionDenied`
     /// with the errno of the failed write (`ENOSPC` for a short one).
     fn append(&self, lines: &[u8]) -> Result<()> {
+        self.append_kept(lines).map_err(|(_, e)| e)
+    }
+
+    /// [`Self::append`], saying on failure how many bytes of `lines` stay in the index: 0 when
+    /// nothing was written or the short write was cut back, the bytes written when it could not
+    /// be cut back (something was appended after them).
+    fn append_kept(&self, lines: &[u8]) -> std::result::Result<(), (usize, Error)> {
         use std::os::unix::fs::MetadataExt;
         let _one = self.appending.lock().unwrap_or_else(|p| p.into_inner());
         let written = loop {
@@ -289,20 +298,25 @@ impl Index {
         let n = match written {
             Ok(n) if n == lines.len() => return Ok(()),
             Ok(n) => n,
-            Err(e) => return Err(Error::io_at(&self.path, "append to index", &e)),
+            Err(e) => return Err((0, Error::io_at(&self.path, "append to index", &e))),
         };
         // Short: the file offset is the end of what this write appended.
         let end = (&self.file).stream_position().ok();
         let size = self.file.metadata().ok().map(|m| m.size());
-        match (end, size) {
-            (Some(end), Some(size)) if size == end && end >= n as u64 => {
-                if let Err(e) = self.file.set_len(end - n as u64) {
+        let kept = match (end, size) {
+            (Some(end), Some(size)) if size == end && end >= n as u64 => match self.file.set_len(end - n as u64) {
+                Ok(()) => 0,
+                Err(e) => {
                     log::warn!("{}: could not cut back a partial record: {e}", self.path.display());
+                    n
                 }
+            },
+            _ => {
+                log::warn!("{}: a partial record could not be cut back: something was appended after it", self.path.display());
+                n
             }
-            _ => log::warn!("{}: a partial record could not be cut back: something was appended after it", self.path.display()),
-        }
-        Err(Error::io_at(&self.path, "append to index", &std::io::Error::from_raw_os_error(libc::ENOSPC)))
+        };
+        Err((kept, Error::io_at(&self.path, "append to index", &std::io::Error::from_raw_os_error(libc::ENOSPC))))
     }
 }
 
@@ -335,12 +349,46 @@ pub(crate) fn default_finalize(
     is_tty: bool,
     claim: Option<crate::pidfile::retire::Claim<'_>>,
 ) -> Result<Finalized> {
-    let stem = super::outcome::stem_of(&report.pid_file);
-    let mut stdout_name = stem.clone();
-    stdout_name.push(".stdout.log");
-    let mut stderr_name = stem;
-    stderr_name.push(".stderr.log");
-    let Logs { stdout, stderr, notes } = logs;
+    let Logs { stdout, stderr, notes, names } = logs;
+    if let Some(index) = index {
+        let lines = records(report, &stdout, &stderr);
+        if let Err(e) = index.append(&lines) {
+            let restored = claim.is_some_and(|c| c.restore());
+            let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
+            return Err(Error::new(e.kind(), format!("{e}; nothing of this hook was appended, {kept}")));
+        }
+        if !is_tty {
+            // Unreachable: serde_json writes UTF-8 only.
+            print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
+        }
+    }
+    // The logs go with the record: only when this cleanup retired the very pidfile it judged.
+    // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
+    let removed = match claim {
+        Some(c) => match c.commit() {
+            Ok(()) => true,
+            Err(e) => return Err(Error::io_at(&report.pid_file, "unlink the retired pidfile", &e)),
+        },
+        None => false,
+    };
+    if report.succeeded() && removed {
+        unlink_logs(&names, dir);
+    }
+    Ok(Finalized { notes, removed })
+}
+
+/// Delete the hook's two logs, `names` in `dir` (`unlink` removes a planted link itself, never
+/// its target).
+fn unlink_logs(names: &[std::ffi::OsString; 2], dir: &DirFd) {
+    for n in names {
+        let _ = dir.unlink(n);
+    }
+}
+
+/// The hook's two index records, each a JSON line: `Process` and `ArchiveResult` (see
+/// [`default_finalize`]), with `"type": "ArchiveResult"` lines on its stdout overriding
+/// `status`/`output_str` (the last wins).
+fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
     let success = report.succeeded();
     let mut status = if success { "succeeded" } else { "failed" }.to_string();
     let mut output_str = None;
@@ -363,65 +411,216 @@ pub(crate) fn default_finalize(
     let result_id = new_id();
     let started = report.started_at.map(iso);
     let ended = iso(report.ended_at);
-    if let Some(index) = index {
-        let p = ProcessRecord {
-            kind: "Process",
-            id: &process_id,
-            cmd: &report.cmd,
-            pwd: crate::pathtext::path_text(report.dir.as_os_str()),
-            pid: report.pid,
-            exit_code,
-            stdout: &stdout,
-            stderr: &stderr,
-            started_at: started.as_deref(),
-            ended_at: &ended,
-        };
-        let a = ArchiveResultRecord {
-            kind: "ArchiveResult",
-            id: &result_id,
-            snapshot_id: None,
-            plugin: report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default(),
-            hook_name: &report.name,
-            status: &status,
-            process_id: &process_id,
-            output_str,
-            output_files: &report.output_files,
-            start_ts: started.as_deref(),
-            end_ts: &ended,
-            error: error.filter(|e| !e.is_empty()),
-        };
-        // Both lines serialised into one buffer, sized for them at once.
-        let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
-        // Unreachable: serde_json fails only on a writer error (a Vec never fails) or a map with
-        // non-string keys (these records have none).
-        serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
-        lines.push(b'\n');
-        serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
-        lines.push(b'\n');
-        if let Err(e) = index.append(&lines) {
-            let restored = claim.is_some_and(|c| c.restore());
-            let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
-            return Err(Error::new(e.kind(), format!("{e}; nothing of this hook was appended, {kept}")));
-        }
-        if !is_tty {
-            // Unreachable: serde_json writes UTF-8 only.
-            print!("{}", std::str::from_utf8(&lines).expect("serde_json writes UTF-8"));
-        }
-    }
-    // The logs go with the record: only when this cleanup retired the very pidfile it judged.
-    // A record rewritten meanwhile (a new hook under the same name) keeps its logs.
-    let removed = match claim {
-        Some(c) => match c.commit() {
-            Ok(()) => true,
-            Err(e) => return Err(Error::io_at(&report.pid_file, "unlink the retired pidfile", &e)),
-        },
-        None => false,
+    let p = ProcessRecord {
+        kind: "Process",
+        id: &process_id,
+        cmd: &report.cmd,
+        pwd: crate::pathtext::path_text(report.dir.as_os_str()),
+        pid: report.pid,
+        exit_code,
+        stdout,
+        stderr,
+        started_at: started.as_deref(),
+        ended_at: &ended,
     };
-    if success && removed {
-        let _ = dir.unlink(&stdout_name);
-        let _ = dir.unlink(&stderr_name);
+    let a = ArchiveResultRecord {
+        kind: "ArchiveResult",
+        id: &result_id,
+        snapshot_id: None,
+        plugin: report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default(),
+        hook_name: &report.name,
+        status: &status,
+        process_id: &process_id,
+        output_str,
+        output_files: &report.output_files,
+        start_ts: started.as_deref(),
+        end_ts: &ended,
+        error: error.filter(|e| !e.is_empty()),
+    };
+    // Both lines serialised into one buffer, sized for them at once.
+    let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
+    // Unreachable: serde_json fails only on a writer error (a Vec never fails) or a map with
+    // non-string keys (these records have none).
+    serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
+    lines.push(b'\n');
+    serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
+    lines.push(b'\n');
+    lines
+}
+
+/// The most hooks whose records wait in a [`Batch`] before they are appended (fewer when the
+/// descriptors are scarce: each waiting hook holds its directory open).
+pub(crate) const BATCH_HOOKS: usize = 64;
+/// The most bytes of records that wait in a [`Batch`] before they are appended.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// [`default_finalize`] for many hooks, with their records appended to the index together: one
+/// `write(2)` (`O_APPEND`) per batch of whole records, of at most [`BATCH_HOOKS`] hooks (fewer
+/// under a low `RLIMIT_NOFILE`) and about [`BATCH_BYTES`] bytes. Each hook waits in the batch with its record claimed aside and
+/// its directory kept open; the order of the steps is [`default_finalize`]'s for the whole batch:
+/// the records appended first, whole or not at all; only then each claimed pidfile unlinked and,
+/// on success, each hook's logs deleted. When the batch cannot be appended (`ENOSPC`), its
+/// hooks are appended one at a time, as [`default_finalize`] appends (each hook's deleted logs
+/// make room for the next): a hook whose records still cannot be appended gets its pidfile
+/// back, keeps its logs and has the error in its report, for the next cleanup. For the hooks that the walk finishes (`judge::finish_leaf`); the
+/// batches of signalled hooks append hook by hook.
+pub(crate) struct Batch<'i> {
+    index: &'i Index,
+    is_tty: bool,
+    /// At most [`BATCH_HOOKS`].
+    max_hooks: usize,
+    waiting: std::sync::Mutex<(Vec<Waiting>, usize)>,
+}
+
+/// One hook in a [`Batch`]: its report (completed when the batch is appended), its records,
+/// its claimed pidfile and the directory it was claimed in.
+struct Waiting {
+    /// Taken when the batch is appended.
+    report: Option<HookReport>,
+    notes: Vec<String>,
+    log_names: [std::ffi::OsString; 2],
+    lines: Vec<u8>,
+    dir: std::sync::Arc<DirFd>,
+    aside: Option<crate::pidfile::retire::Aside>,
+}
+
+impl Drop for Waiting {
+    /// A hook dropped before its batch was appended (a panic) gets its pidfile back.
+    fn drop(&mut self) {
+        if let (Some(a), Some(r)) = (self.aside.take(), &self.report) {
+            a.restore(&self.dir, &r.pid_file);
+        }
     }
-    Ok(Finalized { notes, removed })
+}
+
+impl<'i> Batch<'i> {
+    /// An empty batch appending to `index` (and printing to stdout when `is_tty` is false),
+    /// once `max_hooks` hooks (1 to [`BATCH_HOOKS`]) wait.
+    pub(crate) fn new(index: &'i Index, is_tty: bool, max_hooks: usize) -> Self {
+        Batch { index, is_tty, max_hooks: max_hooks.clamp(1, BATCH_HOOKS), waiting: std::sync::Mutex::new((Vec::new(), 0)) }
+    }
+
+    /// Add one hook, finalized as [`default_finalize`] would with its logs, its claimed pidfile
+    /// (`claim`, taken in `dir`) and `report` complete but for the outcome of the append. When
+    /// the batch is full it is appended, and the reports of its hooks are returned (from any
+    /// thread's hooks: every report comes back once, from here or from [`Self::flush`]).
+    pub(crate) fn add(&self, report: HookReport, logs: Logs, dir: std::sync::Arc<DirFd>, claim: Option<crate::pidfile::retire::Aside>) -> Vec<HookReport> {
+        let Logs { stdout, stderr, notes, names } = logs;
+        let lines = records(&report, &stdout, &stderr);
+        let full = {
+            let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+            w.1 += lines.len();
+            w.0.push(Waiting { report: Some(report), notes, log_names: names, lines, dir, aside: claim });
+            if w.0.len() < self.max_hooks && w.1 < BATCH_BYTES {
+                return Vec::new();
+            }
+            w.1 = 0;
+            std::mem::take(&mut w.0)
+        };
+        self.append(full)
+    }
+
+    /// Append what waits: the reports of its hooks.
+    pub(crate) fn flush(&self) -> Vec<HookReport> {
+        let all = {
+            let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+            w.1 = 0;
+            std::mem::take(&mut w.0)
+        };
+        self.append(all)
+    }
+
+    fn append(&self, mut hooks: Vec<Waiting>) -> Vec<HookReport> {
+        if hooks.len() > 1 {
+            let mut lines = Vec::with_capacity(hooks.iter().map(|w| w.lines.len()).sum());
+            for w in &hooks {
+                lines.extend_from_slice(&w.lines);
+            }
+            match self.index.append_kept(&lines) {
+                Ok(()) => {
+                    self.print(&lines);
+                    return hooks.iter_mut().filter_map(|w| settle(w, &Ok(()))).collect();
+                }
+                // Nothing of the batch was appended (a short write is cut back). One hook at a
+                // time then, as hooks finished after signalling are: each hook's logs, deleted
+                // once its records are in, make room for the next on a nearly full disk.
+                Err((0, _)) => {}
+                // A short write that could not be cut back: the hooks whose records are whole in
+                // it are in the index; nothing more is appended after its partial record.
+                Err((kept, e)) => {
+                    let mut whole = 0;
+                    for w in &hooks {
+                        if whole + w.lines.len() > kept {
+                            break;
+                        }
+                        whole += w.lines.len();
+                    }
+                    self.print(&lines[..whole]);
+                    let failed = Err(e);
+                    let mut end = 0;
+                    return hooks
+                        .iter_mut()
+                        .filter_map(|w| {
+                            end += w.lines.len();
+                            settle(w, if end <= kept { &Ok(()) } else { &failed })
+                        })
+                        .collect();
+                }
+            }
+        }
+        hooks
+            .iter_mut()
+            .filter_map(|w| {
+                let appended = self.index.append(&w.lines);
+                if appended.is_ok() {
+                    self.print(&w.lines);
+                }
+                settle(w, &appended)
+            })
+            .collect()
+    }
+
+    /// Print appended records to stdout when `is_tty` is false.
+    fn print(&self, lines: &[u8]) {
+        if !self.is_tty {
+            // Unreachable: serde_json writes UTF-8 only.
+            print!("{}", std::str::from_utf8(lines).expect("serde_json writes UTF-8"));
+        }
+    }
+}
+
+/// The end of one hook of a [`Batch`], its records appended (`appended`) or not: its claimed
+/// pidfile unlinked and, on success, its logs deleted; or its pidfile given back, its logs
+/// kept and the error in its report. Its report.
+fn settle(w: &mut Waiting, appended: &Result<()>) -> Option<HookReport> {
+    let mut report = w.report.take()?;
+    report.notes.append(&mut w.notes);
+    let aside = w.aside.take();
+    match appended {
+        Ok(()) => {
+            let removed = match aside {
+                Some(a) => match a.commit(&w.dir) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        let e = Error::io_at(&report.pid_file, "unlink the retired pidfile", &e);
+                        super::outcome::add_finalize_error(&mut report, e.to_string());
+                        false
+                    }
+                },
+                None => false,
+            };
+            if report.succeeded() && removed {
+                unlink_logs(&w.log_names, &w.dir);
+            }
+            report.pid_file_removed = removed;
+        }
+        Err(e) => {
+            let restored = aside.is_some_and(|a| a.restore(&w.dir, &report.pid_file));
+            let kept = if restored { "the pidfile is back and the logs are kept" } else { "the logs are kept" };
+            super::outcome::add_finalize_error(&mut report, format!("{e}; nothing of this hook was appended, {kept}"));
+        }
+    }
+    Some(report)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use crate::identity::ProcessRef;
 use crate::pidfile::cmd::{read_cmd_opened, Recorded};
-use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck};
+use crate::pidfile::mtime::{check_pinned_kept, CheckReason, CmdRule, PidFileCheck};
 use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
 use crate::signal::{ExitStatus, Outcome};
 
@@ -35,13 +35,28 @@ pub(super) struct Pending {
 #[allow(clippy::type_complexity)]
 pub(super) fn judge_hook(tree: &crate::sys::Tree, pid_file: &Path, opts: &CleanupOptions) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<(u64, u64)>) {
     let dir = pid_file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir_fd = tree.dir(&dir);
+    let dir_id = dir_fd.as_ref().ok().and_then(|d| d.id().ok());
+    let (report, check, pin, _) = judge_in(dir_fd.as_ref(), dir, pid_file, opts, false);
+    (report, check, pin, dir_id)
+}
+
+/// [`judge_hook`] in the hook's directory `dir` (its path), open as `dir_fd` (or why it could not
+/// be opened). With `keep`, the pidfile's descriptor is handed back too (when it was a regular
+/// file), for the record's retirement right after ([`Pending::finish_in`]).
+#[allow(clippy::type_complexity)]
+fn judge_in(
+    dir_fd: std::result::Result<&crate::sys::DirFd, &std::io::Error>,
+    dir: std::path::PathBuf,
+    pid_file: &Path,
+    opts: &CleanupOptions,
+    keep: bool,
+) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<std::fs::File>) {
     let mut cmd_name = stem_of(pid_file);
     let stem = crate::pathtext::path_text(&cmd_name).into_owned();
     cmd_name.push(".sh");
     let cmd_file = dir.join(&cmd_name);
-    let dir_fd = tree.dir(&dir);
-    let dir_id = dir_fd.as_ref().ok().and_then(|d| d.id().ok());
-    let open_in = |name: &std::ffi::OsStr| match &dir_fd {
+    let open_in = |name: &std::ffi::OsStr| match dir_fd {
         Ok(d) => crate::pidfile::retire::open_strict_in(d, name),
         Err(e) => Err(e.raw_os_error().map_or_else(|| std::io::Error::new(e.kind(), e.to_string()), std::io::Error::from_raw_os_error)),
     };
@@ -51,8 +66,7 @@ pub(super) fn judge_hook(tree: &crate::sys::Tree, pid_file: &Path, opts: &Cleanu
         Some(name) => open_in(name),
         None => Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
     };
-    drop(dir_fd);
-    let (check, pin) = check_pinned_opened(opened, CmdRule::Loaded(&cmd_read, sh_owner), opts.tolerance);
+    let (check, pin, kept) = check_pinned_kept(opened, CmdRule::Loaded(&cmd_read, sh_owner), opts.tolerance, keep);
     // A `.sh` of another user than the record's (and not root) is not the hook's command: not
     // compared (see `cmd_file_is_foreign`), not reported.
     let foreign_sh = crate::pidfile::mtime::cmd_file_is_foreign(sh_owner, check.owner.map(|o| o.0));
@@ -78,7 +92,7 @@ pub(super) fn judge_hook(tree: &crate::sys::Tree, pid_file: &Path, opts: &Cleanu
         signals: Vec::new(),
         exit_code: None,
         error: None,
-        output_files: Arc::from(Vec::new()),
+        output_files: no_files(),
         cmd,
         unverified_leftovers: Vec::new(),
         started_at: check.mtime.and_then(crate::hooks::finalize::mtime_instant),
@@ -88,7 +102,95 @@ pub(super) fn judge_hook(tree: &crate::sys::Tree, pid_file: &Path, opts: &Cleanu
         notes,
         scope: crate::identity::ScopeKind::Group,
     };
-    (report, check, pin, dir_id)
+    (report, check, pin, kept)
+}
+
+/// What every hook of one cleanup shares while it is finished: the options, the index, whether
+/// the default finalize runs, what is left of the cleanup's log budget (see
+/// [`MAX_INDEX_LOG_BYTES`](super::MAX_INDEX_LOG_BYTES)), the process groups of the live
+/// processes (read once, at the first stale record that needs them), how many pidfiles of one
+/// directory may stay open from their judgement to their retirement, and the batch in which the
+/// index records of the hooks finished during the walk wait.
+pub(super) struct Finishing<'a> {
+    pub(super) opts: &'a CleanupOptions,
+    pub(super) index: Option<&'a super::Index>,
+    pub(super) default_finalize: bool,
+    pub(super) log_budget: std::sync::atomic::AtomicU64,
+    pub(super) groups: std::sync::OnceLock<std::collections::HashMap<i32, Vec<i32>>>,
+    pub(super) keep_open: usize,
+    /// Where the hooks finished during the walk wait to be appended to the index together
+    /// (with an index and the default finalize).
+    pub(super) batch: Option<super::finalize::Batch<'a>>,
+}
+
+impl Finishing<'_> {
+    /// The process groups of the live processes, read once (one pass over `/proc`, not one per
+    /// record: at 10,000 stale records the per-record scans were ~88% of the cleanup).
+    fn groups(&self) -> &std::collections::HashMap<i32, Vec<i32>> {
+        self.groups.get_or_init(|| crate::sys::procfs::group_table().unwrap_or_default())
+    }
+}
+
+/// The hooks of a directory without subdirectories, judged and finished while the walk holds
+/// the descriptor it listed the directory through (`fd`, at `dir`; `hooks` sorted; `files` its
+/// shared `output_files`): the one descriptor is the directory listed, judged in, and retired and
+/// finalized in, so no directory is opened again or compared. Every hook is judged first; when
+/// none of them is to be signalled (no pin, no scope to stop: stale, foreign, unreadable,
+/// unverified or refused records), they are finished here, each record retired through the
+/// descriptor it was judged through (see `retire::claim_judged`). Otherwise (or when the
+/// identity of one could not be read for want of descriptors) `None`: the directory is left to
+/// the cleanup's batches, which signal, list it again and finish its hooks.
+pub(super) fn finish_leaf(
+    dir: &Path,
+    fd: crate::sys::DirFd,
+    hooks: &[std::path::PathBuf],
+    files: Arc<[String]>,
+    pool: &super::listing::LazyPool<'_>,
+    cx: &Finishing<'_>,
+) -> std::result::Result<Vec<HookReport>, crate::sys::DirFd> {
+    let keep = hooks.len() <= cx.keep_open;
+    // In parallel only where the walk is not already: many hooks in the root directory, or in a
+    // subtree walked on the calling thread.
+    let pool = if rayon::current_thread_index().is_some() { None } else { pool.get(hooks.len()) };
+    let judge = |pid_file: &std::path::PathBuf| -> Option<(Pending, Option<std::fs::File>)> {
+        let (report, check, pin, kept) = judge_in(Ok(&fd), dir.to_path_buf(), pid_file, cx.opts, keep);
+        if matches!(check.judgement.and_then(|j| j.reason.errno()), Some(libc::EMFILE) | Some(libc::ENFILE)) {
+            return None;
+        }
+        let mut p = Pending { report, check, handle_index: None, output_files: Some(files.clone()), dir_id: None, listed_id: None, scope_index: None };
+        let (mut handles, mut scopes) = (Vec::new(), Vec::new());
+        p.decide(pin, &mut handles, &mut scopes);
+        (handles.is_empty() && scopes.is_empty()).then_some((p, kept))
+    };
+    // The first hook to be signalled (or unreadable for want of descriptors) ends the
+    // judging: the directory goes to the batches, and what was judged is dropped.
+    let judged: Option<Vec<(Pending, Option<std::fs::File>)>> = match pool {
+        Some(p) if hooks.len() > 1 => {
+            use rayon::prelude::*;
+            p.install(|| hooks.par_iter().map(judge).collect())
+        }
+        _ => hooks.iter().map(judge).collect(),
+    };
+    let Some(judged) = judged else { return Err(fd) };
+    let fd = Arc::new(fd);
+    let finish = |(p, kept): (Pending, Option<std::fs::File>)| {
+        crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
+        p.finish_in(Some(&fd), kept, Some(&fd), cx)
+    };
+    let done: Vec<Vec<HookReport>> = match pool {
+        Some(p) if judged.len() > 1 => {
+            use rayon::prelude::*;
+            p.install(|| judged.into_par_iter().map(finish).collect())
+        }
+        _ => judged.into_iter().map(finish).collect(),
+    };
+    Ok(done.into_iter().flatten().collect())
+}
+
+/// An empty `output_files`, shared (no allocation per report).
+fn no_files() -> Arc<[String]> {
+    static EMPTY: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
 }
 
 /// Keep everything of a hook that cannot be finalized from what was read in the directory it
@@ -96,7 +198,7 @@ pub(super) fn judge_hook(tree: &crate::sys::Tree, pid_file: &Path, opts: &Cleanu
 /// `output_files`, `why` in its error (after any error already there).
 pub(super) fn keep_all(report: &mut HookReport, why: &str) {
     report.outcome = HookOutcome::Unverified;
-    report.output_files = Arc::from(Vec::new());
+    report.output_files = no_files();
     let why = format!("{why}: pidfile and logs kept, no index records");
     report.error = Some(match report.error.take() {
         Some(prev) => format!("{prev}; {why}"),
@@ -206,7 +308,7 @@ impl Pending {
     }
 
     /// Take the termination result, retire the record when that is proven right, and run the
-    /// default finalize when `default_finalize` (a caller's callback runs afterwards, on the
+    /// default finalize when `cx.default_finalize` (a caller's callback runs afterwards, on the
     /// calling thread).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn finish(
@@ -214,11 +316,7 @@ impl Pending {
         tree: &crate::sys::Tree,
         results: &[crate::signal::TerminateReport],
         scope_results: &[crate::signal::TerminateReport],
-        leftover_groups: Option<&std::collections::HashMap<i32, Vec<i32>>>,
-        opts: &CleanupOptions,
-        index: Option<&super::Index>,
-        default_finalize: bool,
-        log_budget: &std::sync::atomic::AtomicU64,
+        cx: &Finishing<'_>,
     ) -> HookReport {
         let Pending { mut report, check, handle_index, output_files, dir_id, listed_id, scope_index } = self;
         crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
@@ -272,7 +370,7 @@ impl Pending {
         // logs' reads and unlinks): each of those then resolves one name from it. It must be the
         // very directory the pidfile was judged in: a user who may write its parent can rename
         // or exchange it with another (RENAME_EXCHANGE needs no right on the directory itself).
-        let finalizes = default_finalize && judged;
+        let finalizes = cx.default_finalize && judged;
         let removes = matches!(report.outcome, HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_));
         let dir = match (removes || finalizes).then(|| reopen_judged(tree, &report.dir, dir_id)) {
             Some(Err(why)) => {
@@ -283,15 +381,40 @@ impl Pending {
             Some(Ok(d)) => Some(d),
             None => None,
         };
+        let mut done = Pending { report, check, handle_index, output_files, dir_id, listed_id, scope_index }.finish_in(dir.as_ref(), None, None, cx);
+        // Unreachable: a hook finished without a held directory is never batched.
+        done.pop().expect("one report")
+    }
+
+    /// The rest of [`Self::finish`], in the hook's directory `dir` (the one its pidfile was
+    /// judged in; needed only when the record is retired or finalized): read the logs, retire
+    /// the record, finalize. `kept` is the pidfile's descriptor from the judgement when it was
+    /// kept open (a directory finished during the walk, [`finish_leaf`]): the record is then
+    /// retired through it without being opened and compared again (`retire::claim_judged`), and
+    /// with `held` (that directory, shared) and an index, its records wait in the cleanup's
+    /// [`Batch`](super::finalize::Batch) to be appended with others'. The reports: this hook's,
+    /// or those of the batch it filled (none while it waits).
+    fn finish_in(
+        self,
+        dir: Option<&crate::sys::DirFd>,
+        kept: Option<std::fs::File>,
+        held: Option<&Arc<crate::sys::DirFd>>,
+        cx: &Finishing<'_>,
+    ) -> Vec<HookReport> {
+        let Pending { mut report, check, output_files, .. } = self;
+        let judged = !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified);
+        let finalizes = cx.default_finalize && judged;
+        let removes = matches!(report.outcome, HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_));
+        let dir = dir.filter(|_| removes || finalizes);
         // The logs are read before the record is retired: a log that could not be read (out of
         // descriptors, EACCES, EIO) is not an empty log, and then the record stays with them.
-        let logs = match (&dir, finalizes) {
-            (Some(d), true) => match super::finalize::read_logs(&report, d, log_budget) {
+        let logs = match (dir, finalizes) {
+            (Some(d), true) => match super::finalize::read_logs(&report, d, &cx.log_budget) {
                 Ok(l) => Some(l),
                 Err(why) => {
                     keep_all(&mut report, &why);
                     report.ended_at = SystemTime::now();
-                    return report;
+                    return vec![report];
                 }
             },
             _ => None,
@@ -305,12 +428,22 @@ impl Pending {
         let mut claim = None;
         match &report.outcome {
             HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
-                claim = match (&dir, pid_file.file_name()) {
-                    (Some(d), Some(name)) => {
-                        crate::pidfile::retire::claim_by_content(d, name, &pid_file, |f| crate::pidfile::unchanged::unchanged_record(f, &check), false)
+                claim = match (dir, pid_file.file_name(), &kept) {
+                    (Some(d), Some(name), Some(f)) => {
+                        use crate::pidfile::unchanged::{same_inode_and_mtime, unchanged_content};
+                        crate::pidfile::retire::claim_judged(d, name, &pid_file, f, |st| same_inode_and_mtime(st, &check), |f, st| unchanged_content(f, st, &check))
                             .ok()
                             .flatten()
                     }
+                    (Some(d), Some(name), _) => crate::pidfile::retire::claim_by_content(
+                        d,
+                        name,
+                        &pid_file,
+                        |f| crate::pidfile::unchanged::unchanged_record(f, &check),
+                        false,
+                    )
+                    .ok()
+                    .flatten(),
                     _ => None,
                 };
                 if claim.is_none() {
@@ -320,10 +453,11 @@ impl Pending {
             HookOutcome::Refused(r) if report.error.is_none() => report.error = Some(format!("refused to signal: {r}")),
             _ => {}
         }
+        drop(kept);
         if report.outcome == HookOutcome::Stale {
-            if let (Some(pid), Some(groups)) = (report.pid, leftover_groups) {
+            if let Some(pid) = report.pid {
                 if pid > 1 {
-                    report.unverified_leftovers = groups.get(&pid).cloned().unwrap_or_default();
+                    report.unverified_leftovers = cx.groups().get(&pid).cloned().unwrap_or_default();
                 }
             }
         }
@@ -333,10 +467,15 @@ impl Pending {
         report.ended_at = SystemTime::now();
         if removes && claim.is_none() {
             // Another cleanup retired it (and finalizes it), or a new record took its name.
-            return report;
+            return vec![report];
         }
-        match (dir.as_ref(), logs) {
-            (Some(d), Some(logs)) => match super::finalize::default_finalize(&report, logs, d, index, opts.is_tty, claim) {
+        match (dir, logs) {
+            (Some(_), Some(logs)) if held.is_some() && cx.batch.is_some() => {
+                // Unreachable: both checked just above.
+                let (held, batch) = (held.expect("held"), cx.batch.as_ref().expect("batch"));
+                return batch.add(report, logs, held.clone(), claim.map(crate::pidfile::retire::Claim::detach));
+            }
+            (Some(d), Some(logs)) => match super::finalize::default_finalize(&report, logs, d, cx.index, cx.opts.is_tty, claim) {
                 Ok(done) => {
                     report.notes.extend(done.notes);
                     report.pid_file_removed = done.removed;
@@ -350,7 +489,7 @@ impl Pending {
                 }
             }
         }
-        report
+        vec![report]
     }
 }
 

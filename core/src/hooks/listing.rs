@@ -8,7 +8,10 @@
 //! background hooks of one plugin share it, and a 10,000-hook cleanup with 100 hooks to a
 //! directory holds 100 lists, not 10,000. A directory whose hook was signalled (its process may
 //! have written its last outputs while it was being stopped) is listed once more, after its
-//! batch was terminated and before any of its hooks is finalized.
+//! batch was terminated and before any of its hooks is finalized. A directory that holds hooks
+//! and no subdirectory is handed, with the descriptor it was listed through, to the cleanup's
+//! visitor ([`Visit`]), which may finish its hooks there; the listings of such directories are
+//! kept only when a directory above them holds hooks too.
 //!
 //! What a listing leaves out: the four files of every hook found in the cleanup (`<name>.pid`,
 //! `.sh`, `.stdout.log`, `.stderr.log`: one hook's pidfile and logs are never another's output,
@@ -71,48 +74,172 @@ pub(crate) fn glob_match(pat: &[u8], name: &[u8]) -> bool {
 /// and say which directory it was (its `(dev, inode)`). The cleanup's root is opened through the
 /// tree's descriptor (`sys::Tree`), never by its name again.
 fn read_entries(tree: &crate::sys::Tree, dir: &Path) -> std::io::Result<Entries> {
-    use std::os::fd::AsFd;
+    let (fd, mut e) = list(tree, dir)?;
+    e.id = fd.id().ok();
+    Ok(e)
+}
+
+/// Open one directory for reading (beneath the cleanup's root, no symlink on the way) and list
+/// it through that very descriptor, which is handed back with the entries (their `id` unset).
+fn list(tree: &crate::sys::Tree, dir: &Path) -> std::io::Result<(crate::sys::DirFd, Entries)> {
     let mut out = Entries::default();
-    // Opened as the sys layer opens (beneath the cleanup's root, no symlink on the way), then
-    // listed through that very descriptor.
-    let fd = tree.open_path(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
-    out.id = crate::sys::fd_id(fd.as_fd()).ok();
-    for (name, is_dir) in crate::sys::read_dir_fd(fd.as_fd())? {
+    let fd = tree.listed_dir(dir)?;
+    for (name, is_dir) in fd.entries()? {
         if is_dir {
             out.dirs.push(name);
         } else {
             out.files.push(name);
         }
     }
-    Ok(out)
+    Ok((fd, out))
 }
 
-/// Walk one subtree serially: the matching paths and the listings of its directories.
-fn walk_subtree(tree: &crate::sys::Tree, dir: PathBuf, pattern: &str) -> (Vec<PathBuf>, Vec<(PathBuf, Entries)>) {
-    let (mut found, mut lists) = (Vec::new(), Vec::new());
-    let mut stack = vec![dir];
-    while let Some(dir) = stack.pop() {
-        let Ok(e) = read_entries(tree, &dir) else { continue };
-        for name in e.files.iter().chain(&e.dirs) {
-            if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
-                found.push(dir.join(name));
+/// What the walk is given for a directory that holds hooks and no subdirectory, while the
+/// descriptor it was listed through is open: the directory, that descriptor, its hooks' paths
+/// (sorted), their shared `output_files` (every file of the directory but the hooks' own and
+/// pidguard's transient ones) and the cleanup's pool (see [`LazyPool`]). The visitor finishes
+/// them there (their reports) or leaves them to the cleanup's batches (`None`).
+pub(crate) type Visit<'v> =
+    &'v (dyn Fn(&Path, crate::sys::DirFd, &[PathBuf], Arc<[String]>, &LazyPool<'_>) -> Result<Vec<super::HookReport>, crate::sys::DirFd> + Sync);
+
+/// The cleanup's thread pool, made once, the first time a piece of work asks for one with at
+/// least `min` items (a top directory with that many subdirectories or hooks, a directory with
+/// that many hooks): `make(items)` may still decline (one core, no thread could be started).
+pub(crate) struct LazyPool<'m> {
+    cell: std::sync::OnceLock<Option<rayon::ThreadPool>>,
+    make: &'m (dyn Fn(usize) -> Option<rayon::ThreadPool> + Sync),
+    min: usize,
+}
+
+impl<'m> LazyPool<'m> {
+    /// A pool not made yet.
+    pub(crate) fn new(make: &'m (dyn Fn(usize) -> Option<rayon::ThreadPool> + Sync), min: usize) -> Self {
+        LazyPool { cell: std::sync::OnceLock::new(), make, min }
+    }
+
+    /// The pool for `items` items of work: the one already made, or one made now when there are
+    /// at least `min` of them; `None` to work on the calling thread.
+    pub(crate) fn get(&self, items: usize) -> Option<&rayon::ThreadPool> {
+        if let Some(p) = self.cell.get() {
+            return p.as_ref();
+        }
+        if items < self.min {
+            return None;
+        }
+        self.cell.get_or_init(|| (self.make)(items)).as_ref()
+    }
+
+    /// The pool, if one was made.
+    pub(crate) fn into_inner(self) -> Option<rayon::ThreadPool> {
+        self.cell.into_inner().flatten()
+    }
+}
+
+/// The matches of `pattern` in one listed directory `dir`: handed to `visit` with `fd` when the
+/// directory has no subdirectory and a visitor is given; otherwise (or when the visitor leaves
+/// them, handing `fd` back) added to `found`, and the directory's `id` is taken from `fd` (the
+/// batches compare it with the directory they judge in). Finished reports go to `done`. Whether
+/// the directory holds hooks left to the batches.
+#[allow(clippy::too_many_arguments)]
+fn matches_in(
+    dir: &Path,
+    fd: crate::sys::DirFd,
+    e: &mut Entries,
+    pattern: &str,
+    visit: Option<Visit<'_>>,
+    pool: &LazyPool<'_>,
+    found: &mut Vec<PathBuf>,
+    done: &mut Vec<super::HookReport>,
+) -> bool {
+    let start = found.len();
+    for name in e.files.iter().chain(&e.dirs) {
+        if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
+            found.push(dir.join(name));
+        }
+    }
+    if found.len() == start {
+        return false;
+    }
+    let fd = match (visit, e.dirs.is_empty()) {
+        (Some(v), true) => {
+            let here = &mut found[start..];
+            here.sort_unstable();
+            let stems: HashSet<OsString> = here.iter().filter_map(|p| p.file_stem().map(|s| s.to_os_string())).collect();
+            match v(dir, fd, here, leaf_output_files(&e.files, &stems), pool) {
+                Ok(reports) => {
+                    found.truncate(start);
+                    done.extend(reports);
+                    return false;
+                }
+                Err(fd) => fd,
             }
         }
+        _ => fd,
+    };
+    e.id = fd.id().ok();
+    true
+}
+
+/// The output list of a directory without subdirectories (see [`Listings::compute`]).
+fn leaf_output_files(files: &[OsString], stems: &HashSet<OsString>) -> Arc<[String]> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let name = f.as_bytes();
+            !(name.ends_with(b".pidguard-tmp")
+                || name.ends_with(b".pidguard-retired")
+                || hook_prefix(name).is_some_and(|p| stems.contains(std::ffi::OsStr::from_bytes(p))))
+        })
+        .map(|f| crate::pathtext::path_text(f).into_owned())
+        .collect();
+    out.sort();
+    out.into()
+}
+
+/// Walk one subtree serially: the matching paths left to the batches (see [`matches_in`]), the
+/// listings that their `output_files` need (of the directories that hold such hooks and of
+/// everything below a directory that holds hooks: `under_hooks` for the subtree's top), and
+/// the reports of the hooks finished during the walk.
+#[allow(clippy::type_complexity)]
+fn walk_subtree(
+    tree: &crate::sys::Tree,
+    dir: PathBuf,
+    pattern: &str,
+    visit: Option<Visit<'_>>,
+    pool: &LazyPool<'_>,
+    under_hooks: bool,
+) -> (Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>) {
+    let (mut found, mut lists, mut done) = (Vec::new(), Vec::new(), Vec::new());
+    let mut stack = vec![(dir, under_hooks)];
+    while let Some((dir, under)) = stack.pop() {
+        let Ok((fd, mut e)) = list(tree, &dir) else { continue };
+        // A directory with hooks and subdirectories is never finished during the walk: what is
+        // below it is listed for its output_files.
+        let pending = matches_in(&dir, fd, &mut e, pattern, visit, pool, &mut found, &mut done);
         for d in &e.dirs {
-            stack.push(dir.join(d));
+            stack.push((dir.join(d), under || pending));
         }
-        lists.push((dir, e));
+        if under || pending {
+            lists.push((dir, e));
+        }
     }
-    (found, lists)
+    (found, lists, done)
 }
 
 impl Listings {
     /// Walk the tree from its root recursively (each directory opened beneath the tree), listing each directory once: returns every path whose name
     /// matches `pattern` (a directory where a pidfile should be is returned too: it is reported
     /// as not a regular file, not skipped silently), sorted, and the listings of the directories
-    /// that hold one (with their subdirectories), for [`Self::output_files`]. Once `root` is
-    /// read, `pool_for(number of its subdirectories)` may give a pool, on which the subtrees are
-    /// walked; it is handed back for the rest of the cleanup.
+    /// that hold one (with their subdirectories), for [`Self::output_files`] (only for the paths
+    /// left to the batches: see `visit`). Once `root` is
+    /// read, `pool` is asked for a pool for the number of its subdirectories (or of its own
+    /// hooks, when more), on which the subtrees are walked; the pool made, if any, is handed
+    /// back for the rest of the cleanup.
+    ///
+    /// With `visit`, each directory that holds hooks and no subdirectory is given to it while
+    /// the descriptor it was listed through is open (see [`Visit`]): the hooks it finishes are
+    /// not among the returned paths, and their reports are returned (in no particular order).
     ///
     /// Errors: reading `root` itself. Unreadable subdirectories are skipped, as `Path.glob`
     /// does.
@@ -120,49 +247,45 @@ impl Listings {
     pub(crate) fn walk(
         tree: &crate::sys::Tree,
         pattern: &str,
-        pool_for: impl FnOnce(usize) -> Option<rayon::ThreadPool>,
-    ) -> std::io::Result<(Vec<PathBuf>, Listings, Option<rayon::ThreadPool>)> {
+        pool: LazyPool<'_>,
+        visit: Option<Visit<'_>>,
+    ) -> std::io::Result<(Vec<PathBuf>, Listings, Option<rayon::ThreadPool>, Vec<super::HookReport>)> {
         let root = tree.path();
-        let top = read_entries(tree, root)?;
-        let mut found = Vec::new();
-        let mut entries = HashMap::new();
-        for name in top.files.iter().chain(&top.dirs) {
-            if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
-                found.push(root.join(name));
-            }
-        }
+        let (fd, mut top) = list(tree, root)?;
         let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| root.join(d)).collect();
-        let pool = pool_for(subdirs.len());
-        entries.insert(root.to_path_buf(), top);
-        let walk_one = |d: PathBuf| walk_subtree(tree, d, pattern);
-        let parts: Vec<(Vec<PathBuf>, Vec<(PathBuf, Entries)>)> = match &pool {
+        let (mut found, mut done) = (Vec::new(), Vec::new());
+        let root_pending = matches_in(root, fd, &mut top, pattern, visit, &pool, &mut found, &mut done);
+        let mut entries = HashMap::new();
+        if root_pending {
+            entries.insert(root.to_path_buf(), top);
+        }
+        let walk_one = |d: PathBuf| walk_subtree(tree, d, pattern, visit, &pool, root_pending);
+        let parts: Vec<(Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>)> = match pool.get(subdirs.len()) {
             Some(p) if subdirs.len() > 1 => {
                 use rayon::prelude::*;
                 p.install(|| subdirs.into_par_iter().map(walk_one).collect())
             }
             _ => subdirs.into_iter().map(walk_one).collect(),
         };
-        for (f, e) in parts {
+        for (f, e, d) in parts {
             found.extend(f);
             entries.extend(e);
+            done.extend(d);
         }
         // Paths are unique: an unstable sort gives the same order.
         found.sort_unstable();
+        // Every hook found, finished during the walk or not, keeps its four files out of the
+        // lists of the directories above it (of those listings kept: see `walk_subtree`).
         let mut hooks: HashMap<PathBuf, HashSet<OsString>> = HashMap::new();
-        for p in &found {
+        for p in found.iter().chain(done.iter().map(|r| &r.pid_file)) {
             if let (Some(d), Some(stem)) = (p.parent(), p.file_stem()) {
-                hooks.entry(d.to_path_buf()).or_default().insert(stem.to_os_string());
+                if entries.contains_key(d) {
+                    hooks.entry(d.to_path_buf()).or_default().insert(stem.to_os_string());
+                }
             }
         }
-        // Keep only what some hook's output_files can reach: its directory and everything below.
-        // Every listed directory is `root` or below it, and the path of one below it is longer
-        // than root's: its ancestors are looked at only down to that length.
-        if !hooks.contains_key(root) {
-            let floor = root.as_os_str().len();
-            entries.retain(|d, _| d.ancestors().take_while(|a| a.as_os_str().len() >= floor).any(|a| hooks.contains_key(a)));
-        }
         let listings = Listings { entries, hooks, relisted: HashSet::new(), memo: HashMap::new() };
-        Ok((found, listings, pool))
+        Ok((found, listings, pool.into_inner(), done))
     }
 
     /// List `dir` and everything below it again (once per cleanup): its hook was signalled and

@@ -9,7 +9,7 @@ use super::token::StartToken;
 use super::liveness::thread_group_exited;
 pub use super::delivery::{Delivery, GroupMode};
 use super::delivery::member_has_uid;
-use super::verdict::{compare_machine, compare_tokens, machine_facts, Judgement, Policy, Reason, Verdict};
+use super::verdict::{compare_machine, compare_process, compare_tokens, machine_facts, Judgement, Policy, Reason, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protect::{refuse, Refusal, Target};
 use crate::signo::Signal;
@@ -171,7 +171,11 @@ impl ProcessRef {
                 return Err(j);
             }
         }
+        // Moved into the handle, and taken back when the handle is dropped for another try.
+        let mut base = Some(base);
         for _ in 0..3 {
+            // Unreachable: put back before every `continue`.
+            let base_here = base.take().expect("the machine's facts");
             let fd = match sys::pidfd_open(pid) {
                 Ok(fd) => fd,
                 Err(e) => match e.raw_os_error() {
@@ -180,13 +184,13 @@ impl ProcessRef {
                     // has it (pidfd_open(2)).
                     Some(libc::ESRCH) | Some(libc::EINVAL) | Some(libc::ENOENT) => return Err(gone(Reason::NoSuchProcess)),
                     // No pidfd on this system (old kernel, seccomp): pin by /proc/<pid> instead.
-                    Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error(), base),
+                    Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error(), base_here),
                     _ => return Err(unreadable(&e)),
                 },
             };
             let pidfs_ino = sys::pidfs_ino(fd.as_fd()).map_err(|e| unreadable(&e))?;
-            let exited = match sys::poll_readable(&[fd.as_fd()], Some(Duration::ZERO)) {
-                Ok(r) => r[0],
+            let exited = match sys::readable_now(fd.as_fd()) {
+                Ok(r) => r,
                 Err(e) => return Err(unreadable(&e)),
             };
             let mut h = ProcessRef {
@@ -195,7 +199,7 @@ impl ProcessRef {
                 pidfs_ino,
                 stat: None,
                 token: None,
-                base: base.clone(),
+                base: base_here,
                 zombie_at_open: exited,
                 judgement: Judgement::new(Verdict::Unverifiable, Reason::NoRecordedToken),
                 unpinned_because: None,
@@ -220,13 +224,18 @@ impl ProcessRef {
             }
             if let (Some(exp), Some(_)) = (expected, pidfs_ino) {
                 if exp.pidfs_ino.is_some() && !with_stat {
-                    h.judgement = compare_tokens(exp, &h.inode_token());
+                    // The machine's facts matched above: the rest of `compare_tokens` against
+                    // `inode_token()`, without building it.
+                    h.judgement = compare_process(exp, h.pidfs_ino, 0);
                     return Ok(h);
                 }
             }
             match h.read_stat() {
                 Ok(()) => {}
-                Err(ReadStat::Reaped) => continue,
+                Err(ReadStat::Reaped) => {
+                    base = Some(h.base);
+                    continue;
+                }
                 Err(ReadStat::Gone) => return Err(gone(Reason::NoSuchProcess)),
                 Err(ReadStat::Unreadable(j)) => return Err(j),
             }

@@ -246,10 +246,16 @@ pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
     if m.verdict != Verdict::Match {
         return m;
     }
-    match (recorded.pidfs_ino, live.pidfs_ino) {
+    compare_process(recorded, live.pidfs_ino, live.start_ticks)
+}
+
+/// Rules 4 and 5 of [`compare_tokens`] (the process's own fields, once [`compare_machine`] said
+/// `Match`), against a live process whose pidfs inode and start ticks are given.
+pub(crate) fn compare_process(recorded: &StartToken, pidfs_ino: Option<u64>, start_ticks: u64) -> Judgement {
+    match (recorded.pidfs_ino, pidfs_ino) {
         (Some(a), Some(b)) if a == b => Judgement::new(Verdict::Match, Reason::TokenEqual),
         (Some(_), Some(_)) => Judgement::new(Verdict::Mismatch, Reason::PidfsInodeDiffers),
-        _ if recorded.start_ticks != live.start_ticks => Judgement::new(Verdict::Mismatch, Reason::StartTicksDiffer),
+        _ if recorded.start_ticks != start_ticks => Judgement::new(Verdict::Mismatch, Reason::StartTicksDiffer),
         (Some(_), None) => Judgement::new(Verdict::Unverifiable, Reason::LiveTokenUnreadable),
         _ => Judgement::new(Verdict::Match, Reason::TokenEqual),
     }

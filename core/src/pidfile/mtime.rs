@@ -181,6 +181,8 @@ pub struct PidFileCheck {
     /// Why the file is refused for its links, for a privileged caller (see
     /// `pidfile::refused_links`): such a record authorises no signal.
     pub(crate) linked: Option<String>,
+    /// `(dev, inode)` of the file judged, when it was opened and examined (`fstat`).
+    pub(crate) file_id: Option<(u64, u64)>,
     /// The error of the open, `fstat` or read that made the reason `Unreadable`
     /// ([`PidFileCheck::os_error`]).
     pub(crate) read_error: Option<ReadError>,
@@ -199,6 +201,7 @@ impl PidFileCheck {
             create_time: None,
             owner: None,
             live_start_ticks: None,
+            file_id: None,
             linked: None,
             read_error: None,
         }
@@ -282,6 +285,20 @@ pub(crate) fn cmd_file_is_foreign(sh_owner: Option<u32>, pid_owner: Option<u32>)
 /// (`pidfile::retire::open_strict_in` from its directory's descriptor, so that the caller knows
 /// which directory the record was judged in); `opened` is that open's result.
 pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: CmdRule<'_>, tolerance: f64) -> (PidFileCheck, Option<ProcessRef>) {
+    let (check, pin, _) = check_pinned_kept(opened, cmd, tolerance, false);
+    (check, pin)
+}
+
+/// [`check_pinned_opened`], and with `keep` the record's descriptor too, kept open through the
+/// judgement (when it was a regular file), for a caller that retires the record right after
+/// through the very descriptor it was judged through (`retire::claim_judged`). Without `keep`
+/// the descriptor is closed before the process is looked at.
+pub(crate) fn check_pinned_kept(
+    opened: std::io::Result<std::fs::File>,
+    cmd: CmdRule<'_>,
+    tolerance: f64,
+    keep: bool,
+) -> (PidFileCheck, Option<ProcessRef>, Option<std::fs::File>) {
     let f = match opened {
         Ok(f) => f,
         Err(e) => {
@@ -292,22 +309,34 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
                     _ => PidFileCheck::unreadable(e),
                 },
                 None,
+                None,
             )
         }
     };
     let meta = match f.metadata() {
         Ok(m) => m,
-        Err(e) => return (PidFileCheck::unreadable(e), None),
+        Err(e) => return (PidFileCheck::unreadable(e), None, None),
     };
     if !meta.is_file() {
-        return (PidFileCheck::new(CheckReason::NotRegular), None);
+        return (PidFileCheck::new(CheckReason::NotRegular), None, None);
     }
+    let mut slot = Some(f);
+    let (check, pin) = check_examined(&mut slot, &meta, cmd, tolerance, keep);
+    (check, pin, slot)
+}
+
+/// [`check_pinned_kept`] of the regular file in `slot`, examined as `meta`; without `keep`,
+/// `slot` is emptied (the file closed) once it has been read.
+fn check_examined(slot: &mut Option<std::fs::File>, meta: &std::fs::Metadata, cmd: CmdRule<'_>, tolerance: f64, keep: bool) -> (PidFileCheck, Option<ProcessRef>) {
+    // Unreachable: the caller puts the file in the slot.
+    let f = slot.as_ref().expect("an open record");
     let mut out = PidFileCheck::new(CheckReason::Malformed);
+    out.file_id = Some((meta.dev(), meta.ino()));
     out.owner = Some((meta.uid(), meta.mode()));
-    out.linked = super::refused_links(&meta);
+    out.linked = super::refused_links(meta);
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
     // One read of what fstat says is there (at most one byte past the bound, to tell too long).
-    let buf = match super::read_bounded(&f, meta.len(), MAX_CONTENT + 1) {
+    let buf = match super::read_bounded(f, meta.len(), MAX_CONTENT + 1) {
         Ok(b) => b,
         Err(e) => {
             out.reason = CheckReason::Unreadable;
@@ -331,8 +360,8 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
         },
         _ => None,
     };
-    out.token = token.clone();
-    if token.is_some() {
+    out.token = token;
+    if out.token.is_some() {
         // A scope is read only with the token that dates it (see write_pid_file_scoped).
         match sys::fgetxattr(f.as_fd(), crate::identity::SCOPE_XATTR) {
             Ok(Some(raw)) => match std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<crate::identity::ScopeRecord>().ok()) {
@@ -345,11 +374,13 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
             _ => {}
         }
     }
-    drop(f);
+    if !keep {
+        *slot = None;
+    }
 
     // A record from another boot, machine or namespace is decided without a liveness probe
     // (inside `probe`).
-    let mut h = match ProcessRef::probe(pid, token.as_ref(), false) {
+    let mut h = match ProcessRef::probe(pid, out.token.as_ref(), false) {
         Ok(h) => h,
         Err(j) => {
             out.judgement = Some(j);
@@ -374,7 +405,7 @@ pub(crate) fn check_pinned_opened(opened: std::io::Result<std::fs::File>, cmd: C
             out.reason = CheckReason::Mismatch;
             return (out, None);
         }
-        Verdict::Unverifiable if token.is_some() => {
+        Verdict::Unverifiable if out.token.is_some() => {
             out.reason = if j.reason.is_foreign() { CheckReason::Foreign } else { CheckReason::Unverifiable };
             return (out, None);
         }

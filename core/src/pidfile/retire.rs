@@ -41,9 +41,17 @@ pub(crate) fn open_strict_in(dir: &DirFd, name: &OsStr) -> io::Result<fs::File> 
 /// than 210 bytes, and such a record could never be removed (`ENAMETOOLONG`). 96 random bits:
 /// no collision with another remover's name in the same directory.
 fn aside_name() -> OsString {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut rnd = [0u8; 12];
     super::atomic::random_bytes(&mut rnd);
-    OsString::from(format!(".pg-{}.pidguard-retired", super::atomic::hex(&rnd)))
+    let mut name = String::with_capacity(45);
+    name.push_str(".pg-");
+    for b in rnd {
+        name.push(DIGITS[(b >> 4) as usize] as char);
+        name.push(DIGITS[(b & 15) as usize] as char);
+    }
+    name.push_str(".pidguard-retired");
+    OsString::from(name)
 }
 
 /// Which step of [`remove_by_content`] failed (for the caller's message), and how.
@@ -88,6 +96,40 @@ impl Claim<'_> {
         };
         let _ = self.dir.unlink(&aside);
         back
+    }
+}
+
+impl Claim<'_> {
+    /// The claim without its borrow of the directory, for a caller that commits or restores it
+    /// later, with many others ([`Aside`]).
+    pub(crate) fn detach(mut self) -> Aside {
+        // Unreachable: a claim holds its private name until committed, restored or detached.
+        let aside = self.aside.take().expect("a claim holds its private name");
+        Aside { name: std::mem::take(&mut self.name), aside }
+    }
+}
+
+/// A [`Claim`] detached from its directory: the record's name and the private name it sits
+/// under. Committed ([`Aside::commit`]) or given back ([`Aside::restore`]) with the directory
+/// it was claimed in; its owner must do one of the two (dropped, the record stays under the
+/// private name).
+#[derive(Debug)]
+pub(crate) struct Aside {
+    name: OsString,
+    aside: OsString,
+}
+
+impl Aside {
+    /// [`Claim::commit`] in `dir`, the directory it was claimed in.
+    pub(crate) fn commit(self, dir: &DirFd) -> io::Result<()> {
+        dir.unlink(&self.aside)
+    }
+
+    /// [`Claim::restore`] in `dir`, the directory it was claimed in (`path`: the record's path,
+    /// for messages).
+    pub(crate) fn restore(self, dir: &DirFd, path: &Path) -> bool {
+        let mut c = Claim { dir, name: self.name, aside: Some(self.aside), path };
+        c.put_back()
     }
 }
 
@@ -169,6 +211,47 @@ pub(crate) fn claim_by_content<'a>(
         return Ok(Some(claim));
     }
     // Someone replaced the record between the compare and the rename: give theirs back.
+    claim.put_back();
+    Ok(None)
+}
+
+/// [`claim_by_content`] of the record `name` in `dir` judged a moment ago through `f`, still
+/// open: the judgement's read is the compare, so the record is not opened and read again before
+/// the rename. The name must still hold the inode judged, unchanged as far as its `lstat` tells
+/// (`unchanged(lstat)`: same inode, type, size and mtime), or nothing is touched; it is then
+/// renamed aside, the private name must hold that very inode (`lstat`), and the inode must still
+/// hold the record (`recheck`, through `f`, given that `lstat`: no `fstat`). For a caller that
+/// retires what it has just judged (a cleanup finishing a directory during its walk); one that
+/// waited in between (a batch that signalled first) compares again with [`claim_by_content`].
+///
+/// `Ok(Some(claim))` when this caller holds the record; `Ok(None)`, with nothing changed, when
+/// the name no longer exists (another claimer took it) or holds another file or another record
+/// (then, if it changed between the two looks, that file is put back). Errors: the rename
+/// (other than `ENOENT`) failed.
+pub(crate) fn claim_judged<'a>(
+    dir: &'a DirFd,
+    name: &OsStr,
+    path: &'a Path,
+    f: &fs::File,
+    unchanged: impl Fn(&crate::sys::Lstat) -> bool,
+    recheck: impl Fn(&fs::File, &crate::sys::Lstat) -> bool,
+) -> Result<Option<Claim<'a>>, StepError> {
+    if !dir.lstat(name).is_ok_and(|st| unchanged(&st)) {
+        return Ok(None);
+    }
+    crate::sys::fault::point(crate::sys::fault::Point::BeforePidfileRemove);
+    let aside = aside_name();
+    match dir.rename(name, &aside) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+        Err(e) => return Err(("rename aside", e)),
+    }
+    let mut claim = Claim { dir, name: name.to_os_string(), aside: Some(aside), path };
+    let st = claim.aside.as_deref().and_then(|a| dir.lstat(a).ok());
+    if st.is_some_and(|st| unchanged(&st) && recheck(f, &st)) {
+        return Ok(Some(claim));
+    }
+    // Someone replaced the record between the look and the rename: give theirs back.
     claim.put_back();
     Ok(None)
 }

@@ -24,22 +24,38 @@ pub(crate) fn remove_if_unchanged_in(dir: &crate::sys::DirFd, name: &std::ffi::O
 /// `(dev, inode)` of the open record `f` when it is a regular file that still holds what
 /// `check` judged: the same pid, mtime and token (`fstat`, one `pread`, `fgetxattr`).
 pub(crate) fn unchanged_record(f: &fs::File, check: &PidFileCheck) -> Option<(u64, u64)> {
-    use std::os::fd::AsFd;
     let m = f.metadata().ok()?;
     let mtime = m.mtime() as f64 + m.mtime_nsec() as f64 * 1e-9;
     if !m.is_file() || check.mtime != Some(mtime) {
         return None;
     }
-    let content = super::read_bounded(f, m.len(), 4097).ok()?;
+    same_content(f, m.len(), check).then_some((m.dev(), m.ino()))
+}
+
+/// Whether `st` (an `lstat` of a name) shows the record judged in `check` as it was judged: the
+/// same inode (`file_id`), a regular file, the same mtime. What `lstat` can tell without opening
+/// the file; [`unchanged_content`] reads the rest.
+pub(crate) fn same_inode_and_mtime(st: &crate::sys::Lstat, check: &PidFileCheck) -> bool {
+    let mtime = st.mtime.0 as f64 + st.mtime.1 as f64 * 1e-9;
+    check.file_id == Some((st.dev, st.ino)) && st.is_file() && check.mtime == Some(mtime)
+}
+
+/// Whether the open record `f`, of `st.size` bytes (`st` an `lstat` of the name that holds its
+/// inode), still holds the pid and the token that `check` judged (one `pread`, `fgetxattr`).
+pub(crate) fn unchanged_content(f: &fs::File, st: &crate::sys::Lstat, check: &PidFileCheck) -> bool {
+    same_content(f, st.size, check)
+}
+
+/// Whether `f` (of `size` bytes) holds the pid and the token that `check` judged.
+fn same_content(f: &fs::File, size: u64, check: &PidFileCheck) -> bool {
+    use std::os::fd::AsFd;
+    let Ok(content) = super::read_bounded(f, size, 4097) else { return false };
     if super::mtime::parse_pid_content(&content) != check.pid {
-        return None;
+        return false;
     }
     let token = match crate::sys::fgetxattr(f.as_fd(), super::mtime::TOKEN_XATTR) {
         Ok(Some(raw)) => std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<crate::identity::StartToken>().ok()),
         _ => None,
     };
-    if token != check.token {
-        return None;
-    }
-    Some((m.dev(), m.ino()))
+    token == check.token
 }

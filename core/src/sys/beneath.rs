@@ -74,6 +74,13 @@ impl Tree {
         let path = if path.as_os_str().is_empty() { Path::new(".") } else { path };
         Ok(DirFd::from_fd(self.open_path(path, super::O_PATH | libc::O_DIRECTORY, 0)?))
     }
+
+    /// [`Self::dir`] opened for reading (`O_RDONLY|O_DIRECTORY`): the one descriptor that both
+    /// lists the directory ([`DirFd::entries`]) and names the files in it.
+    pub(crate) fn listed_dir(&self, path: &Path) -> io::Result<DirFd> {
+        let path = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+        Ok(DirFd::from_fd(self.open_path(path, libc::O_RDONLY | libc::O_DIRECTORY, 0)?))
+    }
 }
 
 /// `struct open_how` of `<linux/openat2.h>`.

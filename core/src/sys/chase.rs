@@ -173,6 +173,9 @@ pub(crate) fn resolve(path: &Path, follow_last: bool) -> io::Result<Resolved> {
     if bytes.is_empty() {
         return Err(io::Error::from_raw_os_error(libc::ENOENT));
     }
+    if let Some(r) = resolve_stable(bytes, follow_last) {
+        return Ok(r);
+    }
     let absolute = bytes[0] == b'/';
     let mut fd = nix::fcntl::open(if absolute { "/" } else { "." }, OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
     let (mut owner, _) = stat(fd.as_fd())?;
@@ -258,6 +261,101 @@ pub(crate) fn resolve(path: &Path, follow_last: bool) -> io::Result<Resolved> {
     }
 }
 
+/// [`resolve`] without a descriptor per directory, where no one but root can change what the
+/// path leads to: `None` when that is not shown (the caller walks).
+///
+/// For an absolute path without `..` or symlinks whose directories are, from `/` down to the
+/// grandparent of the last directory, owned by root and writable by no one else (no group or
+/// other write bit; or sticky, when the entry followed in it is root's own: in a sticky
+/// directory no one else may rename or replace it). Each directory is looked at by its path (`lstat`: a
+/// directory, and every step safe by [`unsafe_transition`], or the walk decides and says why);
+/// the last one is then opened in one `openat2(RESOLVE_NO_SYMLINKS)` and must be the very
+/// directory looked at (`fstat`: same device and inode). The entries on the way can change only
+/// by root, so the open passes through the directories looked at, in order; the last
+/// directory's own entry may be a user's (a user's directory in `/tmp`), and is proven by its
+/// identity instead. The same answer as the walk, in one `lstat` per directory and three calls,
+/// instead of three calls per directory.
+#[cfg(target_os = "linux")]
+fn resolve_stable(bytes: &[u8], follow_last: bool) -> Option<Resolved> {
+    if bytes.first() != Some(&b'/') {
+        return None;
+    }
+    let mut names: Vec<&[u8]> = bytes.split(|&b| b == b'/').filter(|c| !c.is_empty() && *c != b".").collect();
+    if names.contains(&&b".."[..]) {
+        return None;
+    }
+    let last = if follow_last { None } else { Some(names.pop()?) };
+    let mut prefix: Vec<u8> = Vec::with_capacity(bytes.len() + 1);
+    prefix.push(b'/');
+    let mut looked: Option<nix::sys::stat::FileStat> = None;
+    for i in 0..=names.len() {
+        if i > 0 {
+            if i > 1 {
+                prefix.push(b'/');
+            }
+            prefix.extend_from_slice(names[i - 1]);
+        }
+        let st = nix::sys::stat::lstat(OsStr::from_bytes(&prefix)).ok()?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+            return None;
+        }
+        if let Some(parent) = looked {
+            if unsafe_transition(Owner { uid: parent.st_uid }, Owner { uid: st.st_uid }) {
+                return None;
+            }
+            // The entry that led here is followed again by the open: only root may change it.
+            // The last directory's own entry is proven by its identity instead.
+            if i < names.len() && !root_only_entry(parent.st_uid, parent.st_mode, st.st_uid) {
+                return None;
+            }
+        }
+        looked = Some(st);
+    }
+    let looked = looked?;
+    #[cfg(test)]
+    tests::BEFORE_STABLE_OPEN.with(|h| h.borrow_mut().as_mut().map(|h| h()));
+    let fd = open_dir_no_symlinks(&prefix)?;
+    let st = nix::sys::stat::fstat(fd.as_fd()).ok()?;
+    if (st.st_dev, st.st_ino) != (looked.st_dev, looked.st_ino) {
+        return None;
+    }
+    Some(match last {
+        Some(name) => Resolved::Entry(fd, OsString::from_vec(name.to_vec())),
+        None => Resolved::Dir(fd),
+    })
+}
+
+/// Whether only root can change the entry of a directory owned by `uid` with `mode` that leads
+/// to something owned by `child_uid`: the directory is root's, and no one else may write it —
+/// or it is sticky and the entry is root's too.
+fn root_only_entry(uid: u32, mode: u32, child_uid: u32) -> bool {
+    uid == 0 && (mode & 0o022 == 0 || (mode & libc::S_ISVTX != 0 && child_uid == 0))
+}
+
+/// `openat2(AT_FDCWD, path, O_PATH|O_DIRECTORY|O_CLOEXEC, RESOLVE_NO_SYMLINKS)` (Linux ≥ 5.6);
+/// `None` when it fails for any reason (no `openat2`: `ENOSYS`, or `EPERM` from an old seccomp
+/// profile; a symlink met: `ELOOP`): the caller walks. (The layout of `struct open_how` is
+/// `beneath`'s, which opens with `RESOLVE_BENEATH` from a tree's root instead.)
+#[cfg(target_os = "linux")]
+fn open_dir_no_symlinks(path: &[u8]) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    const SYS_OPENAT2: libc::c_long = 437;
+    let c = std::ffi::CString::new(path).ok()?;
+    let how = OpenHow { flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u32 as u64, mode: 0, resolve: RESOLVE_NO_SYMLINKS };
+    // SAFETY: a NUL-terminated path and a properly sized open_how; the kernel returns a new
+    // descriptor we own.
+    let r = unsafe { libc::syscall(SYS_OPENAT2, libc::AT_FDCWD as libc::c_long, c.as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>()) };
+    // SAFETY: freshly opened descriptor.
+    (r >= 0).then(|| unsafe { OwnedFd::from_raw_fd(r as i32) })
+}
+
 /// The end of a walk at `name` in the directory `fd`: the checks still owed to the links whose
 /// targets ended here are made against that directory.
 #[cfg(target_os = "linux")]
@@ -285,6 +383,11 @@ pub(crate) fn resolve(_path: &Path, _follow_last: bool) -> io::Result<Resolved> 
 mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, MetadataExt};
+
+    thread_local! {
+        /// Run between the looks and the open of `resolve_stable` (a racing user's moment).
+        pub(super) static BEFORE_STABLE_OPEN: std::cell::RefCell<Option<Box<dyn FnMut()>>> = std::cell::RefCell::new(None);
+    }
 
     fn base(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("pidguard-chase-{tag}-{}", std::process::id()));
@@ -463,5 +566,99 @@ mod tests {
         if std::fs::symlink_metadata("/var/run").is_ok_and(|m| m.file_type().is_symlink()) {
             assert!(resolve(Path::new("/var/run/x.pid"), false).is_ok());
         }
+    }
+
+    #[test]
+    fn the_rule_of_root_only_entries() {
+        // Root's directory that only root may write: any entry.
+        assert!(root_only_entry(0, 0o40755, 1000));
+        assert!(root_only_entry(0, 0o40700, 0));
+        // Sticky (`/tmp`): root's own entries only.
+        assert!(root_only_entry(0, 0o41777, 0));
+        assert!(!root_only_entry(0, 0o41777, 1000));
+        // Writable by its group or by anyone, without the sticky bit; or a user's directory.
+        assert!(!root_only_entry(0, 0o40775, 0));
+        assert!(!root_only_entry(0, 0o40777, 0));
+        assert!(!root_only_entry(1000, 0o40755, 1000));
+    }
+
+    /// The short way is taken where nothing on the way can change but by root, and gives what
+    /// the walk gives; anywhere else (a directory others may write, a user's directory above the
+    /// last one, a symlink, `..`) the walk decides.
+    #[test]
+    fn the_stable_short_way_is_taken_only_where_no_one_but_root_can_change_the_way() {
+        if !is_root() {
+            eprintln!("skipped: needs root to chown");
+            return;
+        }
+        let b = base("stable");
+        std::fs::create_dir_all(b.join("r/d")).unwrap();
+        let stable = |p: &Path, follow: bool| resolve_stable(p.as_os_str().as_bytes(), follow);
+        let (d, n) = entry(stable(&b.join("r/d/f.pid"), false).expect("a root-only way"));
+        assert_eq!((dev_ino(&d), n.as_os_str()), (meta_id(&b.join("r/d")), OsStr::new("f.pid")));
+        match stable(&b.join("r/d"), true).expect("a root-only way") {
+            Resolved::Dir(d) => assert_eq!(dev_ino(&d), meta_id(&b.join("r/d"))),
+            Resolved::Entry(..) => panic!("expected a directory"),
+        }
+        // The last directory may be a user's (its entry proven by its identity).
+        chown(&b.join("r/d"), 65534);
+        assert!(stable(&b.join("r/d/f.pid"), false).is_some());
+        // ... and so may its parent (reached through root's entry; the user's entry to the last
+        // directory is proven by its identity).
+        std::fs::create_dir_all(b.join("r/d/e/h")).unwrap();
+        chown(&b.join("r/d/e"), 65534);
+        chown(&b.join("r/d/e/h"), 65534);
+        assert!(stable(&b.join("r/d/e/f.pid"), false).is_some());
+        // A user's entry followed above the last directory: the walk.
+        assert!(stable(&b.join("r/d/e/h/f.pid"), false).is_none());
+        assert!(resolve(&b.join("r/d/e/h/f.pid"), false).is_ok(), "a user's own tree is safe to walk");
+        // Root's directory that its group or anyone may write, with the entry to the last
+        // directory's parent in it: the walk.
+        chown(&b.join("r/d"), 0);
+        let set = |p: &str, m: u32| std::fs::set_permissions(b.join(p), std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap();
+        assert!(stable(&b.join("r/d/e/f.pid"), false).is_some());
+        set("r", 0o777);
+        assert!(stable(&b.join("r/d/e/f.pid"), false).is_none());
+        set("r", 0o775);
+        assert!(stable(&b.join("r/d/e/f.pid"), false).is_none());
+        // Sticky, with root's entry in it: the short way; with a user's entry: the walk.
+        set("r", 0o1777);
+        assert!(stable(&b.join("r/d/e/f.pid"), false).is_some());
+        chown(&b.join("r/d"), 65534);
+        assert!(stable(&b.join("r/d/e/f.pid"), false).is_none());
+        set("r", 0o755);
+        // Symlinks, `..` and relative paths: the walk.
+        symlink(b.join("r"), b.join("link")).unwrap();
+        assert!(stable(&b.join("link/d/f.pid"), false).is_none());
+        assert!(stable(&b.join("r/d/../d/f.pid"), false).is_none());
+        assert!(stable(Path::new("src/lib.rs"), false).is_none());
+        std::fs::remove_dir_all(&b).unwrap();
+    }
+
+    /// The last directory exchanged for another between the looks and the open: the short way
+    /// finds a directory that is not the one looked at and gives up; the walk decides.
+    #[test]
+    fn a_last_directory_exchanged_after_the_looks_is_not_taken() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let b = base("stable-race");
+        std::fs::create_dir_all(b.join("r/d")).unwrap();
+        std::fs::create_dir_all(b.join("r/other")).unwrap();
+        let (x, y) = (b.join("r/d"), b.join("r/other"));
+        BEFORE_STABLE_OPEN.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move || {
+                std::fs::rename(&x, x.with_extension("old")).unwrap();
+                std::fs::rename(&y, &x).unwrap();
+            }))
+        });
+        let r = resolve_stable(b.join("r/d/f.pid").as_os_str().as_bytes(), false);
+        BEFORE_STABLE_OPEN.with(|h| *h.borrow_mut() = None);
+        assert!(r.is_none(), "a directory other than the one looked at was taken");
+        // The walk, now: the directory at the name (the former `other`).
+        let (d, _) = entry(resolve(&b.join("r/d/f.pid"), false).unwrap());
+        assert_eq!(dev_ino(&d), meta_id(&b.join("r/d")));
+        std::fs::remove_dir_all(&b).unwrap();
     }
 }

@@ -102,7 +102,20 @@ impl DirFd {
     pub(crate) fn lstat(&self, name: &std::ffi::OsStr) -> io::Result<Lstat> {
         let name = component(name)?;
         let st = nix::sys::stat::fstatat(self.fd.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW)?;
-        Ok(Lstat { dev: st.st_dev as u64, ino: st.st_ino as u64, mode: st.st_mode as u32, size: st.st_size as u64 })
+        Ok(Lstat {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            mode: st.st_mode as u32,
+            size: st.st_size as u64,
+            mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+        })
+    }
+
+    /// The entries of this directory (see [`read_dir_fd`]); it must have been opened for
+    /// reading (`O_RDONLY|O_DIRECTORY`, as [`Tree::listed_dir`](super::beneath::Tree::listed_dir)
+    /// opens it), not `O_PATH` (`EBADF`).
+    pub(crate) fn entries(&self) -> io::Result<Vec<DirEntry>> {
+        read_dir_fd(self.fd.as_fd())
     }
 }
 
@@ -123,6 +136,8 @@ pub(crate) struct Lstat {
     pub(crate) mode: u32,
     /// `st_size`, bytes.
     pub(crate) size: u64,
+    /// `st_mtime` and `st_mtime_nsec`.
+    pub(crate) mtime: (i64, i64),
 }
 
 impl Lstat {

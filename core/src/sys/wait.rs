@@ -35,6 +35,21 @@ pub(crate) fn poll_readable(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -
     }
 }
 
+/// [`poll_readable`] of one descriptor, without a timeout: whether it is readable now (a pidfd:
+/// its process has exited). No allocation (a probe asks this of every process it judges).
+pub(crate) fn readable_now(fd: BorrowedFd<'_>) -> io::Result<bool> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    fault::check(Call::Poll)?;
+    let mut pfd = [PollFd::new(fd, PollFlags::POLLIN)];
+    loop {
+        match poll(&mut pfd, PollTimeout::ZERO) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+            Ok(_) => return Ok(pfd[0].revents().is_some_and(|r| r.intersects(PollFlags::POLLIN | PollFlags::POLLHUP | PollFlags::POLLERR))),
+        }
+    }
+}
+
 /// How a child ended, from `waitid`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ChildExit {
