@@ -294,7 +294,10 @@ impl Fixture {
                 assert!(cases.insert(name.clone(), c.clone()).is_none(), "duplicate case name {name}");
             }
         }
-        let base = std::env::temp_dir().join(format!("pidguard-vectors-{}", std::process::id()));
+        // Unique on the machine, not only in our PID namespace: runners in other private
+        // namespaces have the same small pids (two runs at once shared a directory).
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let base = std::env::temp_dir().join(format!("pidguard-vectors-{}-{nanos}", std::process::id()));
         fs::create_dir_all(&base).unwrap();
         Fixture { cases, caller, base, prepared: None, counter: 0 }
     }
