@@ -329,7 +329,7 @@ fn resolve_stable(bytes: &[u8], follow_last: bool) -> Option<Resolved> {
 /// to something owned by `child_uid`: the directory is root's, and no one else may write it —
 /// or it is sticky and the entry is root's too.
 fn root_only_entry(uid: u32, mode: u32, child_uid: u32) -> bool {
-    uid == 0 && (mode & 0o022 == 0 || (mode & libc::S_ISVTX != 0 && child_uid == 0))
+    uid == 0 && (mode & 0o022 == 0 || (mode & (libc::S_ISVTX as u32) != 0 && child_uid == 0))
 }
 
 /// `openat2(AT_FDCWD, path, O_PATH|O_DIRECTORY|O_CLOEXEC, RESOLVE_NO_SYMLINKS)` (Linux ≥ 5.6);
