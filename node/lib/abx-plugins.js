@@ -631,16 +631,13 @@ async function sweep(root, quiet, excluded) {
     }
   }
 
+  // Stale crawls' `.persona` directories are left in place: a recursive removal by path over
+  // directories other users may write is a file decision outside core, which a privileged sweep
+  // must not make (a swapped directory or symlink would aim it anywhere). Listed, not removed.
   for (const { personaDir, sessionDir } of found.personaDirs) {
     const crawlDir = owningCrawl(sessionDir);
-    const session = path.resolve(sessionDir);
-    if (excluded(crawlDir) || liveSessions.has(session) || keptSessions.has(session) || crawlInUse(crawlDir, null)) continue;
-    try {
-      fs.rmSync(personaDir, { recursive: true, force: true });
-      log(`[+] Removed stale runtime persona dir: ${personaDir}`);
-    } catch (e) {
-      log(`[!] Failed to remove stale runtime persona dir ${personaDir}: ${e.message}`);
-    }
+    if (excluded(crawlDir)) continue;
+    log(`[*] Left stale runtime persona dir in place: ${personaDir}`);
   }
 
   log(killed > 0 ? `[+] Killed ${killed} zombie process(es)` : '[+] No zombies found');

@@ -286,7 +286,7 @@ test('killZombieChrome: a stale crawl\'s browser is stopped; excluded, in-use an
   assert.equal(killed, 1);
   assert.deepEqual(groupMembers(stale.pid), [], 'the stale crawl\'s browser and its group');
   assert.equal(fs.existsSync(path.join(root, 'stale', 'chrome', 'chrome.pid')), false);
-  assert.equal(fs.existsSync(path.join(root, 'stale', '.persona')), false);
+  assert.equal(fs.existsSync(path.join(root, 'stale', '.persona')), true, 'persona directories are left in place');
   assert.equal(alive(excluded.pid), true);
   assert.equal(fs.existsSync(path.join(root, 'current', '.persona')), true);
   assert.equal(alive(inUse.pid), true);
