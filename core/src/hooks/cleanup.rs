@@ -137,6 +137,7 @@ pub fn cleanup_background_hooks(
         // The log bytes this cleanup may still copy into the index (all hooks together).
         log_budget: std::sync::atomic::AtomicU64::new(super::MAX_INDEX_LOG_BYTES),
         groups: std::sync::OnceLock::new(),
+        groups_after_signals: std::sync::OnceLock::new(),
         keep_open: spare / (2 * MAX_THREADS),
         batch: index.as_ref().filter(|_| default_finalize).map(|i| super::finalize::Batch::new(i, opts.is_tty, spare / 4)),
     };

@@ -117,18 +117,19 @@ pub(super) struct Finishing<'a> {
     pub(super) default_finalize: bool,
     pub(super) log_budget: std::sync::atomic::AtomicU64,
     pub(super) groups: std::sync::OnceLock<std::collections::HashMap<i32, Vec<i32>>>,
+    /// The same, read once the batches have signalled (their stale records' leftovers are
+    /// looked up after the signals, as before the walk finished any hook).
+    pub(super) groups_after_signals: std::sync::OnceLock<std::collections::HashMap<i32, Vec<i32>>>,
     pub(super) keep_open: usize,
     /// Where the hooks finished during the walk wait to be appended to the index together
     /// (with an index and the default finalize).
     pub(super) batch: Option<super::finalize::Batch<'a>>,
 }
 
-impl Finishing<'_> {
-    /// The process groups of the live processes, read once (one pass over `/proc`, not one per
-    /// record: at 10,000 stale records the per-record scans were ~88% of the cleanup).
-    fn groups(&self) -> &std::collections::HashMap<i32, Vec<i32>> {
-        self.groups.get_or_init(|| crate::sys::procfs::group_table().unwrap_or_default())
-    }
+/// The process groups of the live processes, read once into `cell` (one pass over `/proc`, not
+/// one per record: at 10,000 stale records the per-record scans were ~88% of the cleanup).
+fn groups(cell: &std::sync::OnceLock<std::collections::HashMap<i32, Vec<i32>>>) -> &std::collections::HashMap<i32, Vec<i32>> {
+    cell.get_or_init(|| crate::sys::procfs::group_table().unwrap_or_default())
 }
 
 /// The hooks of a directory without subdirectories, judged and finished while the walk holds
@@ -137,9 +138,11 @@ impl Finishing<'_> {
 /// finalized in, so no directory is opened again or compared. Every hook is judged first; when
 /// none of them is to be signalled (no pin, no scope to stop: stale, foreign, unreadable,
 /// unverified or refused records), they are finished here, each record retired through the
-/// descriptor it was judged through (see `retire::claim_judged`). Otherwise (or when the
-/// identity of one could not be read for want of descriptors) `None`: the directory is left to
-/// the cleanup's batches, which signal, list it again and finish its hooks.
+/// descriptor it was judged through (see `retire::claim_judged`); their reports (or those of
+/// the batch of index records their own filled, see [`Batch`](super::finalize::Batch)).
+/// Otherwise (or when the identity of one could not be read for want of descriptors) `Err(fd)`,
+/// the descriptor handed back: the directory is left to the cleanup's batches, which signal,
+/// list it again and finish its hooks.
 pub(super) fn finish_leaf(
     dir: &Path,
     fd: crate::sys::DirFd,
@@ -175,7 +178,7 @@ pub(super) fn finish_leaf(
     let fd = Arc::new(fd);
     let finish = |(p, kept): (Pending, Option<std::fs::File>)| {
         crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
-        p.finish_in(Some(&fd), kept, Some(&fd), cx)
+        p.finish_in(Some(&fd), kept, Some(&fd), &cx.groups, cx)
     };
     let done: Vec<Vec<HookReport>> = match pool {
         Some(p) if judged.len() > 1 => {
@@ -381,7 +384,7 @@ impl Pending {
             Some(Ok(d)) => Some(d),
             None => None,
         };
-        let mut done = Pending { report, check, handle_index, output_files, dir_id, listed_id, scope_index }.finish_in(dir.as_ref(), None, None, cx);
+        let mut done = Pending { report, check, handle_index, output_files, dir_id, listed_id, scope_index }.finish_in(dir.as_ref(), None, None, &cx.groups_after_signals, cx);
         // Unreachable: a hook finished without a held directory is never batched.
         done.pop().expect("one report")
     }
@@ -392,13 +395,15 @@ impl Pending {
     /// kept open (a directory finished during the walk, [`finish_leaf`]): the record is then
     /// retired through it without being opened and compared again (`retire::claim_judged`), and
     /// with `held` (that directory, shared) and an index, its records wait in the cleanup's
-    /// [`Batch`](super::finalize::Batch) to be appended with others'. The reports: this hook's,
-    /// or those of the batch it filled (none while it waits).
+    /// [`Batch`](super::finalize::Batch) to be appended with others'. A stale record's
+    /// leftovers are looked up in `leftover_groups` (read at the first need). The reports: this
+    /// hook's, or those of the batch it filled (none while it waits).
     fn finish_in(
         self,
         dir: Option<&crate::sys::DirFd>,
         kept: Option<std::fs::File>,
         held: Option<&Arc<crate::sys::DirFd>>,
+        leftover_groups: &std::sync::OnceLock<std::collections::HashMap<i32, Vec<i32>>>,
         cx: &Finishing<'_>,
     ) -> Vec<HookReport> {
         let Pending { mut report, check, output_files, .. } = self;
@@ -457,7 +462,7 @@ impl Pending {
         if report.outcome == HookOutcome::Stale {
             if let Some(pid) = report.pid {
                 if pid > 1 {
-                    report.unverified_leftovers = cx.groups().get(&pid).cloned().unwrap_or_default();
+                    report.unverified_leftovers = groups(leftover_groups).get(&pid).cloned().unwrap_or_default();
                 }
             }
         }
