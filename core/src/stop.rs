@@ -167,6 +167,21 @@ impl StopReport {
         }
     }
 
+    /// The outcome of a termination that ran for this record, and the particulars of a refusal
+    /// for survivors skipped for their uid.
+    fn take_outcome(&mut self, t: &TerminateReport) {
+        self.outcome = match &t.outcome {
+            Outcome::AlreadyGone => StopOutcome::AlreadyGone,
+            Outcome::Exited { after } => StopOutcome::Exited(*after),
+            Outcome::Unkillable => StopOutcome::Unkillable,
+            Outcome::Refused(r) => StopOutcome::Refused(*r),
+            Outcome::Error(e) => StopOutcome::Error(e.clone()),
+        };
+        if let (Outcome::Refused(Refusal::UntrustedPidfile), false) = (&t.outcome, t.survivors.is_empty()) {
+            self.detail = Some(skipped_detail(t));
+        }
+    }
+
     /// Every signal sent, in order.
     pub fn signals(&self) -> &[Signal] {
         self.terminate.as_ref().map(|t| t.signals.as_slice()).unwrap_or(&[])
@@ -628,16 +643,7 @@ fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOpti
         }
         t.signals.extend(g.signals.iter().copied());
     }
-    report.outcome = match &t.outcome {
-        Outcome::AlreadyGone => StopOutcome::AlreadyGone,
-        Outcome::Exited { after } => StopOutcome::Exited(*after),
-        Outcome::Unkillable => StopOutcome::Unkillable,
-        Outcome::Refused(r) => StopOutcome::Refused(*r),
-        Outcome::Error(e) => StopOutcome::Error(e.clone()),
-    };
-    if let (Outcome::Refused(Refusal::UntrustedPidfile), false) = (&t.outcome, t.survivors.is_empty()) {
-        report.detail = Some(skipped_detail(&t));
-    }
+    report.take_outcome(&t);
     t
 }
 
@@ -647,16 +653,7 @@ fn run_schedule(h: crate::identity::ProcessRef, opts: &StopOptions, report: &mut
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
     // Unreachable: terminate returns exactly one report per target.
     let t = terminate(vec![h], &topts).pop().expect("one target, one report");
-    report.outcome = match &t.outcome {
-        Outcome::AlreadyGone => StopOutcome::AlreadyGone,
-        Outcome::Exited { after } => StopOutcome::Exited(*after),
-        Outcome::Unkillable => StopOutcome::Unkillable,
-        Outcome::Refused(r) => StopOutcome::Refused(*r),
-        Outcome::Error(e) => StopOutcome::Error(e.clone()),
-    };
-    if let (Outcome::Refused(Refusal::UntrustedPidfile), false) = (&t.outcome, t.survivors.is_empty()) {
-        report.detail = Some(skipped_detail(&t));
-    }
+    report.take_outcome(&t);
     t
 }
 
