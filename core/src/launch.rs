@@ -748,7 +748,9 @@ pub fn record_existing_scoped(pid_file: &Path, pid: i32, format: RecordFormat, a
 /// Errors (nothing written): `InvalidArgument` when `from` and `to` are the same path, when
 /// `from` names another pid or none (malformed, missing: `NotFound`), has no token, or cannot
 /// be judged valid (the reason is named); `NoSuchProcess` when `pid` is gone (reaped);
-/// `Held`/`Untrusted`/… from [`ensure_vacant`] of `to`; the writer's errors.
+/// `Untrusted` when `from` is not the caller's own claim (owned by another user, group- or
+/// world-writable, hard-linked for a privileged caller); `Held`/`Untrusted`/… from
+/// [`ensure_vacant`] of `to`; the writer's errors.
 pub fn move_record(from: &Path, to: &Path, pid: i32, start_time: f64) -> Result<bool> {
     if from == to {
         return Err(Error::at(ErrorKind::InvalidArgument, to, "move_record: from and to are the same path"));
@@ -768,6 +770,18 @@ pub fn move_record(from: &Path, to: &Path, pid: i32, start_time: f64) -> Result<
     let Some(token) = c.token.clone() else {
         return Err(Error::at(ErrorKind::InvalidArgument, from, "has no start token: not moved"));
     };
+    // The moved record is written by the caller, so it must already be the caller's own claim:
+    // a record another user could have written (their token and scope xattrs included) is never
+    // laundered into one of the caller's (privilege is never lent).
+    if let Some(linked) = &c.linked {
+        return Err(Error::at(ErrorKind::Untrusted, from, format_args!("{linked}: not moved")));
+    }
+    match c.owner.map(|(uid, mode)| crate::protect::pidfile_authority(uid, mode)) {
+        Some(Ok(crate::protect::Authority::Any)) => {}
+        Some(Ok(_)) => return Err(Error::at(ErrorKind::Untrusted, from, "is owned by another user: not moved")),
+        Some(Err((_, why))) => return Err(Error::at(ErrorKind::Untrusted, from, format_args!("{why}: not moved"))),
+        None => return Err(Error::at(ErrorKind::Untrusted, from, "its owner is unknown: not moved")),
+    }
     ensure_vacant(to, RecordFormat::AbxDl)?;
     let sh = cmd_file_for(from);
     let sh_bytes = crate::pidfile::retire::open_strict(&sh).ok().and_then(|f| {

@@ -124,3 +124,27 @@ fn a_piped_spawn_moved_to_its_final_path_is_stopped_with_its_whole_scope() {
     unsafe { libc::waitpid(s.supervisor_pid.unwrap_or(s.pid), &mut st, 0) };
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A record another user could have written (their token and scope xattrs are their claim) is
+/// never moved into one of the caller's: as root, `from` owned by uid 65534 is refused, and
+/// neither file changes.
+#[test]
+fn a_record_owned_by_another_user_is_not_moved() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root (a file of another uid)");
+        return;
+    }
+    let dir = tmp("foreign");
+    let mut child = std::process::Command::new("sleep").arg("300").spawn().unwrap();
+    let pid = child.id() as i32;
+    let from = dir.join("user.pid");
+    let to = dir.join("root.pid");
+    pidguard::write_pid_file_with_mtime(&from, pid, pidguard::launch::now()).unwrap();
+    std::os::unix::fs::chown(&from, Some(65534), Some(65534)).unwrap();
+    let err = move_record(&from, &to, pid, pidguard::launch::now()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Untrusted, "{err}");
+    assert!(from.exists() && !to.exists(), "nothing moved");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
