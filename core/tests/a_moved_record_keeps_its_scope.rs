@@ -135,7 +135,8 @@ fn a_record_owned_by_another_user_is_not_moved() {
         return;
     }
     let dir = tmp("foreign");
-    let mut child = std::process::Command::new("sleep").arg("300").spawn().unwrap();
+    // Without the other test's marker (set in this process's environment): not its survivor.
+    let mut child = std::process::Command::new("sleep").arg("300").env_remove("PIDGUARD_TEST_MARKER").spawn().unwrap();
     let pid = child.id() as i32;
     let from = dir.join("user.pid");
     let to = dir.join("root.pid");
