@@ -346,18 +346,22 @@ fn check_pid_file(
 /// Raises TypeError when argv is not a sequence of str; InvalidArgumentError (a ValueError) for
 /// an argument holding a NUL; UntrustedError for a symlink, FIFO or directory at the path;
 /// file system errors otherwise.
+/// An argv from Python: a sequence of `str`, not a single string (TypeError otherwise).
+fn argv_arg(argv: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if argv.is_instance_of::<PyString>() || argv.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err("argv must be a sequence of str, not a single string"));
+    }
+    argv.try_iter()
+        .map_err(|_| PyTypeError::new_err(format!("argv must be a sequence of str, not {}", type_name(argv))))?
+        .map(|a| a.and_then(|a| str_arg(&a, "each argv item")))
+        .collect()
+}
+
 #[pyfunction]
 #[pyo3(text_signature = "(cmd_file, argv)")]
 fn write_cmd_file(py: Python<'_>, cmd_file: &Bound<'_, PyAny>, argv: &Bound<'_, PyAny>) -> PyResult<()> {
     let path = path_arg(cmd_file, "cmd_file")?;
-    if argv.is_instance_of::<PyString>() || argv.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err("argv must be a sequence of str, not a single string"));
-    }
-    let argv: Vec<String> = argv
-        .try_iter()
-        .map_err(|_| PyTypeError::new_err(format!("argv must be a sequence of str, not {}", type_name(argv))))?
-        .map(|a| a.and_then(|a| str_arg(&a, "each argv item")))
-        .collect::<PyResult<_>>()?;
+    let argv = argv_arg(argv)?;
     core_call(py, move || pidguard::write_cmd_file(&path, &argv))
 }
 
@@ -649,14 +653,7 @@ fn spawn(
     stderr: Option<&Bound<'_, PyAny>>,
     guard: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<SpawnView> {
-    if argv.is_instance_of::<PyString>() || argv.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err("argv must be a sequence of str, not a single string"));
-    }
-    let argv: Vec<String> = argv
-        .try_iter()
-        .map_err(|_| PyTypeError::new_err(format!("argv must be a sequence of str, not {}", type_name(argv))))?
-        .map(|a| a.and_then(|a| str_arg(&a, "each argv item")))
-        .collect::<PyResult<_>>()?;
+    let argv = argv_arg(argv)?;
     let path = path_arg(pid_file, "pid_file")?;
     let mut opts = pidguard::launch::SpawnOptions {
         cwd: opt_path_arg(cwd, "cwd")?,
