@@ -15,14 +15,57 @@ use crate::sys::DirFd;
 
 /// A new record id: 12 hex digits of the millisecond time, `-`, 20 random hex digits.
 pub fn new_id() -> String {
-    let ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    let mut rnd = [0u8; 10];
-    crate::pidfile::atomic::random_bytes(&mut rnd);
-    format!("{:012x}-{}", ms & 0xffff_ffff_ffff, crate::pidfile::atomic::hex(&rnd))
+    Id::new().as_str().to_string()
 }
 
+/// A record id (see [`new_id`]), built on the stack: two of them per hook finalized.
+struct Id([u8; 33]);
+
+impl Id {
+    fn new() -> Id {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0) as u64;
+        let mut rnd = [0u8; 10];
+        crate::pidfile::atomic::random_bytes(&mut rnd);
+        let mut id = [b'-'; 33];
+        for (i, c) in id[..12].iter_mut().enumerate() {
+            *c = DIGITS[((ms >> (4 * (11 - i))) & 15) as usize];
+        }
+        for (i, b) in rnd.iter().enumerate() {
+            id[13 + 2 * i] = DIGITS[(b >> 4) as usize];
+            id[14 + 2 * i] = DIGITS[(b & 15) as usize];
+        }
+        Id(id)
+    }
+
+    fn as_str(&self) -> &str {
+        // Unreachable: hex digits and `-` only.
+        std::str::from_utf8(&self.0).expect("an id is ASCII")
+    }
+}
+
+/// ISO 8601 UTC with microseconds (`2026-12-02T07:25:56.123456Z`), on the stack.
+struct Iso([u8; 27]);
+
+impl Iso {
+    fn new(t: SystemTime) -> Iso {
+        use std::io::Write;
+        let mut buf = [0u8; 27];
+        // Unreachable: RFC 3339 with microseconds and a four-digit year (`mtime_instant`
+        // bounds recorded times) is 27 bytes.
+        write!(&mut buf[..], "{}", humantime::format_rfc3339_micros(t)).expect("27 bytes");
+        Iso(buf)
+    }
+
+    fn as_str(&self) -> &str {
+        // Unreachable: humantime writes ASCII.
+        std::str::from_utf8(&self.0).expect("an ISO time is ASCII")
+    }
+}
+
+#[cfg(test)]
 fn iso(t: SystemTime) -> String {
-    humantime::format_rfc3339_micros(t).to_string()
+    Iso::new(t).as_str().to_string()
 }
 
 /// The first instant ISO 8601's four-digit years (and so `iso`) cannot write: 10000-01-01T00:00:00Z.
@@ -390,7 +433,7 @@ fn unlink_logs(names: &[std::ffi::OsString; 2], dir: &DirFd) {
 /// `status`/`output_str` (the last wins).
 fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
     let success = report.succeeded();
-    let mut status = if success { "succeeded" } else { "failed" }.to_string();
+    let mut status = std::borrow::Cow::Borrowed(if success { "succeeded" } else { "failed" });
     let mut output_str = None;
     for line in stdout.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) else { continue };
@@ -398,7 +441,7 @@ fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
             continue;
         }
         if let Some(s) = v.get("status").and_then(|s| s.as_str()) {
-            status = s.to_string();
+            status = std::borrow::Cow::Owned(s.to_string());
         }
         if let Some(s) = v.get("output_str").and_then(|s| s.as_str()) {
             output_str = Some(s.to_string());
@@ -407,34 +450,36 @@ fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
     let exit_code = report.exit_code.unwrap_or(if success { 0 } else { -1 });
     let stderr_head: Option<String> = (report.error.is_none() && !success).then(|| stderr.chars().take(500).collect());
     let error = report.error.as_deref().or(stderr_head.as_deref());
-    let process_id = new_id();
-    let result_id = new_id();
-    let started = report.started_at.map(iso);
-    let ended = iso(report.ended_at);
+    let (process_id, result_id) = (Id::new(), Id::new());
+    let (process_id, result_id) = (process_id.as_str(), result_id.as_str());
+    let started = report.started_at.map(Iso::new);
+    let started = started.as_ref().map(Iso::as_str);
+    let ended = Iso::new(report.ended_at);
+    let ended = ended.as_str();
     let p = ProcessRecord {
         kind: "Process",
-        id: &process_id,
+        id: process_id,
         cmd: &report.cmd,
         pwd: crate::pathtext::path_text(report.dir.as_os_str()),
         pid: report.pid,
         exit_code,
         stdout,
         stderr,
-        started_at: started.as_deref(),
-        ended_at: &ended,
+        started_at: started,
+        ended_at: ended,
     };
     let a = ArchiveResultRecord {
         kind: "ArchiveResult",
-        id: &result_id,
+        id: result_id,
         snapshot_id: None,
         plugin: report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default(),
         hook_name: &report.name,
         status: &status,
-        process_id: &process_id,
+        process_id,
         output_str,
         output_files: &report.output_files,
-        start_ts: started.as_deref(),
-        end_ts: &ended,
+        start_ts: started,
+        end_ts: ended,
         error: error.filter(|e| !e.is_empty()),
     };
     // Both lines serialised into one buffer, sized for them at once.

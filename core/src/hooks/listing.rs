@@ -276,11 +276,16 @@ impl Listings {
         found.sort_unstable();
         // Every hook found, finished during the walk or not, keeps its four files out of the
         // lists of the directories above it (of those listings kept: see `walk_subtree`).
+        // (Without a kept listing, as for every directory finished during the walk below no
+        // other hook, there is nothing to keep them out of: 10,000 reports looked at for nothing
+        // were 3 % of a cleanup of stale records.)
         let mut hooks: HashMap<PathBuf, HashSet<OsString>> = HashMap::new();
-        for p in found.iter().chain(done.iter().map(|r| &r.pid_file)) {
-            if let (Some(d), Some(stem)) = (p.parent(), p.file_stem()) {
-                if entries.contains_key(d) {
-                    hooks.entry(d.to_path_buf()).or_default().insert(stem.to_os_string());
+        if !entries.is_empty() {
+            for p in found.iter().chain(done.iter().map(|r| &r.pid_file)) {
+                if let (Some(d), Some(stem)) = (p.parent(), p.file_stem()) {
+                    if entries.contains_key(d) {
+                        hooks.entry(d.to_path_buf()).or_default().insert(stem.to_os_string());
+                    }
                 }
             }
         }

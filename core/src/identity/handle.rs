@@ -9,7 +9,7 @@ use super::token::StartToken;
 use super::liveness::thread_group_exited;
 pub use super::delivery::{Delivery, GroupMode};
 use super::delivery::member_has_uid;
-use super::verdict::{compare_machine, compare_process, compare_tokens, machine_facts, Judgement, Policy, Reason, Verdict};
+use super::verdict::{compare_machine, compare_process, compare_tokens, machine_facts, Judgement, Machine, Policy, Reason, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protect::{refuse, Refusal, Target};
 use crate::signo::Signal;
@@ -53,7 +53,7 @@ pub struct ProcessRef {
     stat: Option<Stat>,
     token: Option<StartToken>,
     /// This machine's facts (machine id, boot id, pid namespace) when the handle was opened.
-    base: StartToken,
+    base: Machine<'static>,
     zombie_at_open: bool,
     judgement: Judgement,
     unpinned_because: Option<i32>,
@@ -171,11 +171,7 @@ impl ProcessRef {
                 return Err(j);
             }
         }
-        // Moved into the handle, and taken back when the handle is dropped for another try.
-        let mut base = Some(base);
         for _ in 0..3 {
-            // Unreachable: put back before every `continue`.
-            let base_here = base.take().expect("the machine's facts");
             let fd = match sys::pidfd_open(pid) {
                 Ok(fd) => fd,
                 Err(e) => match e.raw_os_error() {
@@ -184,7 +180,7 @@ impl ProcessRef {
                     // has it (pidfd_open(2)).
                     Some(libc::ESRCH) | Some(libc::EINVAL) | Some(libc::ENOENT) => return Err(gone(Reason::NoSuchProcess)),
                     // No pidfd on this system (old kernel, seccomp): pin by /proc/<pid> instead.
-                    Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error(), base_here),
+                    Some(libc::ENOSYS) | Some(libc::EPERM) => return ProcessRef::probe_unpinned(pid, expected, e.raw_os_error(), base),
                     _ => return Err(unreadable(&e)),
                 },
             };
@@ -199,7 +195,7 @@ impl ProcessRef {
                 pidfs_ino,
                 stat: None,
                 token: None,
-                base: base_here,
+                base,
                 zombie_at_open: exited,
                 judgement: Judgement::new(Verdict::Unverifiable, Reason::NoRecordedToken),
                 unpinned_because: None,
@@ -232,10 +228,7 @@ impl ProcessRef {
             }
             match h.read_stat() {
                 Ok(()) => {}
-                Err(ReadStat::Reaped) => {
-                    base = Some(h.base);
-                    continue;
-                }
+                Err(ReadStat::Reaped) => continue,
                 Err(ReadStat::Gone) => return Err(gone(Reason::NoSuchProcess)),
                 Err(ReadStat::Unreadable(j)) => return Err(j),
             }
@@ -247,7 +240,7 @@ impl ProcessRef {
 
     /// No pidfd here: pin by an open `/proc/<pid>` and read the stat through it, so the stat and
     /// every later check describe this process and never a successor.
-    fn probe_unpinned(pid: i32, expected: Option<&StartToken>, because: Option<i32>, base: StartToken) -> std::result::Result<ProcessRef, Judgement> {
+    fn probe_unpinned(pid: i32, expected: Option<&StartToken>, because: Option<i32>, base: Machine<'static>) -> std::result::Result<ProcessRef, Judgement> {
         let absent = |e: &std::io::Error| -> Judgement {
             // /proc/<pid> missing is proof of absence only if the kernel agrees: under
             // `hidepid` it is missing for a live process of another user.
@@ -291,7 +284,7 @@ impl ProcessRef {
     /// The token as far as the pidfd alone tells it (no start ticks): only for comparing pidfs
     /// inodes, which decide before ticks are looked at.
     fn inode_token(&self) -> StartToken {
-        StartToken { pidfs_ino: self.pidfs_ino, ..self.base.clone() }
+        self.base.token(0, self.pidfs_ino)
     }
 
     fn set_stat(&mut self, stat: Stat) {

@@ -129,7 +129,17 @@ impl FromStr for StartToken {
     /// accepted).
     fn from_str(s: &str) -> Result<StartToken> {
         let bad = || Error::invalid(format!("not a pidguard start token: {:?}", truncate(s)));
-        let parts: Vec<&str> = s.split(':').collect();
+        // At most 6 parts (linux1's), on the stack: one token is parsed per validate.
+        let mut fields = [""; 6];
+        let mut n = 0;
+        for f in s.split(':') {
+            if n == fields.len() {
+                return Err(bad());
+            }
+            fields[n] = f;
+            n += 1;
+        }
+        let parts = &fields[..n];
         let os = TokenOs::from_prefix(parts[0]).ok_or_else(bad)?;
         let shape_ok = match os {
             TokenOs::Linux => parts.len() == 5 || parts.len() == 6,

@@ -169,22 +169,47 @@ pub fn judge_record(recorded: &StartToken) -> Option<Judgement> {
     (j.verdict != Verdict::Match).then_some(j)
 }
 
-/// This machine's facts as a token without a process (start ticks 0, no pidfs inode):
-/// the machine id ([`procfs::UNKNOWN`] when unknown: it is consulted only when boot ids
-/// differ), the boot id and the pid namespace. `Err` with `machine-identity-unreadable` and the
-/// errno when the boot id or the pid namespace cannot be read: an unknown is never a value.
-pub(crate) fn machine_facts() -> std::result::Result<StartToken, Judgement> {
+/// The facts of a machine that rules 0–3 of [`compare_tokens`] compare: the system, the
+/// machine id, the boot id and the pid namespace, borrowed (this machine's are read once per
+/// process and live as long as it: no allocation per judgement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Machine<'a> {
+    pub(crate) os: TokenOs,
+    pub(crate) machine_id: &'a str,
+    pub(crate) boot_id: &'a str,
+    pub(crate) pidns_ino: u64,
+}
+
+impl StartToken {
+    /// The machine facts of this token.
+    pub(crate) fn machine(&self) -> Machine<'_> {
+        Machine { os: self.os, machine_id: &self.machine_id, boot_id: &self.boot_id, pidns_ino: self.pidns_ino }
+    }
+}
+
+impl Machine<'_> {
+    /// A token of a process of this machine: its start ticks and pidfs inode with these facts.
+    pub(crate) fn token(&self, start_ticks: u64, pidfs_ino: Option<u64>) -> StartToken {
+        StartToken {
+            os: self.os,
+            machine_id: self.machine_id.to_string(),
+            boot_id: self.boot_id.to_string(),
+            pidns_ino: self.pidns_ino,
+            start_ticks,
+            pidfs_ino,
+        }
+    }
+}
+
+/// This machine's facts: the machine id ([`procfs::UNKNOWN`] when unknown: it is consulted only
+/// when boot ids differ), the boot id and the pid namespace. `Err` with
+/// `machine-identity-unreadable` and the errno when the boot id or the pid namespace cannot be
+/// read: an unknown is never a value.
+pub(crate) fn machine_facts() -> std::result::Result<Machine<'static>, Judgement> {
     let unreadable = |e: i32| Judgement::new(Verdict::Unverifiable, Reason::MachineIdentityUnreadable(e));
     let boot_id = procfs::boot_id().map_err(unreadable)?;
     let pidns_ino = procfs::pidns_ino().map_err(unreadable)?;
-    Ok(StartToken {
-        os: TokenOs::here(),
-        machine_id: procfs::machine_id().unwrap_or(procfs::UNKNOWN).to_string(),
-        boot_id: boot_id.to_string(),
-        pidns_ino,
-        start_ticks: 0,
-        pidfs_ino: None,
-    })
+    Ok(Machine { os: TokenOs::here(), machine_id: procfs::machine_id().unwrap_or(procfs::UNKNOWN), boot_id, pidns_ino })
 }
 
 fn known(field: &str) -> bool {
@@ -192,12 +217,12 @@ fn known(field: &str) -> bool {
 }
 
 /// Rules 1–3 of [`compare_tokens`]: `Match` here means "the same kernel and namespace: go on".
-pub(crate) fn compare_machine(recorded: &StartToken, live: &StartToken) -> Judgement {
+pub(crate) fn compare_machine(recorded: &StartToken, live: &Machine<'_>) -> Judgement {
     if recorded.os != live.os {
         // Written on another system: its fields mean other things here, so nothing is compared.
         return Judgement::new(Verdict::Unverifiable, Reason::ForeignMachine);
     }
-    if !known(&live.boot_id) {
+    if !known(live.boot_id) {
         return Judgement::new(Verdict::Unverifiable, Reason::MachineIdentityUnreadable(libc::ENOENT));
     }
     if recorded.boot_id != live.boot_id {
@@ -206,7 +231,7 @@ pub(crate) fn compare_machine(recorded: &StartToken, live: &StartToken) -> Judge
         // never judged here.
         let same_machine = known(&recorded.boot_id)
             && known(&recorded.machine_id)
-            && known(&live.machine_id)
+            && known(live.machine_id)
             && recorded.machine_id == live.machine_id;
         return if same_machine {
             Judgement::new(Verdict::Mismatch, Reason::BootIdDiffers)
@@ -242,7 +267,7 @@ pub(crate) fn compare_machine(recorded: &StartToken, live: &StartToken) -> Judge
 ///    (`LiveTokenUnreadable`). Without inodes on both sides, tokens compare only within one
 ///    time namespace.
 pub fn compare_tokens(recorded: &StartToken, live: &StartToken) -> Judgement {
-    let m = compare_machine(recorded, live);
+    let m = compare_machine(recorded, &live.machine());
     if m.verdict != Verdict::Match {
         return m;
     }

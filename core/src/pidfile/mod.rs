@@ -94,6 +94,31 @@ pub(crate) fn read_bounded(f: &std::fs::File, size: u64, max: u64) -> std::io::R
     Ok(buf)
 }
 
+/// [`read_bounded`], the bytes handed to `with` from a buffer on the stack when what fstat says
+/// is there (`size`, at most `max`) is small, as a pidfile is (one read per validate, two per
+/// stale record: no allocation); larger or unsized (`size` 0) files are read by
+/// [`read_bounded`]. Errors: the `pread` error (`EINTR` is retried).
+pub(crate) fn with_bounded<R>(f: &std::fs::File, size: u64, max: u64, with: impl FnOnce(&[u8]) -> R) -> std::io::Result<R> {
+    use std::os::unix::fs::FileExt;
+    const SMALL: u64 = 128;
+    let want = size.min(max);
+    if size == 0 || want > SMALL {
+        return read_bounded(f, size, max).map(|b| with(&b));
+    }
+    let mut buf = [0u8; SMALL as usize];
+    let want = want as usize;
+    let mut len = 0usize;
+    while len < want {
+        match f.read_at(&mut buf[len..want], len as u64) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(with(&buf[..len]))
+}
+
 /// For a privileged caller (euid 0 or `CAP_KILL`), why a file it is about to trust (an abx-dl
 /// pidfile, a `.sh`, a log, the index) is refused for its links: `Some("has 2 links; …")` when
 /// `st_nlink > 1`. A user who may write a directory root walks can link a file of root's there

@@ -336,19 +336,17 @@ fn check_examined(slot: &mut Option<std::fs::File>, meta: &std::fs::Metadata, cm
     out.linked = super::refused_links(meta);
     out.mtime = Some(meta.mtime() as f64 + meta.mtime_nsec() as f64 * 1e-9);
     // One read of what fstat says is there (at most one byte past the bound, to tell too long).
-    let buf = match super::read_bounded(f, meta.len(), MAX_CONTENT + 1) {
-        Ok(b) => b,
+    // Longer content is malformed, not truncated: a prefix of it could parse.
+    let parsed = super::with_bounded(f, meta.len(), MAX_CONTENT + 1, |buf| if buf.len() as u64 > MAX_CONTENT { None } else { parse_pid_content(buf) });
+    let parsed = match parsed {
+        Ok(p) => p,
         Err(e) => {
             out.reason = CheckReason::Unreadable;
             out.read_error = Some(ReadError(std::sync::Arc::new(e)));
             return (out, None);
         }
     };
-    // Longer content is malformed, not truncated: a prefix of it could parse.
-    if buf.len() as u64 > MAX_CONTENT {
-        return (out, None);
-    }
-    let Some(pid) = parse_pid_content(&buf) else { return (out, None) };
+    let Some(pid) = parsed else { return (out, None) };
     out.pid = Some(pid);
     let token = match sys::fgetxattr(f.as_fd(), TOKEN_XATTR) {
         Ok(Some(raw)) => match std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<StartToken>().ok()) {

@@ -49,8 +49,8 @@ pub(crate) fn unchanged_content(f: &fs::File, st: &crate::sys::Lstat, check: &Pi
 /// Whether `f` (of `size` bytes) holds the pid and the token that `check` judged.
 fn same_content(f: &fs::File, size: u64, check: &PidFileCheck) -> bool {
     use std::os::fd::AsFd;
-    let Ok(content) = super::read_bounded(f, size, 4097) else { return false };
-    if super::mtime::parse_pid_content(&content) != check.pid {
+    let Ok(pid) = super::with_bounded(f, size, 4097, super::mtime::parse_pid_content) else { return false };
+    if pid != check.pid {
         return false;
     }
     let token = match crate::sys::fgetxattr(f.as_fd(), super::mtime::TOKEN_XATTR) {

@@ -3,6 +3,7 @@
 //! namespace. The name is Linux's (`user.pidguard.token`) everywhere: macOS has no namespaces
 //! and stores it as it is; FreeBSD stores `pidguard.token` in its `user` namespace.
 
+#[cfg(target_os = "freebsd")]
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -16,14 +17,36 @@ const ABSENT: i32 = libc::ENODATA;
 #[cfg(not(target_os = "linux"))]
 const ABSENT: i32 = libc::ENOATTR;
 
+/// An attribute name as a C string, on the stack (one per call, at every validate and stale
+/// record: no allocation).
+#[cfg(not(target_os = "freebsd"))]
+struct NameBuf([u8; 64]);
+
+#[cfg(not(target_os = "freebsd"))]
+impl NameBuf {
+    /// Unreachable panics: every caller passes a constant name (`TOKEN_XATTR`, `SCOPE_XATTR`:
+    /// short, no NUL), never input.
+    fn new(name: &str) -> NameBuf {
+        assert!(name.len() < 64 && !name.contains('\0'), "xattr name is a short constant without NUL");
+        let mut buf = [0u8; 64];
+        buf[..name.len()].copy_from_slice(name.as_bytes());
+        NameBuf(buf)
+    }
+
+    fn as_cstr(&self) -> &std::ffi::CStr {
+        // Unreachable: `new` leaves at least one NUL after the name and none in it.
+        std::ffi::CStr::from_bytes_until_nul(&self.0).expect("NUL-terminated")
+    }
+}
+
 /// `fgetxattr(2)` of `name` on an open file. `Ok(None)` when the attribute is absent or the
 /// file system has no user xattrs.
 #[cfg(not(target_os = "freebsd"))]
 pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec<u8>>> {
     fault::check(Call::Getxattr)?;
     // Raw libc: nix 0.32 has no extended-attribute wrappers.
-    // Unreachable: every caller passes a constant name (`TOKEN_XATTR`, `SCOPE_XATTR`: no NUL), never input.
-    let cname = CString::new(name).expect("xattr name has no NUL");
+    let cname = NameBuf::new(name);
+    let cname = cname.as_cstr();
     // A token fits the first, stack-held buffer; the heap is used only for what is returned
     // (nothing at all for the common "no such attribute").
     let mut small = [0u8; 256];
@@ -53,8 +76,8 @@ pub(crate) fn fgetxattr(fd: BorrowedFd<'_>, name: &str) -> io::Result<Option<Vec
 pub(crate) fn fsetxattr(fd: BorrowedFd<'_>, name: &str, value: &[u8]) -> io::Result<bool> {
     // Raw libc: nix 0.32 has no extended-attribute wrappers.
     let r = fault::check(Call::Setxattr).and_then(|()| {
-        // Unreachable: every caller passes a constant name (`TOKEN_XATTR`, `SCOPE_XATTR`: no NUL), never input.
-        let cname = CString::new(name).expect("xattr name has no NUL");
+        let cname = NameBuf::new(name);
+        let cname = cname.as_cstr();
         // SAFETY: `value` is valid for its length.
         #[cfg(target_os = "linux")]
         let r = unsafe { libc::fsetxattr(fd.as_raw_fd(), cname.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
