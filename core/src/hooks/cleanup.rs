@@ -169,12 +169,12 @@ pub fn cleanup_background_hooks(
     // be read for want of descriptors (EMFILE, ENFILE) is tried again in a later batch, once
     // the batch before it has closed its own.
     let mut queue: std::collections::VecDeque<(PathBuf, u32)> = files.into_iter().map(|f| (f, 0)).collect();
+    // The reports, in the vectors they were made in (moved once, when sorted).
     let mut reports = early;
     // The records of the hooks finished during the walk that still wait to be appended.
     if let Some(b) = &cx.batch {
-        reports.extend(b.flush());
+        reports.push(b.flush());
     }
-    reports.reserve(queue.len());
     let topts = TerminateOptions { schedule: opts.schedule.clone(), group: true, reap: false };
     while !queue.is_empty() {
         let budget = hooks_per_batch(threads);
@@ -235,6 +235,7 @@ pub fn cleanup_background_hooks(
             p.listed_id = listings.dir_id(&p.report.dir);
         }
         let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, &scope_results, &cx));
+        let mut finished = Vec::with_capacity(done.len());
         for mut report in done {
             if let Some(f) = finalize.as_mut() {
                 // A hook this cleanup did not retire (another cleanup did, see NOT_CLAIMED) is
@@ -246,8 +247,9 @@ pub fn cleanup_background_hooks(
                     }
                 }
             }
-            reports.push(report);
+            finished.push(report);
         }
+        reports.push(finished);
         // Put the retries first: the next batch starts with every descriptor of this one closed.
         for r in retry.into_iter().rev() {
             queue.push_front(r);
@@ -256,8 +258,8 @@ pub fn cleanup_background_hooks(
     Ok(sorted_by_pid_file(reports, pool.as_ref()))
 }
 
-/// The reports in `Path` order of their pidfiles (one report per pidfile: no ties), sorted on
-/// `pool` when there is one.
+/// The reports, in the vectors they were made in, as one vector in `Path` order of their
+/// pidfiles (one report per pidfile: no ties), sorted on `pool` when there is one.
 ///
 /// Every pidfile path of one cleanup is the output directory's path as given, then `/`-joined
 /// names as listed (none empty, `.` or `..`): the same bytes up to the names, so `Path`'s
@@ -265,12 +267,14 @@ pub fn cleanup_background_hooks(
 /// after the bytes all of them share, and indices sorted rather than the large reports moved
 /// (10,000 reports sorted with `Path::cmp` were a tenth of a cleanup of stale records; with the
 /// byte order from the first byte, 3 %).
-fn sorted_by_pid_file(reports: Vec<HookReport>, pool: Option<&rayon::ThreadPool>) -> Vec<HookReport> {
+fn sorted_by_pid_file(chunks: Vec<Vec<HookReport>>, pool: Option<&rayon::ThreadPool>) -> Vec<HookReport> {
     use std::os::unix::ffi::OsStrExt;
-    let order = path_order(reports.iter().map(|r| r.pid_file.as_os_str().as_bytes()).collect(), pool);
-    let mut slots: Vec<Option<HookReport>> = reports.into_iter().map(Some).collect();
-    // Unreachable: `order` is a permutation of the indices, each taken once.
-    order.into_iter().map(|i| slots[i].take().expect("each report once")).collect()
+    let at: Vec<(usize, usize)> = chunks.iter().enumerate().flat_map(|(c, v)| (0..v.len()).map(move |i| (c, i))).collect();
+    let order = path_order(at.iter().map(|&(c, i)| chunks[c][i].pid_file.as_os_str().as_bytes()).collect(), pool);
+    // In place (an `Option` of a report is a report's size).
+    let mut slots: Vec<Vec<Option<HookReport>>> = chunks.into_iter().map(|v| v.into_iter().map(Some).collect()).collect();
+    // Unreachable: `order` is a permutation of the indices of `at`, each taken once.
+    order.into_iter().map(|k| slots[at[k].0][at[k].1].take().expect("each report once")).collect()
 }
 
 /// The indices of `paths` (pidfile paths of one cleanup: see [`sorted_by_pid_file`]) in their
