@@ -17,6 +17,12 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use pidguard::report::{HookView, PidFileCheckView, StopView};
 use pidguard::{cleanup_background_hooks, CleanupOptions, ExitCode, Policy, Schedule};
 
+/// The command's allocations come from mimalloc: with glibc's
+/// malloc a cleanup's pool threads contended for arenas (BENCHMARKS.md, issue 28).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The text after `--help`: every exit code, from core's table.
 fn exit_codes_help() -> String {
     format!("Exit codes:\n{}", ExitCode::table())
