@@ -354,11 +354,14 @@ fn pool_for(hooks: usize) -> Option<rayon::ThreadPool> {
         .ok()
 }
 
-/// `items.map(f)`, in order, on `pool` when there is one.
+/// `items.map(f)`, in order, on `pool` when there is one, split down to single items: rayon's
+/// default split leaves a thread with a run of a quarter of the items that no other thread can
+/// take a part of, and at the end of a cleanup one thread then worked alone for tens of
+/// milliseconds (BENCHMARKS.md, issue 28). The same holds for every parallel loop of a cleanup.
 fn par_map<T: Send, R: Send>(pool: Option<&rayon::ThreadPool>, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
     use rayon::prelude::*;
     match pool {
-        Some(p) if items.len() > 1 => p.install(|| items.into_par_iter().map(f).collect()),
+        Some(p) if items.len() > 1 => p.install(|| items.into_par_iter().with_max_len(1).map(f).collect()),
         _ => items.into_iter().map(f).collect(),
     }
 }

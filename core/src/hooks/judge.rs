@@ -170,7 +170,7 @@ pub(super) fn finish_leaf(
     let judged: Option<Vec<(Pending, Option<std::fs::File>)>> = match pool {
         Some(p) if hooks.len() > 1 => {
             use rayon::prelude::*;
-            p.install(|| hooks.par_iter().map(judge).collect())
+            p.install(|| hooks.par_iter().with_max_len(1).map(judge).collect())
         }
         _ => hooks.iter().map(judge).collect(),
     };
@@ -183,7 +183,7 @@ pub(super) fn finish_leaf(
     let done: Vec<Vec<HookReport>> = match pool {
         Some(p) if judged.len() > 1 => {
             use rayon::prelude::*;
-            p.install(|| judged.into_par_iter().map(finish).collect())
+            p.install(|| judged.into_par_iter().with_max_len(1).map(finish).collect())
         }
         _ => judged.into_iter().map(finish).collect(),
     };

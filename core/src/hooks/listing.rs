@@ -264,7 +264,8 @@ impl Listings {
         let parts: Vec<(Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>)> = match pool.get(subdirs.len()) {
             Some(p) if subdirs.len() > 1 => {
                 use rayon::prelude::*;
-                p.install(|| subdirs.into_par_iter().map(walk_one).collect())
+                // One subtree per piece of work (see `cleanup::par_map`).
+                p.install(|| subdirs.into_par_iter().with_max_len(1).map(walk_one).collect())
             }
             _ => subdirs.into_iter().map(walk_one).collect(),
         };
