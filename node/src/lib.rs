@@ -36,12 +36,6 @@ use pidguard::report::{
 
 use convert::{call, path, task, CoreTask, PathArg};
 
-/// The addon's Rust allocations (never V8's or Node's) come from mimalloc: with glibc's
-/// malloc a cleanup's pool threads contended for arenas (BENCHMARKS.md, issue 28).
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The pidguard version (the crate version; `package.json` carries the same).
 #[napi]
 pub const VERSION: &str = pidguard::VERSION;

@@ -11,13 +11,6 @@ mod guard;
 mod process;
 
 use std::ffi::OsString;
-
-/// The extension's Rust allocations (never Python's) come from mimalloc: with glibc's malloc a
-/// cleanup's pool threads contended for arenas (BENCHMARKS.md, issue 28).
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::os::unix::ffi::OsStringExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};

@@ -156,12 +156,14 @@ pub fn cleanup_background_hooks(
     let (files, mut listings, mut pool, early) =
         super::listing::Listings::walk(tree, &opts.pattern, super::listing::LazyPool::new(&pool_for, PARALLEL_MIN_HOOKS), visit)
             .map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
-    if files.len() < PARALLEL_MIN_HOOKS {
-        pool = None;
-    } else if pool.is_none() {
+    // The walk's pool, if any, is kept for the sort of the reports; the batches use one only
+    // for many hooks.
+    let many = files.len() >= PARALLEL_MIN_HOOKS;
+    if many && pool.is_none() {
         pool = pool_for(files.len());
     }
-    let threads = pool.as_ref().map_or(1, |p| p.current_num_threads());
+    let batch_pool = pool.as_ref().filter(|_| many);
+    let threads = batch_pool.map_or(1, |p| p.current_num_threads());
 
     // Hooks are stopped in batches that fit the descriptors this process can get (a pinned
     // hook holds a pidfd, and its group members get theirs while it is terminated): a cleanup
@@ -187,7 +189,7 @@ pub fn cleanup_background_hooks(
         while handles.len() < budget && !queue.is_empty() {
             let take = (budget - handles.len()).min(queue.len());
             let chunk: Vec<(PathBuf, u32)> = queue.drain(..take).collect();
-            let judged = par_map(pool.as_ref(), chunk, |(pid_file, attempts)| {
+            let judged = par_map(batch_pool, chunk, |(pid_file, attempts)| {
                 let judged = judge_hook(tree, &pid_file, opts);
                 (pid_file, attempts, judged)
             });
@@ -229,12 +231,12 @@ pub fn cleanup_background_hooks(
                 listings.relist(tree, &p.report.dir);
             }
         }
-        listings.prepare(pending.iter().map(|p| p.report.dir.as_path()), |l, dirs| par_map(pool.as_ref(), dirs, |d| l.compute(&d)));
+        listings.prepare(pending.iter().map(|p| p.report.dir.as_path()), |l, dirs| par_map(batch_pool, dirs, |d| l.compute(&d)));
         for p in &mut pending {
             p.output_files = Some(listings.output_files(&p.report.dir));
             p.listed_id = listings.dir_id(&p.report.dir);
         }
-        let done = par_map(pool.as_ref(), pending, |p| p.finish(tree, &results, &scope_results, &cx));
+        let done = par_map(batch_pool, pending, |p| p.finish(tree, &results, &scope_results, &cx));
         let mut finished = Vec::with_capacity(done.len());
         for mut report in done {
             if let Some(f) = finalize.as_mut() {

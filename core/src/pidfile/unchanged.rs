@@ -49,7 +49,8 @@ pub(crate) fn unchanged_content(f: &fs::File, st: &crate::sys::Lstat, check: &Pi
 /// Whether `f` (of `size` bytes) holds the pid and the token that `check` judged.
 fn same_content(f: &fs::File, size: u64, check: &PidFileCheck) -> bool {
     use std::os::fd::AsFd;
-    let Ok(pid) = super::with_bounded(f, size, 4097, super::mtime::parse_pid_content) else { return false };
+    // Content longer than a record's bound is malformed (as when judged), whatever it starts with.
+    let Ok(pid) = super::with_bounded(f, size, 4097, |b| if b.len() > 4096 { None } else { super::mtime::parse_pid_content(b) }) else { return false };
     if pid != check.pid {
         return false;
     }
@@ -58,4 +59,27 @@ fn same_content(f: &fs::File, size: u64, check: &PidFileCheck) -> bool {
         _ => None,
     };
     token == check.token
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_content;
+    use crate::pidfile::mtime::{CheckReason, PidFileCheck};
+
+    /// The re-check before a record is removed applies the judgement's bound: content longer
+    /// than a record may be is not "the same pid", whatever it starts with.
+    #[test]
+    fn a_record_grown_past_the_bound_is_not_unchanged() {
+        let dir = std::env::temp_dir().join(format!("pidguard-unchanged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("r.pid");
+        let mut check = PidFileCheck::new(CheckReason::Gone);
+        check.pid = Some(4242);
+        for (content, same) in [("4242".to_string(), true), (format!("4242{}", " ".repeat(4092)), true), (format!("4242{}", " ".repeat(4093)), false), ("4243".to_string(), false)] {
+            std::fs::write(&p, &content).unwrap();
+            let f = std::fs::File::open(&p).unwrap();
+            assert_eq!(same_content(&f, content.len() as u64, &check), same, "{} bytes", content.len());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
