@@ -317,3 +317,31 @@ fn a_stale_hooks_logs_are_read_only_when_regular_and_a_planted_link_or_fifo_is_n
     }
     assert_eq!(fs::read_to_string(&secret).unwrap(), "TOP-SECRET\n", "the link's target is untouched");
 }
+
+/// Two hooks of one directory whose names sort differently from their pidfiles' (`on_x` is a
+/// prefix of `on_x-y`, while `on_x-y.pid` sorts before `on_x.pid`): both hooks' own files are
+/// left out of both reports' `output_files`, and the directory's other file is in.
+#[test]
+fn a_directory_finished_during_the_walk_lists_only_its_outputs() {
+    let d = TempDir::new("cleanup-leaf-outputs");
+    let out = d.path().join("snap");
+    let dir = out.join("plugin");
+    fs::create_dir_all(&dir).unwrap();
+    // A pid that is gone: a child, reaped.
+    let mut c = Command::new("true").spawn().unwrap();
+    c.wait().unwrap();
+    let dead = c.id() as i32;
+    for name in ["on_x", "on_x-y"] {
+        write_cmd_file(&dir.join(format!("{name}.sh")), &["sleep", "1"]).unwrap();
+        fs::write(dir.join(format!("{name}.stdout.log")), "").unwrap();
+        fs::write(dir.join(format!("{name}.stderr.log")), "").unwrap();
+        fs::write(dir.join(format!("{name}.pid")), dead.to_string()).unwrap();
+    }
+    fs::write(dir.join("result.txt"), "r").unwrap();
+    let reports = cleanup_background_hooks(&out, &fast(), None).unwrap();
+    assert_eq!(reports.len(), 2);
+    for r in &reports {
+        assert_eq!(r.outcome, HookOutcome::Stale, "{r:?}");
+        assert_eq!(r.output_files.to_vec(), vec!["result.txt".to_string()], "{r:?}");
+    }
+}

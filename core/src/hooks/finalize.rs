@@ -272,10 +272,7 @@ pub(crate) struct Logs {
 /// record and the logs and writes nothing (a failed read is not an empty log).
 /// `budget` is what is left of the cleanup's [`MAX_INDEX_LOG_BYTES`].
 pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) -> std::result::Result<Logs, String> {
-    let stem = super::outcome::stem_of(&report.pid_file);
-    let (mut out, mut err) = (stem.clone(), stem);
-    out.push(".stdout.log");
-    err.push(".stderr.log");
+    let (out, err) = (super::outcome::stem_with(&report.pid_file, ".stdout.log"), super::outcome::stem_with(&report.pid_file, ".stderr.log"));
     let (stdout, n1) = read_log(dir, &out, "stdout", budget)?;
     let (stderr, n2) = read_log(dir, &err, "stderr", budget)?;
     Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect(), names: [out, err] })

@@ -11,7 +11,7 @@ use crate::pidfile::mtime::{check_pinned_kept, CheckReason, CmdRule, PidFileChec
 use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
 use crate::signal::{ExitStatus, Outcome};
 
-use super::outcome::{add_finalize_error, stem_of, CleanupOptions, HookOutcome, HookReport};
+use super::outcome::{add_finalize_error, no_files, stem_with, CleanupOptions, HookOutcome, HookReport};
 
 pub(super) struct Pending {
     pub(super) report: HookReport,
@@ -52,10 +52,9 @@ fn judge_in(
     opts: &CleanupOptions,
     keep: bool,
 ) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<std::fs::File>) {
-    let mut cmd_name = stem_of(pid_file);
-    let stem = crate::pathtext::path_text(&cmd_name).into_owned();
-    cmd_name.push(".sh");
-    let cmd_file = dir.join(&cmd_name);
+    let stem = crate::pathtext::path_text(pid_file.file_stem().unwrap_or_default()).into_owned();
+    let cmd_name = stem_with(pid_file, ".sh");
+    let cmd_file = super::outcome::joined(&dir, &cmd_name);
     let open_in = |name: &std::ffi::OsStr| match dir_fd {
         Ok(d) => crate::pidfile::retire::open_strict_in(d, name),
         Err(e) => Err(e.raw_os_error().map_or_else(|| std::io::Error::new(e.kind(), e.to_string()), std::io::Error::from_raw_os_error)),
@@ -172,7 +171,11 @@ pub(super) fn finish_leaf(
             use rayon::prelude::*;
             p.install(|| hooks.par_iter().with_max_len(1).map(judge).collect())
         }
-        _ => hooks.iter().map(judge).collect(),
+        // Sized once (a collect into an `Option` starts at 4 records of ~700 bytes).
+        _ => {
+            let mut all = Vec::with_capacity(hooks.len());
+            hooks.iter().map(judge).try_for_each(|j| j.map(|j| all.push(j))).map(|()| all)
+        }
     };
     let Some(judged) = judged else { return Err(fd) };
     let fd = Arc::new(fd);
@@ -190,11 +193,6 @@ pub(super) fn finish_leaf(
     Ok(done.into_iter().flatten().collect())
 }
 
-/// An empty `output_files`, shared (no allocation per report).
-fn no_files() -> Arc<[String]> {
-    static EMPTY: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
-}
 
 /// Keep everything of a hook that cannot be finalized from what was read in the directory it
 /// was judged in (the directory was replaced, a log could not be read): `Unverified`, no

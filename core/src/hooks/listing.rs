@@ -154,7 +154,7 @@ fn matches_in(
     let start = found.len();
     for name in e.files.iter().chain(&e.dirs) {
         if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
-            found.push(dir.join(name));
+            found.push(super::outcome::joined(dir, name));
         }
     }
     if found.len() == start {
@@ -162,9 +162,10 @@ fn matches_in(
     }
     let fd = match (visit, e.dirs.is_empty()) {
         (Some(v), true) => {
-            let here = &mut found[start..];
-            here.sort_unstable();
-            let stems: HashSet<OsString> = here.iter().filter_map(|p| p.file_stem().map(|s| s.to_os_string())).collect();
+            found[start..].sort_unstable();
+            let here = &found[start..];
+            let mut stems: Vec<&[u8]> = here.iter().filter_map(|p| p.file_stem().map(|s| s.as_encoded_bytes())).collect();
+            stems.sort_unstable();
             match v(dir, fd, here, leaf_output_files(&e.files, &stems), pool) {
                 Ok(reports) => {
                     found.truncate(start);
@@ -180,19 +181,21 @@ fn matches_in(
     true
 }
 
-/// The output list of a directory without subdirectories (see [`Listings::compute`]).
-fn leaf_output_files(files: &[OsString], stems: &HashSet<OsString>) -> Arc<[String]> {
+/// The output list of a directory without subdirectories (see [`Listings::compute`]); `stems`
+/// (sorted) are its hooks'. The shared empty list when there is nothing else in it.
+fn leaf_output_files(files: &[OsString], stems: &[&[u8]]) -> Arc<[String]> {
     use std::os::unix::ffi::OsStrExt;
     let mut out: Vec<String> = files
         .iter()
         .filter(|f| {
             let name = f.as_bytes();
-            !(name.ends_with(b".pidguard-tmp")
-                || name.ends_with(b".pidguard-retired")
-                || hook_prefix(name).is_some_and(|p| stems.contains(std::ffi::OsStr::from_bytes(p))))
+            !(name.ends_with(b".pidguard-tmp") || name.ends_with(b".pidguard-retired") || hook_prefix(name).is_some_and(|p| stems.binary_search(&p).is_ok()))
         })
         .map(|f| crate::pathtext::path_text(f).into_owned())
         .collect();
+    if out.is_empty() {
+        return super::outcome::no_files();
+    }
     out.sort();
     out.into()
 }
@@ -253,7 +256,7 @@ impl Listings {
     ) -> std::io::Result<(Vec<PathBuf>, Listings, Option<rayon::ThreadPool>, Vec<Vec<super::HookReport>>)> {
         let root = tree.path();
         let (fd, mut top) = list(tree, root)?;
-        let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| root.join(d)).collect();
+        let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| super::outcome::joined(root, d)).collect();
         let (mut found, mut done) = (Vec::new(), Vec::new());
         let root_pending = matches_in(root, fd, &mut top, pattern, visit, &pool, &mut found, &mut done);
         let mut entries = HashMap::new();

@@ -197,8 +197,27 @@ pub(crate) fn finalize_failed(report: &HookReport) -> bool {
     report.error.as_deref().is_some_and(|e| e.starts_with(FINALIZE_FAILED) || e.contains(&format!("; {FINALIZE_FAILED}")))
 }
 
-/// The stem of a hook's pidfile (`on_x.bg` of `on_x.bg.pid`) as the bytes of its name: the
-/// names of its `.sh` and logs are made from it, whatever bytes it holds.
-pub(crate) fn stem_of(pid_file: &Path) -> std::ffi::OsString {
-    pid_file.file_stem().map(|s| s.to_os_string()).unwrap_or_default()
+/// The name of one of a hook's files: the stem of its pidfile (`on_x.bg` of `on_x.bg.pid`, as
+/// the bytes of its name, whatever bytes it holds) with `suffix` appended (`<name>.sh`,
+/// `<name>.stdout.log`), in one allocation.
+pub(crate) fn stem_with(pid_file: &Path, suffix: &str) -> std::ffi::OsString {
+    let stem = pid_file.file_stem().unwrap_or_default();
+    let mut s = std::ffi::OsString::with_capacity(stem.len() + suffix.len());
+    s.push(stem);
+    s.push(suffix);
+    s
+}
+
+/// `dir.join(name)` in one allocation (`Path::join` copies, then grows the copy).
+pub(crate) fn joined(dir: &Path, name: &std::ffi::OsStr) -> std::path::PathBuf {
+    let mut p = std::path::PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len());
+    p.push(dir);
+    p.push(name);
+    p
+}
+
+/// An empty `output_files`, shared (no allocation per report).
+pub(crate) fn no_files() -> Arc<[String]> {
+    static EMPTY: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
 }
