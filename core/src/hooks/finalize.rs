@@ -51,8 +51,10 @@ impl Iso {
     fn new(t: SystemTime) -> Iso {
         use std::io::Write;
         let mut buf = [0u8; 27];
-        // Unreachable: RFC 3339 with microseconds and a four-digit year (`mtime_instant`
-        // bounds recorded times) is 27 bytes.
+        // RFC 3339 with microseconds and a four-digit year is 27 bytes: reached for recorded
+        // times (`mtime_instant` bounds them) and for the clock's now from 1970 to 9999; a clock
+        // outside that range panics here, as humantime's `to_string` did before (humantime
+        // itself panics before 1970).
         write!(&mut buf[..], "{}", humantime::format_rfc3339_micros(t)).expect("27 bytes");
         Iso(buf)
     }
