@@ -345,3 +345,37 @@ fn a_directory_finished_during_the_walk_lists_only_its_outputs() {
         assert_eq!(r.output_files.to_vec(), vec!["result.txt".to_string()], "{r:?}");
     }
 }
+
+/// A hook whose directory has a subdirectory with a hook of its own, both stale, with an index:
+/// the subdirectory's hook is finished during the walk and its report waits in the batch of
+/// index records until after the walk; its four files are still no output of the hook above
+/// (found by the attack pass of issue 28's second round; before, they were listed with an
+/// index and left out without one).
+#[test]
+fn a_finished_hook_below_another_is_not_its_output() {
+    for with_index in [true, false] {
+        let d = TempDir::new("cleanup-nested-outputs");
+        let out = d.path().join("snap");
+        let top = out.join("plugin");
+        let sub = top.join("sub");
+        fs::create_dir_all(&sub).unwrap();
+        let mut c = Command::new("true").spawn().unwrap();
+        c.wait().unwrap();
+        let dead = c.id() as i32;
+        for (dir, name) in [(&top, "on_p"), (&sub, "on_s")] {
+            write_cmd_file(&dir.join(format!("{name}.sh")), &["sleep", "1"]).unwrap();
+            fs::write(dir.join(format!("{name}.stdout.log")), "").unwrap();
+            fs::write(dir.join(format!("{name}.stderr.log")), "").unwrap();
+            fs::write(dir.join(format!("{name}.pid")), dead.to_string()).unwrap();
+        }
+        fs::write(sub.join("result.txt"), "r").unwrap();
+        let index = d.path().join("index.jsonl");
+        let opts = CleanupOptions { index_path: with_index.then(|| index.clone()), ..fast() };
+        let reports = cleanup_background_hooks(&out, &opts, None).unwrap();
+        assert_eq!(reports.len(), 2);
+        let p = reports.iter().find(|r| r.name == "on_p").unwrap();
+        assert_eq!(p.output_files.to_vec(), vec!["sub/result.txt".to_string()], "index {with_index}: {p:?}");
+        let s = reports.iter().find(|r| r.name == "on_s").unwrap();
+        assert_eq!(s.output_files.to_vec(), vec!["result.txt".to_string()], "index {with_index}: {s:?}");
+    }
+}

@@ -138,7 +138,9 @@ impl<'m> LazyPool<'m> {
 /// The matches of `pattern` in one listed directory `dir`: handed to `visit` with `fd` when the
 /// directory has no subdirectory and a visitor is given; otherwise (or when the visitor leaves
 /// them, handing `fd` back) added to `found`, and the directory's `id` is taken from `fd` (the
-/// batches compare it with the directory they judge in). Finished reports go to `done`. Whether
+/// batches compare it with the directory they judge in). Finished reports go to `done`, and the
+/// finished hooks' paths to `finished` when it is given (a directory whose listing is kept for
+/// the `output_files` of a hook above it: its hooks' own files are left out of those). Whether
 /// the directory holds hooks left to the batches.
 #[allow(clippy::too_many_arguments)]
 fn matches_in(
@@ -150,6 +152,7 @@ fn matches_in(
     pool: &LazyPool<'_>,
     found: &mut Vec<PathBuf>,
     done: &mut Vec<super::HookReport>,
+    finished: Option<&mut Vec<PathBuf>>,
 ) -> bool {
     let start = found.len();
     for name in e.files.iter().chain(&e.dirs) {
@@ -168,7 +171,10 @@ fn matches_in(
             stems.sort_unstable();
             match v(dir, fd, here, leaf_output_files(&e.files, &stems), pool) {
                 Ok(reports) => {
-                    found.truncate(start);
+                    match finished {
+                        Some(f) => f.extend(found.drain(start..)),
+                        None => found.truncate(start),
+                    }
                     done.extend(reports);
                     return false;
                 }
@@ -202,8 +208,9 @@ fn leaf_output_files(files: &[OsString], stems: &[&[u8]]) -> Arc<[String]> {
 
 /// Walk one subtree serially: the matching paths left to the batches (see [`matches_in`]), the
 /// listings that their `output_files` need (of the directories that hold such hooks and of
-/// everything below a directory that holds hooks: `under_hooks` for the subtree's top), and
-/// the reports of the hooks finished during the walk.
+/// everything below a directory that holds hooks: `under_hooks` for the subtree's top), the
+/// reports of the hooks finished during the walk, and the paths of those of them whose
+/// directory's listing is kept (their files are no output of a hook above them).
 #[allow(clippy::type_complexity)]
 fn walk_subtree(
     tree: &crate::sys::Tree,
@@ -212,14 +219,14 @@ fn walk_subtree(
     visit: Option<Visit<'_>>,
     pool: &LazyPool<'_>,
     under_hooks: bool,
-) -> (Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>) {
-    let (mut found, mut lists, mut done) = (Vec::new(), Vec::new(), Vec::new());
+) -> (Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>, Vec<PathBuf>) {
+    let (mut found, mut lists, mut done, mut finished) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut stack = vec![(dir, under_hooks)];
     while let Some((dir, under)) = stack.pop() {
         let Ok((fd, mut e)) = list(tree, &dir) else { continue };
         // A directory with hooks and subdirectories is never finished during the walk: what is
         // below it is listed for its output_files.
-        let pending = matches_in(&dir, fd, &mut e, pattern, visit, pool, &mut found, &mut done);
+        let pending = matches_in(&dir, fd, &mut e, pattern, visit, pool, &mut found, &mut done, under.then_some(&mut finished));
         for d in &e.dirs {
             stack.push((dir.join(d), under || pending));
         }
@@ -227,7 +234,7 @@ fn walk_subtree(
             lists.push((dir, e));
         }
     }
-    (found, lists, done)
+    (found, lists, done, finished)
 }
 
 impl Listings {
@@ -258,13 +265,14 @@ impl Listings {
         let (fd, mut top) = list(tree, root)?;
         let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| super::outcome::joined(root, d)).collect();
         let (mut found, mut done) = (Vec::new(), Vec::new());
-        let root_pending = matches_in(root, fd, &mut top, pattern, visit, &pool, &mut found, &mut done);
+        // Nothing is above the root: its finished hooks are no one's output.
+        let root_pending = matches_in(root, fd, &mut top, pattern, visit, &pool, &mut found, &mut done, None);
         let mut entries = HashMap::new();
         if root_pending {
             entries.insert(root.to_path_buf(), top);
         }
         let walk_one = |d: PathBuf| walk_subtree(tree, d, pattern, visit, &pool, root_pending);
-        let parts: Vec<(Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>)> = match pool.get(subdirs.len()) {
+        let parts: Vec<(Vec<PathBuf>, Vec<(PathBuf, Entries)>, Vec<super::HookReport>, Vec<PathBuf>)> = match pool.get(subdirs.len()) {
             Some(p) if subdirs.len() > 1 => {
                 use rayon::prelude::*;
                 // One subtree per piece of work (see `cleanup::par_map`).
@@ -276,23 +284,26 @@ impl Listings {
         // one growing vector were 3 % of a cleanup of stale records): they are moved once, into
         // the cleanup's sorted result.
         let mut done = vec![done];
-        for (f, e, d) in parts {
+        let mut finished = Vec::new();
+        for (f, e, d, fin) in parts {
             found.extend(f);
             entries.extend(e);
             if !d.is_empty() {
                 done.push(d);
             }
+            finished.extend(fin);
         }
         // Paths are unique: an unstable sort gives the same order.
         found.sort_unstable();
         // Every hook found, finished during the walk or not, keeps its four files out of the
-        // lists of the directories above it (of those listings kept: see `walk_subtree`).
-        // (Without a kept listing, as for every directory finished during the walk below no
-        // other hook, there is nothing to keep them out of: 10,000 reports looked at for nothing
-        // were 3 % of a cleanup of stale records.)
+        // lists of the directories above it (of those listings kept: see `walk_subtree`). The
+        // finished ones are named by the paths the walk finished, not by their reports: with an
+        // index, a finished hook's report waits in the cleanup's batch of index records until
+        // after the walk. (Without a kept listing, as for every directory finished during the
+        // walk below no other hook, there is nothing to keep them out of.)
         let mut hooks: HashMap<PathBuf, HashSet<OsString>> = HashMap::new();
         if !entries.is_empty() {
-            for p in found.iter().chain(done.iter().flatten().map(|r| &r.pid_file)) {
+            for p in found.iter().chain(&finished) {
                 if let (Some(d), Some(stem)) = (p.parent(), p.file_stem()) {
                     if entries.contains_key(d) {
                         hooks.entry(d.to_path_buf()).or_default().insert(stem.to_os_string());
