@@ -17,13 +17,6 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use pidguard::report::{HookView, PidFileCheckView, StopView};
 use pidguard::{cleanup_background_hooks, CleanupOptions, ExitCode, Policy, Schedule};
 
-/// The command's allocations come from mimalloc: with glibc's malloc a cleanup's pool threads
-/// contended for arenas (BENCHMARKS.md, issue 28). The command's forks run async-signal-safe
-/// code only, so no child allocates (the bindings keep the host's malloc: see cli/Cargo.toml).
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// The text after `--help`: every exit code, from core's table.
 fn exit_codes_help() -> String {
     format!("Exit codes:\n{}", ExitCode::table())
