@@ -38,6 +38,13 @@ fn live_with_marker(marker: &str) -> Vec<i32> {
     out
 }
 
+/// The process group of a live `pid` (`/proc/<pid>/stat`), if it can be read.
+fn pgid_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's closing parenthesis: state, ppid, pgrp.
+    stat.rsplit_once(") ")?.1.split(' ').nth(2)?.parse().ok()
+}
+
 /// Ends whatever of one test's tree is still alive when the test ends, passed or failed: its
 /// processes carry the test's marker, so only they are signalled (by pid, through a pidfd).
 struct Reaper(String);
@@ -122,6 +129,13 @@ fn without_a_scope_the_setsid_escapee_survives_a_group_stop() {
     let _reaper = Reaper(marker.clone());
     let (pid_file, s) = start(&dir, ScopeMode::Group, &marker).unwrap();
     assert_eq!(s.scope, ScopeKind::Group);
+    // The escapee must have left the group before the stop: a child counted by `start` before
+    // its `setsid` is still in the group, and the group stop then ends it too (this test failed
+    // so in CI).
+    assert!(
+        wait_for(Duration::from_secs(10), || live_with_marker(&marker).iter().any(|&p| pgid_of(p).is_some_and(|g| g != s.pid))),
+        "the escapee did not leave the group"
+    );
     let (got, t) = stop_through_the_pin(&pid_file);
     assert_eq!(got, ScopeKind::Group);
     assert!(t.outcome.is_stopped());
