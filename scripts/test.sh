@@ -52,7 +52,8 @@ export PATH="$ROOT/.venv/bin:$PATH"
 echo "== cargo build (core, cli, ffi-c) =="
 timed cargo-build cargo build --locked --all-targets
 echo "== cargo test =="
-timed cargo-test cargo test --locked
+# Every test binary runs even after one failed: a failure does not hide the others' results.
+timed cargo-test cargo test --locked --no-fail-fast
 
 # The suites in their usual order, then any other scripts/test-*.sh (packages and the
 # system check last, below).
