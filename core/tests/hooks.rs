@@ -40,6 +40,22 @@ pub fn set_token_xattr(path: &Path, value: &str) {
     assert_eq!(r, 0, "setxattr: {}", std::io::Error::last_os_error());
 }
 
+/// A pid that named our own child, now reaped: no process of ours holds it.
+fn reaped_pid() -> i32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let p = c.id() as i32;
+    c.wait().unwrap();
+    p
+}
+
+/// A stale hook's four files in `dir`: its `.sh`, empty logs and a bare pidfile naming `dead`.
+fn stale_hook(dir: &Path, name: &str, dead: i32) {
+    write_cmd_file(&dir.join(format!("{name}.sh")), &["sleep", "1"]).unwrap();
+    fs::write(dir.join(format!("{name}.stdout.log")), "").unwrap();
+    fs::write(dir.join(format!("{name}.stderr.log")), "").unwrap();
+    fs::write(dir.join(format!("{name}.pid")), dead.to_string()).unwrap();
+}
+
 fn fast() -> CleanupOptions {
     CleanupOptions { schedule: "TERM/0.5/KILL/2".parse().unwrap(), is_tty: true, ..Default::default() }
 }
@@ -210,12 +226,7 @@ fn many_stale_hooks_keep_index_lines_whole_and_share_one_listing_per_directory()
     let out = d.path().join("snap");
     // A pid that named our own child, reaped: stale whatever holds the number now (the record
     // has no token and its mtime is a minute off).
-    let dead = {
-        let mut c = Command::new("true").spawn().unwrap();
-        let p = c.id() as i32;
-        c.wait().unwrap();
-        p
-    };
+    let dead = reaped_pid();
     let n = PARALLEL_MIN_HOOKS * 2;
     for i in 0..n {
         let dir = out.join(format!("plugin{}", i % 4));
@@ -265,12 +276,7 @@ fn a_stale_hooks_logs_are_read_only_when_regular_and_a_planted_link_or_fifo_is_n
     // links themselves are unlinked, never their targets.
     let d = TempDir::new("logs");
     let out = d.path().join("snap");
-    let dead = {
-        let mut c = Command::new("true").spawn().unwrap();
-        let p = c.id() as i32;
-        c.wait().unwrap();
-        p
-    };
+    let dead = reaped_pid();
     let secret = d.path().join("secret");
     fs::write(&secret, "TOP-SECRET\n").unwrap();
     let cases = [("a", "link", "empty"), ("b", "fifo", "text"), ("c", "text", "empty")];
@@ -327,15 +333,9 @@ fn a_directory_finished_during_the_walk_lists_only_its_outputs() {
     let out = d.path().join("snap");
     let dir = out.join("plugin");
     fs::create_dir_all(&dir).unwrap();
-    // A pid that is gone: a child, reaped.
-    let mut c = Command::new("true").spawn().unwrap();
-    c.wait().unwrap();
-    let dead = c.id() as i32;
+    let dead = reaped_pid();
     for name in ["on_x", "on_x-y"] {
-        write_cmd_file(&dir.join(format!("{name}.sh")), &["sleep", "1"]).unwrap();
-        fs::write(dir.join(format!("{name}.stdout.log")), "").unwrap();
-        fs::write(dir.join(format!("{name}.stderr.log")), "").unwrap();
-        fs::write(dir.join(format!("{name}.pid")), dead.to_string()).unwrap();
+        stale_hook(&dir, name, dead);
     }
     fs::write(dir.join("result.txt"), "r").unwrap();
     let reports = cleanup_background_hooks(&out, &fast(), None).unwrap();
@@ -359,14 +359,9 @@ fn a_finished_hook_below_another_is_not_its_output() {
         let top = out.join("plugin");
         let sub = top.join("sub");
         fs::create_dir_all(&sub).unwrap();
-        let mut c = Command::new("true").spawn().unwrap();
-        c.wait().unwrap();
-        let dead = c.id() as i32;
+        let dead = reaped_pid();
         for (dir, name) in [(&top, "on_p"), (&sub, "on_s")] {
-            write_cmd_file(&dir.join(format!("{name}.sh")), &["sleep", "1"]).unwrap();
-            fs::write(dir.join(format!("{name}.stdout.log")), "").unwrap();
-            fs::write(dir.join(format!("{name}.stderr.log")), "").unwrap();
-            fs::write(dir.join(format!("{name}.pid")), dead.to_string()).unwrap();
+            stale_hook(dir, name, dead);
         }
         fs::write(sub.join("result.txt"), "r").unwrap();
         let index = d.path().join("index.jsonl");
