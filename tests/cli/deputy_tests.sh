@@ -260,5 +260,40 @@ as_user sh -c "printf 'python3 -c other\n' > '$S/snap/plug/on_S__root.bg.sh'"
 grep -q 'owned by uid 65534' "$T/f8.json" && ok "planted .sh: the report says the planted .sh was ignored" || bad "planted .sh, report: $(cat "$T/f8.json")"
 kill -KILL "$rh" 2>/dev/null; wait "$rh" 2>/dev/null
 
+# A caller whose kill(2) reach is larger than the pidfile owner's applies the owner rule, whatever
+# its effective uid: real uid 0 with effective uid 65534 (ArchiveBox started as root runs with
+# (0, 999, 0)), or the user's uids with CAP_KILL. A pidfile the user wrote, naming root's process
+# with that process's exact token, must not make either of them signal it; the user's own process
+# named by the same kind of file is still stopped.
+as_euid_user() { setpriv --euid=65534 "$@"; }
+as_user_cap_kill() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+kill --ambient-caps=+kill "$@"; }
+R=$T/reach; rm -rf "$R"; mkdir -p "$R/snap/plug"; chown -R 65534:65534 "$R"
+for who in euid cap; do
+  setsid sleep 300 </dev/null >/dev/null 2>&1 & rv=$!; started+=("$rv")
+  wait_exec "$rv" sleep
+  case $who in euid) run_as=as_euid_user; what="real uid 0, effective uid 65534" ;; cap) run_as=as_user_cap_kill; what="uid 65534 with CAP_KILL" ;; esac
+  pf=$R/snap/plug/on_Snapshot__20_$who.bg.pid
+  user_pidfile "$pf" "$rv"
+  $run_as "$PG" stop "$pf" > "$T/r-$who.txt" 2>&1; st=$?
+  alive "$rv" && [ "$st" = 3 ] && grep -q 'owned by uid 65534, target uid 0' "$T/r-$who.txt" \
+    && ok "reach ($what): stop of the user's record naming root's process refuses (exit 3)" || bad "reach ($what) stop: exit $st, alive: $(alive "$rv" && echo yes) $(cat "$T/r-$who.txt")"
+  [ -f "$pf" ] && ok "reach ($what): the record stays" || bad "reach ($what): the record was removed"
+  $run_as "$PG" cleanup "$R/snap" --json > "$T/rc-$who.json" 2>&1; st=$?
+  alive "$rv" && grep -q 'untrusted-pidfile' "$T/rc-$who.json" \
+    && ok "reach ($what): cleanup refuses too (exit $st)" || bad "reach ($what) cleanup: exit $st, alive: $(alive "$rv" && echo yes) $(cat "$T/rc-$who.json")"
+  rm -f "$pf"
+  tok=$(as_user "$PG" token "$rv")
+  as_user sh -c "umask 077; printf '{\"pid\":%s,\"start_token\":\"%s\"}\n' $rv '$tok' > '$R/snap/guard-$who.json'"
+  $run_as "$PG" stop "$R/snap/guard-$who.json" > "$T/rg-$who.txt" 2>&1; st=$?
+  alive "$rv" && [ "$st" = 3 ] && ok "reach ($what): a user's guard record naming root's process is refused (exit 3)" || bad "reach ($what) guard: exit $st $(cat "$T/rg-$who.txt")"
+  # The user's own process, named by the user's own file: still stopped.
+  setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & uv=$!; started+=("$uv")
+  wait_exec "$uv" sleep
+  user_pidfile "$R/snap/plug/on_Snapshot__21_$who.bg.pid" "$uv"
+  $run_as "$PG" stop "$R/snap/plug/on_Snapshot__21_$who.bg.pid" > "$T/ro-$who.txt" 2>&1; st=$?
+  ! alive "$uv" && [ "$st" = 0 ] && ok "reach ($what): the user's own process is stopped (exit 0)" || bad "reach ($what) own: exit $st $(cat "$T/ro-$who.txt")"
+  kill -KILL "$uv" "$rv" 2>/dev/null; wait "$uv" "$rv" 2>/dev/null
+done
+
 echo "cli deputy: $pass passed, $fail failed"
 [ "$fail" = 0 ]

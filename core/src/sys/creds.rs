@@ -1,8 +1,20 @@
-//! Credentials: the effective uid and `CAP_KILL`.
+//! Credentials: the real and effective uids and `CAP_KILL`, the three facts kill(2) weighs.
 
-/// This process's effective uid.
-pub(crate) fn geteuid() -> u32 {
-    nix::unistd::geteuid().as_raw()
+/// This process's real and effective uids, in one `getresuid(2)` where the system has it (Linux,
+/// FreeBSD; the saved uid is not needed: kill(2) compares the *sender's* real or effective uid
+/// with the target's real or saved uid — kill(2), "Permissions").
+#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+pub(crate) fn uids() -> (u32, u32) {
+    let (mut r, mut e, mut s) = (0, 0, 0);
+    // SAFETY: getresuid(2) writes three uid_t through valid pointers; it cannot fail with them.
+    unsafe { libc::getresuid(&mut r, &mut e, &mut s) };
+    (r, e)
+}
+
+/// macOS has no `getresuid`: `getuid(2)` and `geteuid(2)`.
+#[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+pub(crate) fn uids() -> (u32, u32) {
+    (nix::unistd::getuid().as_raw(), nix::unistd::geteuid().as_raw())
 }
 
 /// Whether this process holds `CAP_KILL` in its effective set (capabilities(7)): it may then
@@ -38,8 +50,12 @@ pub(crate) fn has_cap_kill() -> bool {
     false
 }
 
-/// Whether this process is privileged: effective uid 0 or `CAP_KILL` in its effective set (a
-/// fact about its credentials; what follows from it is decided above this layer, in `protect`).
+/// Whether this process may signal root's processes or every process: a real or effective uid
+/// of 0, or `CAP_KILL` in its effective set (a fact about its credentials; what follows from it
+/// is decided above this layer, in `protect`). A real uid of 0 counts although the effective one
+/// was lowered (ArchiveBox started as root runs with uids (0, 999, 0)): kill(2) lets the *real*
+/// uid reach every process whose real or saved uid is 0.
 pub(crate) fn privileged() -> bool {
-    geteuid() == 0 || has_cap_kill()
+    let (ruid, euid) = uids();
+    ruid == 0 || euid == 0 || has_cap_kill()
 }
