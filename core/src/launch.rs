@@ -207,8 +207,8 @@ pub fn make_record_dir(pid_file: &Path) -> Result<()> {
 ///
 /// The log may sit in a directory another user can write, so: a symlink at its name is never
 /// followed (`O_NOFOLLOW`: root must not truncate the file it names), a FIFO never blocks the
-/// open (`O_NONBLOCK`), and only a regular file is accepted. For a privileged caller (euid 0 or
-/// `CAP_KILL`) the directories on the path are walked one by one and a step from a directory
+/// open (`O_NONBLOCK`), and only a regular file is accepted. For a privileged caller (a real or
+/// effective uid of 0, or `CAP_KILL`) the directories on the path are walked one by one and a step from a directory
 /// (or symlink) owned by a non-root uid to a directory owned by another uid is refused (the
 /// `chase(CHASE_SAFE)` rule of systemd, CVE-2018-16888).
 ///

@@ -25,8 +25,8 @@ pub enum Refusal {
     /// Identity not proven and the policy is strict.
     Unverifiable,
     /// The pidfile could have been written by someone who may not signal the target: it is
-    /// group- or world-writable, or it is owned by another uid than the target's real and
-    /// effective uids. A token in such a file is that writer's claim, not proof: anyone can
+    /// group- or world-writable, or the caller could reach more processes than its owner and
+    /// the target's real and saved uids are not the owner's. A token in such a file is that writer's claim, not proof: anyone can
     /// compute any process's token.
     UntrustedPidfile,
     /// The live argv is not the one the pidfile's command file (the `.sh`) records.

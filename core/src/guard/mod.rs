@@ -163,8 +163,9 @@ impl Verdict {
     }
 
     /// Whether a signal to the holder would be authorised now under `policy` and the owner
-    /// rule: a record owned by another uid than the caller's effective uid may aim signals only
-    /// at that uid's own processes, whatever its token says (anyone can compute any process's
+    /// rule: a record owned by a uid whose reach kill(2) exceeds for this caller (another uid
+    /// than both of the caller's real and effective uids, or any non-root uid for a caller with
+    /// a uid of 0 or `CAP_KILL`) may aim signals only at that uid's own processes, whatever its token says (anyone can compute any process's
     /// token, so a matching token proves nothing about who wrote the file). `false` when
     /// nothing was found. [`open`](Self::open) applies the same rules and pins the holder.
     pub fn authorizes(&self, policy: Policy) -> bool {
@@ -183,7 +184,8 @@ impl Verdict {
 
     /// Pin the holder for signalling: [`ProcessRef::open`] with the record's token under
     /// `policy`, restricted (see [`ProcessRef::restrict_to_uid`]) to the file owner's processes
-    /// when the record is owned by another uid than the caller's effective uid.
+    /// when the caller could reach more processes than the record's owner (the owner rule: a
+    /// pidfile carries its owner's authority, never more).
     ///
     /// Errors: `NotFound` when no record was found; `BadToken` for a token that does not
     /// parse; those of [`ProcessRef::open`] (`NoSuchProcess`, `Refused` with the refusal);

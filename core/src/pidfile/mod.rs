@@ -119,7 +119,7 @@ pub(crate) fn with_bounded<R>(f: &std::fs::File, size: u64, max: u64, with: impl
     Ok(with(&buf[..len]))
 }
 
-/// For a privileged caller (euid 0 or `CAP_KILL`), why a file it is about to trust (an abx-dl
+/// For a privileged caller (a real or effective uid of 0, or `CAP_KILL`), why a file it is about to trust (an abx-dl
 /// pidfile, a `.sh`, a log, the index) is refused for its links: `Some("has 2 links; …")` when
 /// `st_nlink > 1`. A user who may write a directory root walks can link a file of root's there
 /// when `fs.protected_hardlinks=0`, and root would read, judge or append to root's own file
