@@ -29,6 +29,7 @@ CHILD = textwrap.dedent(
     from pidguard import abx_dl
 
     U = int(sys.argv[1])
+    SAVED = int(sys.argv[2])  # the saved uid: 0 (seteuid) or U (setresuid(0, U, U))
     base = tempfile.mkdtemp(prefix="pidguard-reach-")
     os.chmod(base, 0o755)
     hooks = os.path.join(base, "snap", "plug")
@@ -69,8 +70,8 @@ CHILD = textwrap.dedent(
                ("argv", "noargv", "safe", "stop", "cleanup")}
     own_records = [user_record(f"on_Own__{i}.bg.pid", p.pid, own_dir) for i, p in enumerate(own)]
 
-    os.setresuid(0, U, 0)  # ArchiveBox's shape: only the effective uid is lowered
-    assert os.getresuid() == (0, U, 0)
+    os.setresuid(0, U, SAVED)  # ArchiveBox's shape: the effective uid is lowered, the real one is 0
+    assert os.getresuid() == (0, U, SAVED)
     results = {}
 
     def attempt(name, call):
@@ -103,8 +104,9 @@ CHILD = textwrap.dedent(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the caller lowers only its effective uid, as ArchiveBox does")
-def test_a_real_uid_0_caller_is_not_steered_at_roots_process_by_a_users_pidfile():
-    out = subprocess.run([sys.executable, "-c", CHILD, str(U)], capture_output=True, text=True, timeout=120)
+@pytest.mark.parametrize("saved", [0, U], ids=["saved-uid-0", "saved-uid-U"])
+def test_a_real_uid_0_caller_is_not_steered_at_roots_process_by_a_users_pidfile(saved):
+    out = subprocess.run([sys.executable, "-c", CHILD, str(U), str(saved)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     results = json.loads(out.stdout.strip().splitlines()[-1])
     for name in ("graceful_kill_by_pid_file argv", "graceful_kill_by_pid_file []", "safe_kill_process",
