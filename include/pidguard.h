@@ -1168,6 +1168,39 @@ typedef struct pidguard_stop_result {
 } pidguard_stop_result;
 
 /**
+ * The options of pidguard_stop_pid_file_with(), the same as every other surface's (Rust's
+ * `StopOptions`, Python's keyword arguments, Node's `StopOptions`, `pidguard stop`'s flags).
+ * Fill it with pidguard_stop_options_init() first: fields added in later versions then keep
+ * their defaults. Strings are borrowed for the duration of the call only.
+ */
+typedef struct pidguard_stop_options {
+    /**
+     * The escalation schedule in start-stop-daemon's --retry syntax ("TERM/5/KILL/2", "5",
+     * "-9"), or NULL for "TERM/2/KILL/1".
+     */
+    const char *schedule;
+    /**
+     * PIDGUARD_POLICY_STRICT (the default) acts only on a proven identity;
+     * PIDGUARD_POLICY_LENIENT also on a token-less file whose mtime is off, with a warning.
+     */
+    int32_t policy;
+    /**
+     * The hook's `.sh` command file to check the live argv against, or NULL for the `.sh`
+     * beside the pidfile when it exists (as `pidguard stop` does).
+     */
+    const char *cmd_file;
+    /**
+     * Seconds allowed between mtime and process start for a token-less file (default 5.0);
+     * must be finite and >= 0.
+     */
+    double tolerance;
+    /**
+     * Signal the process group the target leads (default true).
+     */
+    bool group;
+} pidguard_stop_options;
+
+/**
  * What pidguard_guard_check() (or pidguard_last_held(), pidguard_guard_replaced()) says about
  * a guard pidfile's holder. A plain struct the caller allocates; nothing in it needs freeing
  * (the holder's record comes through a separate `holder_out`).
@@ -1198,6 +1231,40 @@ typedef struct pidguard_guard_verdict {
      */
     bool stale;
 } pidguard_guard_verdict;
+
+/**
+ * The options of pidguard_cleanup_with(), the same as every other surface's (Rust's
+ * `CleanupOptions`, Python's keyword arguments, Node's `CleanupOptions`, `pidguard cleanup`'s
+ * flags). Fill it with pidguard_cleanup_options_init() first. Strings are borrowed for the
+ * duration of the call only.
+ */
+typedef struct pidguard_cleanup_options {
+    /**
+     * The JSONL file the `Process` and `ArchiveResult` lines are appended to, or NULL (none).
+     */
+    const char *index_path;
+    /**
+     * When false (the default) the JSON lines are also printed to stdout, as abx-dl does.
+     */
+    bool is_tty;
+    /**
+     * The escalation schedule in start-stop-daemon's --retry syntax, or NULL for "TERM/2/KILL/1".
+     */
+    const char *schedule;
+    /**
+     * A glob (`*`, `?`) on file names, or NULL for "on_*.pid"; must not be empty or hold '/'.
+     */
+    const char *pattern;
+    /**
+     * Seconds allowed between mtime and process start for a token-less file (default 5.0);
+     * must be finite and >= 0.
+     */
+    double tolerance;
+    /**
+     * Skip the default finalize: no index lines, logs kept (default false).
+     */
+    bool no_finalize;
+} pidguard_cleanup_options;
 
 /**
  * The options of pidguard_spawn(). Zero-initialised (`pidguard_spawn_options o = {0};`) it
@@ -1520,6 +1587,17 @@ int pidguard_stop_pid_file(const char *pid_file,
                            const char *schedule,
                            double tolerance,
                            struct pidguard_stop_result *result_out);
+
+/**
+ * pidguard_stop_pid_file() with its options in one struct, the same as every other surface's
+ * (`group` included): `options` filled by pidguard_stop_options_init() and changed where
+ * wanted, or NULL for the defaults. With `cmd_file` NULL the `.sh` beside the pidfile is
+ * checked when it exists. Outcomes, last error and statuses as pidguard_stop_pid_file();
+ * PIDGUARD_EINVALID_ARGUMENT also for a tolerance that is not finite seconds >= 0.
+ */
+int pidguard_stop_pid_file_with(const char *pid_file,
+                                const struct pidguard_stop_options *options,
+                                struct pidguard_stop_result *result_out);
 
 /**
  * A new guard record for `pid` with `start_token` and no fields, into `entry_out`.
@@ -1869,6 +1947,20 @@ int pidguard_guard_replaced(const struct pidguard_guard *guard,
                             struct pidguard_entry **holder_out);
 
 /**
+ * Fill `options_out` with core's defaults: schedule NULL ("TERM/2/KILL/1"), policy
+ * PIDGUARD_POLICY_STRICT, cmd_file NULL (the `.sh` beside the pidfile), tolerance 5.0, group
+ * true. Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `options_out`. Thread-safe.
+ */
+int pidguard_stop_options_init(struct pidguard_stop_options *options_out);
+
+/**
+ * Fill `options_out` with core's defaults: index_path NULL, is_tty false, schedule NULL
+ * ("TERM/2/KILL/1"), pattern NULL ("on_*.pid"), tolerance 5.0, no_finalize false. Returns 0;
+ * PIDGUARD_EINVALID_ARGUMENT for a NULL `options_out`. Thread-safe.
+ */
+int pidguard_cleanup_options_init(struct pidguard_cleanup_options *options_out);
+
+/**
  * Pin the process `pid` and check it against `expected_token` under `policy`.
  *
  * - `pid`: the process, from 1 to 4194304.
@@ -2112,6 +2204,18 @@ int pidguard_cleanup_background_hooks(const char *output_dir,
                                       const char *schedule,
                                       const char *pattern,
                                       struct pidguard_cleanup_report **report_out);
+
+/**
+ * pidguard_cleanup_background_hooks() with its options in one struct, the same as every other
+ * surface's (`tolerance` and `no_finalize` included): `options` filled by
+ * pidguard_cleanup_options_init() and changed where wanted, or NULL for the defaults. The
+ * report, its ownership and the statuses are pidguard_cleanup_background_hooks()'s;
+ * PIDGUARD_EINVALID_ARGUMENT also for a tolerance that is not finite seconds >= 0 or a pattern
+ * that is empty or holds '/'.
+ */
+int pidguard_cleanup_with(const char *output_dir,
+                          const struct pidguard_cleanup_options *options,
+                          struct pidguard_cleanup_report **report_out);
 
 /**
  * Free a report from pidguard_cleanup_background_hooks(), and every string and array its

@@ -16,6 +16,15 @@
 //!   current release), never both: giving both is `InvalidArgument`. A missing `.sh` or an empty
 //!   argv records nothing (the command rules are skipped).
 //!
+//! The options of stop ([`StopOptions`]) and of the cleanup ([`CleanupOptions`]) live here too,
+//! one type per operation: every surface (Rust, C's `pidguard_stop_options` and
+//! `pidguard_cleanup_options`, Python's keyword arguments, Node's options objects, the CLI's
+//! flags) has exactly the fields named in [`StopOptions::FIELDS`] and [`CleanupOptions::FIELDS`],
+//! under the same names (a parity test on each surface reads `tests/operations/options.json`).
+//! Each is built from the values a language gives (`from_args`), refuses bad values with
+//! `InvalidArgument` before anything is touched (`validate`), and stop finds the hook's `.sh`
+//! beside the pidfile by itself ([`StopOptions::cmd_file_for`]).
+//!
 //! abx-dl's own `validate_pid_file(pid_file, expected_argv, tolerance=None)` returns False for
 //! every call (its comparison with `None` raises inside its `try`). `pidguard.abx_dl` keeps that
 //! result as a translation of abx-dl's call shape; it is not a rule of pidguard's check.
@@ -27,6 +36,8 @@ use crate::pidfile::cmd::RecordedCommand;
 use crate::identity::ProcessRef;
 use crate::pidfile::mtime::{check_pinned_opened, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
 use crate::pidfile::Format;
+use crate::identity::Policy;
+use crate::signal::Schedule;
 
 /// What [`check_pid_file_with`] needs besides the path: the recorded command and the
 /// tolerance. `Default` is no recorded command and [`DEFAULT_TOLERANCE`].
@@ -143,5 +154,164 @@ pub fn status(pid_file: &Path, opts: &CheckOptions<'_>) -> Result<(Format, PidFi
             };
             Ok((Format::AbxDl, check_pid_file_with(pid_file, &opts)))
         }
+    }
+}
+
+/// Refuse a tolerance that is not finite seconds ≥ 0 (`InvalidArgument`): the operations that
+/// act on a record admit no such value (the check does: it admits no skew).
+fn validate_tolerance(tolerance: f64) -> Result<()> {
+    if tolerance.is_finite() && tolerance >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {tolerance}")))
+    }
+}
+
+/// Parse a schedule given as text (start-stop-daemon's `--retry` syntax); `None` is the default
+/// `TERM/2/KILL/1`. Errors: `InvalidArgument` for a malformed schedule.
+fn schedule_of(text: Option<&str>) -> Result<Schedule> {
+    text.map_or_else(|| Ok(Schedule::default()), str::parse)
+}
+
+/// Options of [`stop_pid_file`](crate::stop_pid_file), the same on every surface (Rust, C,
+/// Python, Node, CLI; field names in [`StopOptions::FIELDS`]). `Default` is core's defaults.
+#[derive(Clone, Debug)]
+pub struct StopOptions {
+    /// The escalation schedule (default `TERM/2/KILL/1`).
+    pub schedule: Schedule,
+    /// `Strict` (default): act only on a proven identity (a matching token, or for a token-less
+    /// file the mtime and command rules of [`check_pid_file`](crate::check_pid_file)). `Lenient`: also act on a
+    /// token-less file whose mtime is off (`mtime-skew`), with a warning; a recorded token that
+    /// cannot be confirmed is still refused.
+    pub policy: Policy,
+    /// The hook's `.sh` command file to check the live argv against. `None` (default): the `.sh`
+    /// beside the pidfile when it exists ([`StopOptions::cmd_file_for`]), as `pidguard stop` does.
+    pub cmd_file: Option<PathBuf>,
+    /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5.0); must be
+    /// finite and ≥ 0.
+    pub tolerance: f64,
+    /// Signal the process group the target leads (default true).
+    pub group: bool,
+}
+
+impl Default for StopOptions {
+    fn default() -> Self {
+        StopOptions { schedule: Schedule::default(), policy: Policy::Strict, cmd_file: None, tolerance: DEFAULT_TOLERANCE, group: true }
+    }
+}
+
+impl StopOptions {
+    /// The names of the fields, in order: every surface spells each option this way (camelCase
+    /// in Node, `--kebab-case` on the command line); the parity tests compare with this list.
+    pub const FIELDS: &'static [&'static str] = &["schedule", "policy", "cmd_file", "tolerance", "group"];
+
+    /// Build the options from the values as a language gives them, every one optional (`None`
+    /// is the default): `schedule` as text (`--retry` syntax), `policy` as `"strict"` or
+    /// `"lenient"`, `cmd_file` a path, `tolerance` seconds, `group` a flag. The result is
+    /// validated.
+    ///
+    /// Errors: `InvalidArgument` for a malformed schedule, an unknown policy, or a tolerance that
+    /// is not finite seconds ≥ 0.
+    pub fn from_args(schedule: Option<&str>, policy: Option<&str>, cmd_file: Option<PathBuf>, tolerance: Option<f64>, group: Option<bool>) -> Result<Self> {
+        let d = StopOptions::default();
+        let opts = StopOptions {
+            schedule: schedule_of(schedule)?,
+            policy: policy.map_or(Ok(d.policy), str::parse)?,
+            cmd_file,
+            tolerance: tolerance.unwrap_or(d.tolerance),
+            group: group.unwrap_or(d.group),
+        };
+        opts.validate()?;
+        Ok(opts)
+    }
+
+    /// Check the values no stop can run with. Errors: `InvalidArgument` for a tolerance that is
+    /// not finite seconds ≥ 0 (the schedule and policy are valid by their types).
+    pub fn validate(&self) -> Result<()> {
+        validate_tolerance(self.tolerance)
+    }
+
+    /// The `.sh` command file stop checks `pid_file`'s live argv against: `cmd_file` when given,
+    /// else the `.sh` beside the pidfile when it exists ([`default_cmd_file`]), else none (no
+    /// command rules).
+    pub fn cmd_file_for(&self, pid_file: &Path) -> Option<PathBuf> {
+        self.cmd_file.clone().or_else(|| default_cmd_file(pid_file))
+    }
+}
+
+/// Options of [`cleanup_background_hooks`](crate::cleanup_background_hooks), the same on every
+/// surface (field names in [`CleanupOptions::FIELDS`]); the defaults are abx-dl's.
+#[derive(Clone, Debug)]
+pub struct CleanupOptions {
+    /// Where the default finalize appends the `Process` and `ArchiveResult` JSON lines.
+    pub index_path: Option<PathBuf>,
+    /// When false, the default finalize also prints the two lines to stdout.
+    pub is_tty: bool,
+    /// The escalation schedule, default `TERM/2/KILL/1`.
+    pub schedule: Schedule,
+    /// Glob (`*`, `?`) matched against file names under the directory, default `on_*.pid`;
+    /// must be non-empty and hold no `/`.
+    pub pattern: String,
+    /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5.0); must be
+    /// finite and ≥ 0.
+    pub tolerance: f64,
+    /// Skip the default finalize (no index lines, logs kept); `finalize` callbacks still run.
+    pub no_finalize: bool,
+}
+
+impl Default for CleanupOptions {
+    fn default() -> Self {
+        CleanupOptions {
+            index_path: None,
+            is_tty: false,
+            schedule: Schedule::default(),
+            pattern: "on_*.pid".to_string(),
+            tolerance: DEFAULT_TOLERANCE,
+            no_finalize: false,
+        }
+    }
+}
+
+impl CleanupOptions {
+    /// The names of the fields, in order: every surface spells each option this way (camelCase
+    /// in Node, `--kebab-case` on the command line); the parity tests compare with this list.
+    pub const FIELDS: &'static [&'static str] = &["index_path", "is_tty", "schedule", "pattern", "tolerance", "no_finalize"];
+
+    /// Build the options from the values as a language gives them, every one optional (`None`
+    /// is the default): `index_path` a path, `is_tty` a flag, `schedule` as text (`--retry`
+    /// syntax), `pattern` a file-name glob, `tolerance` seconds, `no_finalize` a flag. The
+    /// result is validated.
+    ///
+    /// Errors: `InvalidArgument` for a malformed schedule, a tolerance that is not finite
+    /// seconds ≥ 0, or a pattern that is empty or holds `/` or NUL.
+    pub fn from_args(
+        index_path: Option<PathBuf>,
+        is_tty: Option<bool>,
+        schedule: Option<&str>,
+        pattern: Option<&str>,
+        tolerance: Option<f64>,
+        no_finalize: Option<bool>,
+    ) -> Result<Self> {
+        let d = CleanupOptions::default();
+        let opts = CleanupOptions {
+            index_path,
+            is_tty: is_tty.unwrap_or(d.is_tty),
+            schedule: schedule_of(schedule)?,
+            pattern: pattern.map_or(d.pattern, str::to_string),
+            tolerance: tolerance.unwrap_or(d.tolerance),
+            no_finalize: no_finalize.unwrap_or(d.no_finalize),
+        };
+        opts.validate()?;
+        Ok(opts)
+    }
+
+    /// Check the values no cleanup can run with. Errors: `InvalidArgument` for a tolerance that
+    /// is not finite seconds ≥ 0, or a pattern that is empty or holds `/` or NUL.
+    pub fn validate(&self) -> Result<()> {
+        validate_tolerance(self.tolerance)?;
+        if self.pattern.is_empty() || self.pattern.contains(['/', '\0']) {
+            return Err(Error::invalid(format!("pattern {:?} must be a non-empty file-name glob without '/'", self.pattern)));
+        }
+        Ok(())
     }
 }

@@ -3,45 +3,17 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::signal::{terminate, terminate_scopes, ExitStatus, Outcome, Refusal, Schedule, Signal, TerminateOptions, TerminateReport};
+use crate::signal::{terminate, terminate_scopes, ExitStatus, Outcome, Refusal, Signal, TerminateOptions, TerminateReport};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pidfile::unchanged::remove_if_unchanged_in;
 use crate::identity::{Policy, ProcessRef, Scope};
 use crate::pidfile::cmd::RecordedCommand;
-use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck};
 use crate::sys::DirFd;
 use crate::pidfile::Format;
 use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
 
-/// Options of [`stop_pid_file`].
-#[derive(Clone, Debug)]
-pub struct StopOptions {
-    /// The escalation schedule (default `TERM/2/KILL/1`).
-    pub schedule: Schedule,
-    /// `Strict` (default): act only on a proven identity (a matching token, or for a token-less
-    /// file the mtime and command rules of [`check_pid_file`](crate::check_pid_file)). `Lenient`: also act on a
-    /// token-less file whose mtime is off (`mtime-skew`), with a warning; a recorded token that
-    /// cannot be confirmed is still refused.
-    pub policy: Policy,
-    /// The hook's `.sh` command file to check the live argv against, if any.
-    pub cmd_file: Option<PathBuf>,
-    /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5.0).
-    pub tolerance: f64,
-    /// Signal the process group the target leads (default true).
-    pub group: bool,
-}
-
-impl Default for StopOptions {
-    fn default() -> Self {
-        StopOptions {
-            schedule: Schedule::default(),
-            policy: Policy::Strict,
-            cmd_file: None,
-            tolerance: DEFAULT_TOLERANCE,
-            group: true,
-        }
-    }
-}
+pub use crate::options::StopOptions;
 
 /// What [`stop_pid_file`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,7 +170,7 @@ impl StopReport {
 /// applies, and a stale or stopped record is removed by content; the steps below are the
 /// abx-dl format's.
 ///
-/// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file`), read from
+/// 1. [`check_pid_file`](crate::check_pid_file) judges the file (with `opts.cmd_file_for(pid_file)`: the `.sh` beside it by default), read from
 ///    its directory's descriptor, opened once: the owner and mode that decide are the `fstat` of
 ///    the descriptor read, and every removal below goes through that same directory descriptor
 ///    (by content), never through a second lookup of the path.
@@ -222,13 +194,12 @@ impl StopReport {
 /// `Untrusted` for a symlink, FIFO or other non-regular file; `PermissionDenied`/`Io` when the
 /// file cannot be read.
 pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> {
-    if !(opts.tolerance.is_finite() && opts.tolerance >= 0.0) {
-        return Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {}", opts.tolerance)));
-    }
+    opts.validate()?;
     if Format::of(pid_file) == Format::Guard {
         return stop_guard_record(pid_file, opts);
     }
-    let mut judged = Judged::new(pid_file, opts.cmd_file.as_deref().map(RecordedCommand::File), opts.tolerance);
+    let cmd_file = opts.cmd_file_for(pid_file);
+    let mut judged = Judged::new(pid_file, cmd_file.as_deref().map(RecordedCommand::File), opts.tolerance);
     let (check, pin) = (judged.check.clone(), judged.pin.take());
     let retire = |check: &PidFileCheck| judged.retire(pid_file, check);
     let mut report = StopReport::before_acting(pid_file, check.clone(), Format::AbxDl);

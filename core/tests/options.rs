@@ -104,3 +104,80 @@ fn every_option_case_gives_the_tables_answer() {
     assert!(failed.is_empty(), "option cases that disagree:\n{}", failed.join("\n"));
     assert!(cases.len() >= 20);
 }
+
+/// The option names of stop and cleanup in the parity table are core's, in core's order: a
+/// field added to `StopOptions` or `CleanupOptions` without a row (and so without a column on
+/// every surface) fails here (seen failing with `group` left out of `StopOptions::FIELDS`).
+#[test]
+fn the_tables_option_names_are_cores() {
+    let table: Value = serde_json::from_str(include_str!("../../tests/operations/options.json")).expect("the table is JSON");
+    for (op, fields) in [("stop", pidguard::StopOptions::FIELDS), ("cleanup", pidguard::CleanupOptions::FIELDS)] {
+        let rows = table["fields"][op].as_object().unwrap_or_else(|| panic!("no fields.{op} in the table"));
+        // serde_json's map is sorted: compare as sorted lists.
+        let keys: Vec<&str> = rows.keys().map(String::as_str).collect();
+        let mut core: Vec<&str> = fields.to_vec();
+        core.sort_unstable();
+        assert_eq!(keys, core, "fields.{op} of options.json and core's {op} options differ");
+        for (name, row) in rows {
+            assert_eq!(row["rust"], *name, "fields.{op}.{name}: the Rust spelling is the field's name");
+            for surface in ["c", "python", "node", "cli"] {
+                assert!(row[surface].is_string() || row["why"][surface].is_string(), "fields.{op}.{name}.{surface}: neither a name nor a why");
+            }
+        }
+    }
+    // Every field listed is a field of the struct: this literal stops compiling when one is
+    // added or removed (and the list above then disagrees).
+    let s = pidguard::StopOptions { schedule: Default::default(), policy: pidguard::Policy::Strict, cmd_file: None, tolerance: 5.0, group: true };
+    let c = pidguard::CleanupOptions { index_path: None, is_tty: false, schedule: Default::default(), pattern: "on_*.pid".into(), tolerance: 5.0, no_finalize: false };
+    assert_eq!((s.tolerance, c.tolerance), (5.0, 5.0));
+}
+
+#[test]
+fn from_args_takes_each_language_value_and_validates() {
+    let d = pidguard::StopOptions::from_args(None, None, None, None, None).unwrap();
+    assert_eq!((d.schedule.to_string(), d.policy, d.tolerance, d.group), ("TERM/2/KILL/1".to_string(), pidguard::Policy::Strict, 5.0, true));
+    let o = pidguard::StopOptions::from_args(Some("TERM/5/KILL/2"), Some("lenient"), Some("/x.sh".into()), Some(1.5), Some(false)).unwrap();
+    assert_eq!((o.schedule.to_string(), o.policy, o.tolerance, o.group), ("TERM/5/KILL/2".to_string(), pidguard::Policy::Lenient, 1.5, false));
+    for bad in [
+        pidguard::StopOptions::from_args(Some("TERM/x"), None, None, None, None),
+        pidguard::StopOptions::from_args(None, Some("loose"), None, None, None),
+        pidguard::StopOptions::from_args(None, None, None, Some(-1.0), None),
+        pidguard::StopOptions::from_args(None, None, None, Some(f64::NAN), None),
+    ] {
+        assert_eq!(bad.unwrap_err().kind(), pidguard::ErrorKind::InvalidArgument);
+    }
+    let c = pidguard::CleanupOptions::from_args(Some("/i.jsonl".into()), Some(true), Some("5"), Some("*.pid"), Some(2.0), Some(true)).unwrap();
+    assert_eq!((c.is_tty, c.pattern.as_str(), c.tolerance, c.no_finalize), (true, "*.pid", 2.0, true));
+    for bad in [
+        pidguard::CleanupOptions::from_args(None, None, Some("BOGUS/1"), None, None, None),
+        pidguard::CleanupOptions::from_args(None, None, None, Some("a/b"), None, None),
+        pidguard::CleanupOptions::from_args(None, None, None, Some(""), None, None),
+        pidguard::CleanupOptions::from_args(None, None, None, None, Some(f64::INFINITY), None),
+    ] {
+        assert_eq!(bad.unwrap_err().kind(), pidguard::ErrorKind::InvalidArgument);
+    }
+}
+
+/// The library's stop checks the `.sh` beside the pidfile by default, as `pidguard stop` always
+/// did: a live process whose argv is not the hook's recorded command is not stopped.
+#[test]
+fn stop_checks_the_sh_beside_the_pidfile_by_default() {
+    let dir = std::env::temp_dir().join(format!("pidguard-options-sh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sleeper = Sleeper::start();
+    let pid = sleeper.0.id() as i32;
+    let pid_file = dir.join("on_x.pid");
+    write_tokenless(&pid_file, pid, 0.0);
+    std::fs::write(dir.join("on_x.sh"), "#!/bin/bash\nsleep 999\n").unwrap();
+    let opts = pidguard::StopOptions::default();
+    assert_eq!(opts.cmd_file_for(&pid_file), Some(dir.join("on_x.sh")));
+    let r = pidguard::stop_pid_file(&pid_file, &opts).unwrap();
+    assert_eq!(r.check.reason.as_str(), "cmd-mismatch", "the .sh beside was not read: {r:?}");
+    assert!(pidguard::is_process_alive(pid as i64), "a process that is not the hook's command was stopped");
+    // An explicit cmd_file wins over the one beside.
+    let other = dir.join("other.sh");
+    std::fs::write(&other, "#!/bin/bash\nsleep 1000\n").unwrap();
+    assert_eq!(pidguard::StopOptions { cmd_file: Some(other.clone()), ..Default::default() }.cmd_file_for(&pid_file), Some(other));
+    drop(sleeper);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -6,6 +6,7 @@ use pidguard_core::report::TerminateView;
 use pidguard_core as pg;
 
 use crate::boundary::{non_null, opt_path, out, path, path as path_arg, schedule as schedule_arg, text_out, token, utf8};
+use crate::options::pidguard_stop_options;
 use crate::results::*;
 use crate::status::set_last_error;
 use crate::types::*;
@@ -358,16 +359,40 @@ pub extern "C" fn pidguard_stop_pid_file(
         let schedule = schedule_arg(schedule)?;
         let result_out = out(result_out, "result_out")?;
         let opts = pg::StopOptions { schedule, policy, cmd_file: cmd_file.map(|p| p.to_path_buf()), tolerance, ..Default::default() };
-        let r = pg::stop_pid_file(pid_file, &opts)?;
-        // The explanation of a refusal or an error, or the warning, as the thread's last error.
-        if let Some(refusal) = r.outcome.refusal() {
-            set_last_error(&format!("{}: refused to signal ({refusal})", pid_file.display()), None);
-        }
-        for text in r.outcome.error().into_iter().chain(r.warning.as_deref()) {
-            set_last_error(text, None);
-        }
-        write_result(result_out, |kept| pidguard_stop_result::of(&r, kept))
+        stop_into(pid_file, &opts, result_out)
     })
+}
+
+/// pidguard_stop_pid_file() with its options in one struct, the same as every other surface's
+/// (`group` included): `options` filled by pidguard_stop_options_init() and changed where
+/// wanted, or NULL for the defaults. With `cmd_file` NULL the `.sh` beside the pidfile is
+/// checked when it exists. Outcomes, last error and statuses as pidguard_stop_pid_file();
+/// PIDGUARD_EINVALID_ARGUMENT also for a tolerance that is not finite seconds >= 0.
+#[no_mangle]
+pub extern "C" fn pidguard_stop_pid_file_with(
+    pid_file: *const c_char,
+    options: *const pidguard_stop_options,
+    result_out: *mut pidguard_stop_result,
+) -> c_int {
+    ffi!("pidguard_stop_pid_file_with", {
+        let pid_file = path(pid_file, "pid_file")?;
+        let opts = crate::options::stop_options(options)?;
+        let result_out = out(result_out, "result_out")?;
+        stop_into(pid_file, &opts, result_out)
+    })
+}
+
+/// One stop, its report into `result_out`: the body both stop functions share.
+fn stop_into(pid_file: &std::path::Path, opts: &pg::StopOptions, result_out: crate::boundary::Out<pidguard_stop_result>) -> crate::boundary::FfiResult {
+    let r = pg::stop_pid_file(pid_file, opts)?;
+    // The explanation of a refusal or an error, or the warning, as the thread's last error.
+    if let Some(refusal) = r.outcome.refusal() {
+        set_last_error(&format!("{}: refused to signal ({refusal})", pid_file.display()), None);
+    }
+    for text in r.outcome.error().into_iter().chain(r.warning.as_deref()) {
+        set_last_error(text, None);
+    }
+    write_result(result_out, |kept| pidguard_stop_result::of(&r, kept))
 }
 
 /// For the C test suite only: panics inside the boundary, so that the tests can see

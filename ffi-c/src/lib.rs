@@ -22,6 +22,7 @@
 mod boundary;
 mod api;
 mod guard;
+mod options;
 mod process;
 mod report;
 mod results;
@@ -31,6 +32,7 @@ mod types;
 
 pub use api::*;
 pub use guard::*;
+pub use options::*;
 pub use process::*;
 pub use report::*;
 pub use results::*;

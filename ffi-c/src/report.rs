@@ -10,6 +10,7 @@ use pidguard_core::report::HookView;
 use pidguard_core::{self as pg};
 
 use crate::boundary::{boxed, free, obj, opt_path, opt_utf8, out, path, run, schedule as schedule_arg, FfiResult};
+use crate::options::pidguard_cleanup_options;
 use crate::results::{signal_numbers, signo, Kept};
 use crate::types::*;
 
@@ -156,11 +157,36 @@ pub extern "C" fn pidguard_cleanup_background_hooks(
         if let Some(p) = pattern {
             opts.pattern = p.to_string();
         }
-        let reports = pg::cleanup_background_hooks(output_dir, &opts, None)?;
-        let hooks = reports.iter().map(Hook::of).collect::<FfiResult<Vec<Hook>>>()?;
-        report_out.write(boxed(pidguard_cleanup_report { hooks }));
-        Ok(())
+        cleanup_into(output_dir, &opts, report_out)
     })
+}
+
+/// pidguard_cleanup_background_hooks() with its options in one struct, the same as every other
+/// surface's (`tolerance` and `no_finalize` included): `options` filled by
+/// pidguard_cleanup_options_init() and changed where wanted, or NULL for the defaults. The
+/// report, its ownership and the statuses are pidguard_cleanup_background_hooks()'s;
+/// PIDGUARD_EINVALID_ARGUMENT also for a tolerance that is not finite seconds >= 0 or a pattern
+/// that is empty or holds '/'.
+#[no_mangle]
+pub extern "C" fn pidguard_cleanup_with(
+    output_dir: *const c_char,
+    options: *const pidguard_cleanup_options,
+    report_out: *mut *mut pidguard_cleanup_report,
+) -> c_int {
+    ffi!("pidguard_cleanup_with", {
+        let output_dir = path(output_dir, "output_dir")?;
+        let opts = crate::options::cleanup_options(options)?;
+        let report_out = out(report_out, "report_out")?;
+        cleanup_into(output_dir, &opts, report_out)
+    })
+}
+
+/// One cleanup, its new report into `report_out`: the body both cleanup functions share.
+fn cleanup_into(output_dir: &Path, opts: &CleanupOptions, report_out: crate::boundary::Out<*mut pidguard_cleanup_report>) -> FfiResult {
+    let reports = pg::cleanup_background_hooks(output_dir, opts, None)?;
+    let hooks = reports.iter().map(Hook::of).collect::<FfiResult<Vec<Hook>>>()?;
+    report_out.write(boxed(pidguard_cleanup_report { hooks }));
+    Ok(())
 }
 
 /// Free a report from pidguard_cleanup_background_hooks(), and every string and array its

@@ -105,3 +105,30 @@ fn every_operation_of_the_table_has_a_c_function() {
     let missing: Vec<&String> = names.iter().filter(|n| !GENERATED.contains(&format!("int {n}("))).collect();
     assert!(missing.is_empty(), "operations without a C function in include/pidguard.h: {missing:?}");
 }
+
+/// The fields of `struct NAME { … }` in a header, in order.
+fn struct_fields(header: &str, name: &str) -> Vec<String> {
+    let start = header.find(&format!("typedef struct {name} {{")).or_else(|| header.find(&format!("struct {name} {{")));
+    let body = &header[start.unwrap_or_else(|| panic!("no struct {name} in the header"))..];
+    let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+    body.lines()
+        .map(str::trim)
+        .filter(|l| l.ends_with(';') && !l.starts_with("/*") && !l.starts_with('*'))
+        .map(|l| l.trim_end_matches(';').rsplit([' ', '*']).next().unwrap().to_string())
+        .collect()
+}
+
+/// The C column of the option names in tests/operations/options.json: `pidguard_stop_options`
+/// and `pidguard_cleanup_options` have exactly the fields the table names for C (seen failing
+/// with `group` taken out of the struct).
+#[test]
+fn option_structs_have_the_tables_fields() {
+    let table: serde_json::Value = serde_json::from_str(include_str!("../../tests/operations/options.json")).unwrap();
+    for (op, st) in [("stop", "pidguard_stop_options"), ("cleanup", "pidguard_cleanup_options")] {
+        let mut want: Vec<String> = table["fields"][op].as_object().unwrap().values().filter_map(|r| r["c"].as_str().map(String::from)).collect();
+        let mut got = struct_fields(GENERATED, st);
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "struct {st} and the table's C column for {op} differ");
+    }
+}

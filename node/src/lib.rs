@@ -234,7 +234,8 @@ pub fn terminate(env: Env, pid: Unknown, options: Option<TerminateOptions>) -> R
     Ok(task(move || pidguard::terminate_pid(pid, token.as_ref(), policy, &opts).map(|r| (&r).into())))
 }
 
-/// Options of `cleanupBackgroundHooks`; every default is the seed's (core's).
+/// Options of `cleanupBackgroundHooks`: core's `CleanupOptions`, the same on every surface;
+/// every default is the seed's (core's).
 #[napi(object)]
 pub struct CleanupOptions {
     /// Where the `Process` and `ArchiveResult` JSON lines are appended, one object a line.
@@ -307,19 +308,26 @@ pub fn cleanup_background_hooks_sync(env: Env, output_dir: PathArg, options: Opt
     call(&env, || cleanup(&path(&output_dir), &opts))
 }
 
-/// Options of `stopPidFile`; every default is core's.
+/// Options of `stopPidFile`: core's `StopOptions`, the same on every surface; every default is
+/// core's.
 #[napi(object)]
 pub struct StopOptions {
     /// Escalation schedule, start-stop-daemon `--retry` syntax (`'TERM/5/KILL/2'`, `'5'`,
     /// `'-9'`); default `'TERM/2/KILL/1'`.
     pub schedule: Option<String>,
-    /// The same as `schedule`, under start-stop-daemon's name; give one or the other.
+    /// Deprecated: `schedule` under start-stop-daemon's name. Giving both with different values
+    /// throws a `RangeError`.
     pub retry: Option<String>,
-    /// Also act on a token-less pidfile whose mtime is off (`'mtime-skew'`), with a `warning`
-    /// in the report. A recorded token that cannot be confirmed is refused either way.
-    /// Default false (strict).
+    /// `'strict'` (default): act only on a proven identity. `'lenient'`: also act on a token-less
+    /// pidfile whose mtime is off (`'mtime-skew'`), with a `warning` in the report. A recorded
+    /// token that cannot be confirmed is refused either way.
+    #[napi(ts_type = "'strict' | 'lenient'")]
+    pub policy: Option<String>,
+    /// Deprecated: `policy: 'lenient'` (true) or `'strict'` (false). Giving both with different
+    /// meanings throws a `RangeError`.
     pub lenient: Option<bool>,
-    /// The hook's `.sh` command file; the live argv must match its last line.
+    /// The hook's `.sh` command file; the live argv must match its last line. Default: the
+    /// `.sh` beside the pidfile when it exists.
     #[napi(ts_type = "string | Buffer")]
     pub cmd_file: Option<PathArg>,
     /// Tolerance of the mtime rule for token-less pidfiles, seconds; default 5.0.
@@ -329,39 +337,41 @@ pub struct StopOptions {
     pub group: Option<bool>,
 }
 
+/// One of an option and its deprecated alias: both given with different values is an invalid
+/// argument (a `RangeError`).
+fn one_of(env: &Env, name: &str, v: Option<String>, alias: &str, a: Option<String>) -> Result<Option<String>> {
+    match (v, a) {
+        (Some(v), Some(a)) if v != a => {
+            Err(convert::js_error(env, &pidguard::Error::invalid(format!("\"{name}\" ({v:?}) and its alias \"{alias}\" ({a:?}) disagree: give one"))))
+        }
+        (v, a) => Ok(v.or(a)),
+    }
+}
+
+/// Core's stop options from JavaScript's (core parses and validates them).
+fn stop_options(env: &Env, o: Option<StopOptions>) -> Result<pidguard::StopOptions> {
+    let Some(o) = o else { return Ok(pidguard::StopOptions::default()) };
+    let schedule = one_of(env, "schedule", o.schedule, "retry", o.retry)?;
+    let lenient = o.lenient.map(|l| if l { "lenient" } else { "strict" }.to_string());
+    let policy = one_of(env, "policy", o.policy, "lenient", lenient)?;
+    pidguard::StopOptions::from_args(schedule.as_deref(), policy.as_deref(), o.cmd_file.as_ref().map(path), convert::given(o.tolerance), o.group)
+        .map_err(|e| convert::js_error(env, &e))
+}
+
 /// Stop the process an abx-dl pidfile names, with its process group and nothing else, off the
 /// event loop (core's `stop_pid_file`, what `pidguard stop` does). A stale record (gone,
 /// proven reuse, missing) sends nothing and removes the file if unchanged; a record whose
 /// identity is not proven is refused; otherwise the process is pinned, re-checked, and the
 /// schedule runs.
 ///
-/// Throws at once for option types, `schedule` and `retry` both given, or a malformed
-/// schedule (`PIDGUARD_INVALID_ARGUMENT`). Rejects (nothing sent) with `PIDGUARD_MALFORMED`
-/// (content is not one pid, or a bad token xattr), `PIDGUARD_UNTRUSTED` (not a regular file),
-/// `PIDGUARD_PERMISSION_DENIED` (unreadable).
+/// Throws at once a `RangeError` (`PIDGUARD_INVALID_ARGUMENT`) for a malformed schedule, an
+/// unknown policy, a tolerance that is not finite seconds >= 0, or an option and its alias
+/// (`schedule`/`retry`, `policy`/`lenient`) that disagree; a `TypeError` for option types.
+/// Rejects (nothing sent) with `PIDGUARD_MALFORMED` (content is not one pid, or a bad token
+/// xattr), `PIDGUARD_UNTRUSTED` (not a regular file), `PIDGUARD_PERMISSION_DENIED` (unreadable).
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: StopOptions | null", ts_return_type = "Promise<StopReport>")]
 pub fn stop_pid_file(env: Env, pid_file: PathArg, options: Option<StopOptions>) -> Result<AsyncTask<CoreTask<StopReport>>> {
-    let mut opts = pidguard::StopOptions::default();
-    if let Some(o) = options {
-        let schedule = match (&o.schedule, &o.retry) {
-            (Some(_), Some(_)) => return Err(convert::invalid_value(&env, "give the schedule as \"schedule\" or \"retry\", not both")),
-            (Some(s), None) | (None, Some(s)) => Some(s),
-            (None, None) => None,
-        };
-        if let Some(s) = schedule {
-            opts.schedule = convert::schedule(&env, s)?;
-        }
-        if o.lenient == Some(true) {
-            opts.policy = pidguard::Policy::Lenient;
-        }
-        opts.cmd_file = o.cmd_file.as_ref().map(path);
-        if let Some(t) = convert::given(o.tolerance) {
-            opts.tolerance = t;
-        }
-        if let Some(g) = o.group {
-            opts.group = g;
-        }
-    }
+    let opts = stop_options(&env, options)?;
     let pid_file = path(&pid_file);
     Ok(task(move || pidguard::stop_pid_file(&pid_file, &opts).map(|r| (&r).into())))
 }

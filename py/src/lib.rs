@@ -438,7 +438,9 @@ fn judge(py: Python<'_>, pid: &Bound<'_, PyAny>, expected_token: Option<&Bound<'
 /// ``pidguard stop`` does): a stale record (missing, gone, proven reuse) is removed if unchanged
 /// with nothing sent; an unproven one is refused and kept; a proven one is stopped with
 /// ``schedule`` and its pidfile removed. ``policy='lenient'`` also acts on a token-less record
-/// whose mtime is off, with a warning. Blocks with the GIL released. Returns a StopReport.
+/// whose mtime is off, with a warning. ``cmd_file`` None checks the ``.sh`` beside the pidfile
+/// when it exists; ``group=False`` signals the process alone. The keyword arguments are core's
+/// StopOptions, the same on every surface. Blocks with the GIL released. Returns a StopReport.
 ///
 /// Raises MalformedError for content that is not one pid, UntrustedError for a symlink/FIFO,
 /// PermissionDeniedError when the file cannot be read, ValueError/TypeError for bad arguments.
@@ -529,15 +531,17 @@ fn is_process_alive(py: Python<'_>, pid: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// called instead, with the GIL held, once per hook with that hook's HookReport; an
 /// exception it raises is recorded in that hook's report (`error` and `finalize_exception`),
 /// not raised; a BaseException that is not an Exception (KeyboardInterrupt, SystemExit) is
-/// raised once cleanup is done. The waits run with the GIL released.
+/// raised once cleanup is done. `no_finalize=True` skips the default finalize (no index lines,
+/// logs kept; a `finalize` callback still runs). The keyword arguments are core's
+/// CleanupOptions, the same on every surface. The waits run with the GIL released.
 ///
 /// Returns a list of HookReport, one per pidfile found. Raises TypeError/ValueError for bad
 /// arguments (InvalidArgumentError for a malformed schedule) before anything is sent;
 /// NotFoundError/PermissionDeniedError/IoError when `output_dir` cannot be read;
 /// InvalidArgumentError when it is not a directory. Every per-hook problem is in its report.
 #[pyfunction]
-#[pyo3(text_signature = "(output_dir, index_path=None, is_tty=False, *, schedule='TERM/2/KILL/1', pattern='on_*.pid', tolerance=5.0, finalize=None)")]
-#[pyo3(signature = (output_dir, index_path=None, is_tty=None, *, schedule=None, pattern=None, tolerance=None, finalize=None))]
+#[pyo3(text_signature = "(output_dir, index_path=None, is_tty=False, *, schedule='TERM/2/KILL/1', pattern='on_*.pid', tolerance=5.0, no_finalize=False, finalize=None)")]
+#[pyo3(signature = (output_dir, index_path=None, is_tty=None, *, schedule=None, pattern=None, tolerance=None, no_finalize=None, finalize=None))]
 #[allow(clippy::too_many_arguments)]
 fn cleanup_background_hooks(
     py: Python<'_>,
@@ -547,6 +551,7 @@ fn cleanup_background_hooks(
     schedule: Option<&Bound<'_, PyAny>>,
     pattern: Option<&Bound<'_, PyAny>>,
     tolerance: Option<&Bound<'_, PyAny>>,
+    no_finalize: Option<&Bound<'_, PyAny>>,
     finalize: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Vec<Py<HookView>>> {
     let dir = path_arg(output_dir, "output_dir")?;
@@ -562,6 +567,9 @@ fn cleanup_background_hooks(
     }
     if let Some(t) = tolerance.filter(|t| !t.is_none()) {
         opts.tolerance = tolerance_arg(t)?;
+    }
+    if let Some(n) = no_finalize.filter(|n| !n.is_none()) {
+        opts.no_finalize = bool_arg(n)?;
     }
     let callback: Option<Py<PyAny>> = match finalize {
         Some(f) if f.is_none() => None,

@@ -5,8 +5,7 @@
  *   options stop  PIDFILE SCHEDULE|- TOLERANCE|-
  *
  * `-` is "not given" (C has no null: the tolerance is then has_tolerance = false; stop takes
- * core's default by a NULL schedule and, for the tolerance, 5.0, the value pidguard_stop_pid_file
- * documents). Prints `reason SLUG`, `ok`, or `error TEXT` (pidguard_strerror of the status). */
+ * core's defaults from pidguard_stop_options_init()) and calls pidguard_stop_pid_file_with(). Prints `reason SLUG`, `ok`, or `error TEXT` (pidguard_strerror of the status). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +43,17 @@ int main(int argc, char **argv) {
             return 0;
         }
     } else {
+        struct pidguard_stop_options o;
+        if (pidguard_stop_options_init(&o) != 0) {
+            fprintf(stderr, "pidguard_stop_options_init failed\n");
+            return 2;
+        }
+        o.schedule = given(argv[3]);
+        if (tol) {
+            o.tolerance = strtod(tol, NULL);
+        }
         struct pidguard_stop_result r;
-        st = pidguard_stop_pid_file(argv[2], NULL, PIDGUARD_POLICY_STRICT, given(argv[3]), tol ? strtod(tol, NULL) : 5.0, &r);
+        st = pidguard_stop_pid_file_with(argv[2], &o, &r);
         if (st == 0) {
             printf("ok\n");
             return 0;

@@ -365,7 +365,7 @@ test('stopPidFile: a stale record naming a live bystander sends nothing and remo
 test('stopPidFile: argument errors throw at once; unreadable files reject with their code', async () => {
   const dir = tempDir('stop-args');
   assert.throws(() => pidguard.stopPidFile(path.join(dir, 'x.pid'), { retry: 'TERM/1', schedule: 'KILL/1' }),
-    { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' });
+    { name: 'RangeError', code: 'PIDGUARD_INVALID_ARGUMENT' });
   assert.throws(() => pidguard.stopPidFile(path.join(dir, 'x.pid'), { retry: 'TERM/x' }), { code: 'PIDGUARD_INVALID_ARGUMENT' });
   const missing = await pidguard.stopPidFile(path.join(dir, 'missing.pid'));
   assert.equal(missing.outcome, 'stale');

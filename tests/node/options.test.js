@@ -78,3 +78,33 @@ for (const c of cases) {
     assert.deepEqual(await runCase(c, dir), c.expect);
   });
 }
+
+// The Node column of the table's option names: every option of core's StopOptions and
+// CleanupOptions is a property of the matching interface in index.d.ts (generated from the
+// #[napi(object)] structs), so an option missing in Node fails here.
+const { fields } = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'operations', 'options.json'), 'utf8'));
+const dts = fs.readFileSync(path.join(__dirname, '..', '..', 'node', 'index.d.ts'), 'utf8');
+for (const [op, iface] of [['stop', 'StopOptions'], ['cleanup', 'CleanupOptions']]) {
+  test(`every ${op} option of the table is a property of ${iface}`, () => {
+    const m = dts.match(new RegExp(`export interface ${iface} \\{([\\s\\S]*?)\\n\\}`));
+    assert.ok(m, `no interface ${iface} in index.d.ts`);
+    const props = new Set([...m[1].matchAll(/^\s*(\w+)\??:/gm)].map((x) => x[1]));
+    const want = Object.values(fields[op]).map((row) => row.node).filter(Boolean);
+    assert.ok(want.length > 0);
+    assert.deepEqual(want.filter((n) => !props.has(n)), [], `${iface} lacks these options`);
+    for (const alias of Object.keys(fields.aliases.node[op] || {})) assert.ok(props.has(alias), `${iface} lacks the alias ${alias}`);
+  });
+}
+
+test('stopPidFile: policy, and its deprecated alias lenient; both disagreeing is a RangeError', async () => {
+  const dir = tempDir();
+  const absent = path.join(dir, 'absent.pid');
+  for (const o of [{ policy: 'lenient' }, { policy: 'strict' }, { lenient: true }, { policy: 'lenient', lenient: true },
+    { policy: 'strict', lenient: false }, { schedule: 'KILL/1', retry: 'KILL/1' }, { group: false }]) {
+    assert.equal((await pidguard.stopPidFile(absent, o)).outcome, 'stale', JSON.stringify(o));
+  }
+  for (const o of [{ policy: 'lenient', lenient: false }, { policy: 'strict', lenient: true }, { policy: 'loose' },
+    { schedule: 'KILL/1', retry: 'TERM/1' }, { tolerance: -1 }]) {
+    assert.throws(() => pidguard.stopPidFile(absent, o), { name: 'RangeError', code: 'PIDGUARD_INVALID_ARGUMENT' }, JSON.stringify(o));
+  }
+});

@@ -70,3 +70,39 @@ def run_case(case, tmp_path):
 @pytest.mark.parametrize("case", TABLE["cases"], ids=[c["name"] for c in TABLE["cases"]])
 def test_option_case_gives_the_tables_answer(case, tmp_path):
     assert run_case(case, tmp_path) == case["expect"]
+
+
+@pytest.mark.parametrize("op,func", [("stop", "stop_pid_file"), ("cleanup", "cleanup_background_hooks")])
+def test_every_option_of_the_table_is_a_keyword_argument(op, func):
+    """The Python column of the table's option names: every option of core's StopOptions and
+    CleanupOptions is a keyword argument of the function, in the signature and in the stub (seen
+    failing with no_finalize missing from cleanup_background_hooks)."""
+    import inspect
+
+    want = {row["python"] for row in TABLE["fields"][op].values() if row.get("python")}
+    assert want, f"no Python names for {op}"
+    params = set(inspect.signature(getattr(pidguard, func)).parameters)
+    assert want <= params, f"{func} lacks {sorted(want - params)}"
+    stub = (Path(pidguard.__file__).parent / "_pidguard.pyi").read_text()
+    body = stub[stub.index(f"def {func}("):]
+    body = body[: body.index(") ->")]
+    missing = sorted(n for n in want if f"{n}:" not in body)
+    assert not missing, f"the stub of {func} lacks {missing}"
+
+
+def test_cleanup_no_finalize_keeps_the_logs(tmp_path):
+    """no_finalize=True: a stale hook's pidfile is removed, no index line is written and its
+    logs are kept (the default finalize would append the lines)."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "on_x.pid").write_text("4194304")
+    (hook / "on_x.stdout.log").write_text("out")
+    index = tmp_path / "index.jsonl"
+    reports = pidguard.cleanup_background_hooks(tmp_path, index, True, no_finalize=True)
+    assert len(reports) == 1
+    assert not index.exists() or index.read_text() == ""
+    assert (hook / "on_x.stdout.log").exists()
+    # The same without no_finalize writes the index lines: the option is what kept them out.
+    (hook / "on_x.pid").write_text("4194304")
+    pidguard.cleanup_background_hooks(tmp_path, index, True)
+    assert index.read_text().count("\n") >= 1

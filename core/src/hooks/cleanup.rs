@@ -107,12 +107,7 @@ pub fn cleanup_background_hooks(
     mut finalize: Option<&mut dyn FnMut(&HookReport) -> std::result::Result<(), String>>,
 ) -> Result<Vec<HookReport>> {
     // Bad options are refused before anything is read, removed or signalled.
-    if !(opts.tolerance.is_finite() && opts.tolerance >= 0.0) {
-        return Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {}", opts.tolerance)));
-    }
-    if opts.pattern.is_empty() || opts.pattern.contains(['/', '\0']) {
-        return Err(Error::invalid(format!("pattern {:?} must be a non-empty file-name glob without '/'", opts.pattern)));
-    }
+    opts.validate()?;
     // The tree is opened once (`ENOTDIR`: not a directory), and every path under
     // `output_dir` that this cleanup opens is resolved beneath that descriptor, passed to each
     // call that opens one, with no symlink on the way: a directory of the tree swapped for a

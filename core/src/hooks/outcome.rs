@@ -7,38 +7,10 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::identity::{Reason, Verdict};
-use crate::pidfile::mtime::{CheckReason, DEFAULT_TOLERANCE};
-use crate::signal::{Refusal, Schedule, Signal};
+use crate::pidfile::mtime::{CheckReason};
+use crate::signal::{Refusal, Signal};
 
-/// Options of [`cleanup_background_hooks`](crate::cleanup_background_hooks); the defaults are abx-dl's.
-#[derive(Clone, Debug)]
-pub struct CleanupOptions {
-    /// Where the default finalize appends the `Process` and `ArchiveResult` JSON lines.
-    pub index_path: Option<PathBuf>,
-    /// When false, the default finalize also prints the two lines to stdout.
-    pub is_tty: bool,
-    /// The escalation schedule, default `TERM/2/KILL/1`.
-    pub schedule: Schedule,
-    /// Glob (`*`, `?`) matched against file names under the directory, default `on_*.pid`.
-    pub pattern: String,
-    /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5.0).
-    pub tolerance: f64,
-    /// Skip the default finalize (no index lines, logs kept); `finalize` callbacks still run.
-    pub no_finalize: bool,
-}
-
-impl Default for CleanupOptions {
-    fn default() -> Self {
-        CleanupOptions {
-            index_path: None,
-            is_tty: false,
-            schedule: Schedule::default(),
-            pattern: "on_*.pid".to_string(),
-            tolerance: DEFAULT_TOLERANCE,
-            no_finalize: false,
-        }
-    }
-}
+pub use crate::options::CleanupOptions;
 
 /// What cleanup did with one hook.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -352,6 +352,7 @@ def cleanup_background_hooks(
     schedule: str = "TERM/2/KILL/1",
     pattern: str = "on_*.pid",
     tolerance: float = 5.0,
+    no_finalize: bool = False,
     finalize: Optional[Callable[[HookReport], object]] = None,
 ) -> List[HookReport]: ...
 def spawn(
