@@ -12,9 +12,11 @@
 
 mod probe;
 mod table;
+mod view;
 
 pub use probe::{probe_pid_file, status_pid_file, Probe};
 pub use table::markdown_table;
+pub use view::ProbeView;
 
 use crate::identity::Policy;
 use crate::pidfile::mtime::CheckReason;

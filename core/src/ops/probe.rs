@@ -38,6 +38,24 @@ impl Probe {
     pub fn running(&self) -> bool {
         self.answer == Answer::Running
     }
+
+    /// For a record that runs only through its scope (its first process is gone, its scope
+    /// still holds processes): `pid N exited; its scope (supervisor) still holds M
+    /// process(es)`. `None` otherwise (the record's own check says it all).
+    pub fn scope_text(&self) -> Option<String> {
+        let n = self.scope_members.filter(|&n| n > 0 && self.running() && super::check(self.check.reason) != Answer::Running)?;
+        let pid = self.check.pid.map(|p| format!("pid {p} {}; ", self.check.reason)).unwrap_or_default();
+        Some(format!("{pid}its scope ({}) still holds {n} process{}", self.scope, if n == 1 { "" } else { "es" }))
+    }
+
+    /// The exit status of the CLI's `status` for this answer: a record that runs only through
+    /// its scope is running (0); otherwise [`crate::ExitCode::for_check_at`] of the record.
+    pub fn exit_code(&self, path: &Path, os_error: Option<&std::io::Error>) -> crate::ExitCode {
+        if self.scope_text().is_some() {
+            return crate::ExitCode::Done;
+        }
+        crate::ExitCode::for_check_at(path, &self.check, os_error)
+    }
 }
 
 /// Probe a pidfile of either format (as the CLI's `status` reads it: for an abx-dl pidfile with
