@@ -205,6 +205,36 @@ export interface PipedSpawn {
   stderrFd: number
 }
 
+/**
+ * What `probe_pid_file` found: the record's check plus how many processes its scope still
+ * holds. A probe never acts: nothing was signalled or removed.
+ */
+export interface Probe {
+  /** The record's format: `abx-dl` or `guard`. */
+  format: string
+  /** The record's check reason (`valid`, `gone`, `unverifiable`, …; as `check_pid_file`). */
+  reason: string
+  /** The pid in the record, when it parsed. */
+  pid?: number
+  /** The kind of scope recorded with it: `group` (none recorded), `cgroup` or `supervisor`. */
+  scope: string
+  /**
+   * How many processes the recorded scope still holds (each pinned and proven inside it),
+   * when it was counted: a scope is counted only for a record dated on this machine and in
+   * this PID namespace, and not when it could not be read.
+   */
+  scopeMembers?: number
+  /** `running`, `not-running` (only on proof), `undecided` or `unusable`. */
+  answer: string
+  /**
+   * Whether the record is in use: anything but proven not running (a sweep keeps a record
+   * it cannot judge).
+   */
+  inUse: boolean
+  /** Whether the record runs: its process, or — its first process gone — its scope. */
+  running: boolean
+}
+
 /** What procfs says about one live (or zombie) process: `lookup`'s answer. */
 export interface ProcessInfo {
   /** The pid. */
@@ -691,6 +721,19 @@ export declare function moveRecord(from: string | Buffer, to: string | Buffer, p
 export declare function pinPidFile(pidFile: string | Buffer, options?: PinOptions | null): ProcessRef | StopReport
 
 /**
+ * Probe a pidfile of either format (core's `probe_pid_file`), synchronously (it reads the
+ * record and procfs, it never waits): the record's check plus how many processes its recorded
+ * scope still holds. Nothing is signalled, nothing removed — a probe never acts. `inUse` is
+ * true for anything not proven stale (a record that cannot be judged may name a live process);
+ * `running` when the recorded process runs or, its first process gone, its scope still holds
+ * processes. With no `argv`/`cmdFile`, the `.sh` beside an abx-dl pidfile is used when present.
+ * 
+ * Throws a `RangeError` `PIDGUARD_INVALID_ARGUMENT` for `argv` and `cmdFile` both given;
+ * `PIDGUARD_MALFORMED`/`PIDGUARD_PERMISSION_DENIED` for a guard record that cannot be read.
+ */
+export declare function probePidFile(pidFile: string | Buffer, options?: PinOptions | null): Probe
+
+/**
  * Start `argv` in a new session inside a scope, with its output in files (stdin `/dev/null`,
  * this process's environment), and record it in `pidFile` (core's `launch::spawn`, what
  * `pidguard run` does). Synchronous: it returns once the command has exec'd and is recorded,
@@ -817,6 +860,7 @@ export {
   isProcessAlive as is_process_alive,
   moveRecord as move_record,
   pinPidFile as pin_pid_file,
+  probePidFile as probe_pid_file,
   spawnPiped as spawn_piped,
   startToken as start_token,
   stopPidFile as stop_pid_file,

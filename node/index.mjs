@@ -26,6 +26,8 @@ export const {
   move_record,
   pinPidFile,
   pin_pid_file,
+  probePidFile,
+  probe_pid_file,
   spawn,
   spawnPiped,
   spawn_piped,

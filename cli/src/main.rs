@@ -252,24 +252,29 @@ fn main() -> ProcessExit {
         }
         Cmd::Status { pidfile, cmd_file, argv, tolerance, json } => {
             let argv = (!argv.is_empty()).then_some(argv);
-            let (format, c) = match pidguard::CheckOptions::from_parts(cmd_file.as_deref(), argv.as_deref(), tolerance)
-                .and_then(|opts| pidguard::options::status(&pidfile, &opts))
+            // Core's status: the record's check, and its scope's member count (a record whose
+            // first process exited while its scope runs is running).
+            let probe = match pidguard::CheckOptions::from_parts(cmd_file.as_deref(), argv.as_deref(), tolerance)
+                .and_then(|opts| pidguard::ops::status_pid_file(&pidfile, &opts))
             {
-                Ok(fc) => fc,
+                Ok(p) => p,
                 Err(e) => return fail(&e),
             };
+            let (format, c) = (probe.format, &probe.check);
             // The check carries the system's reason for "unreadable": for the message and for
             // core's choice between 77 and 4.
             let os_error = c.os_error();
             if json {
-                report::print_json(serde_json::to_string(&PidFileCheckView::from(&c)));
+                report::print_json(serde_json::to_string(&PidFileCheckView::from(c)));
                 if let Some(e) = os_error {
                     eprintln!("pidguard: {}: {e}", pidfile.display());
                 }
+            } else if let Some(t) = probe.scope_text() {
+                println!("{}: running — {t}", pidguard::report::printable(&pidguard::report::path_text(pidfile.as_os_str())));
             } else {
-                println!("{}", report::check_text(&pidfile, format, &c, os_error));
+                println!("{}", report::check_text(&pidfile, format, c, os_error));
             }
-            ExitCode::for_check_at(&pidfile, &c, os_error).into()
+            probe.exit_code(&pidfile, os_error).into()
         }
         Cmd::Stop { pidfile, retry, lenient, cmd_file, tolerance, oknodo, json } => {
             let schedule: Schedule = match retry.parse() {

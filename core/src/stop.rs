@@ -12,6 +12,10 @@ use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCh
 use crate::sys::DirFd;
 use crate::pidfile::Format;
 use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
+use crate::ops::Allows;
+
+mod pin;
+pub use pin::{pin_pid_file, PidFilePin};
 
 pub use crate::options::StopOptions;
 
@@ -213,12 +217,13 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             return Ok(report);
         }
         ScopeTarget::Open(scope) => {
-            let main = match check.reason {
-                CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(&check, pin) {
+            // The recorded process too, when the record allows acting on it.
+            let main = match crate::ops::stop(check.reason, opts.policy) {
+                Allows::Act => match pin_pidfile(&check, pin) {
                     PidfileTarget::Pinned(h) => Some(h),
-                    _ => None,
+                    PidfileTarget::Stale(_) | PidfileTarget::Foreign | PidfileTarget::Unverifiable(_) | PidfileTarget::Refused(..) => None,
                 },
-                _ => None,
+                Allows::ActLeniently | Allows::Retire | Allows::Keep(_) | Allows::Leave | Allows::Nothing | Allows::Fail => None,
             };
             let t = stop_scope(&scope, main, check.pid.unwrap_or(0), opts, &mut report);
             if t.outcome.is_stopped() {
@@ -233,30 +238,32 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             pin
         }
     };
-    match check.reason {
-        CheckReason::Malformed | CheckReason::BadToken | CheckReason::NotRegular | CheckReason::Unreadable => {
-            return Err(unusable(pid_file, check.reason))
-        }
-        CheckReason::Missing => return Ok(report),
-        CheckReason::Foreign => {
+    // What the record allows is the table's (`crate::ops::stop`); the particulars are said here.
+    match crate::ops::stop(check.reason, opts.policy) {
+        Allows::Fail => return Err(unusable(pid_file, check.reason)),
+        Allows::Nothing => return Ok(report),
+        Allows::Leave => {
             report.outcome = StopOutcome::Foreign;
             return Ok(report);
         }
-        CheckReason::Gone | CheckReason::Mismatch => {
+        Allows::Retire => {
             report.pid_file_removed = retire(&check);
             return Ok(report);
         }
-        CheckReason::Unverifiable => {
-            // Could not tell: the record is kept and nothing is sent, under either policy.
-            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
-            report.detail = check.judgement.map(|j| j.to_string());
+        Allows::Keep(r) => {
+            report.outcome = StopOutcome::Refused(r);
+            report.detail = match check.reason {
+                CheckReason::MtimeSkew => Some(format!(
+                    "could not be verified: no start token, and the pidfile's mtime is more than {} s from the process start (--lenient stops it anyway)",
+                    opts.tolerance
+                )),
+                CheckReason::Unverifiable => check.judgement.map(|j| j.to_string()),
+                // Wording only: which reasons are kept is the table's.
+                _ => None,
+            };
             return Ok(report);
         }
-        CheckReason::CmdMismatch => {
-            report.outcome = StopOutcome::Refused(Refusal::NotTheRecordedProcess);
-            return Ok(report);
-        }
-        CheckReason::MtimeSkew if opts.policy == Policy::Lenient => {
+        Allows::ActLeniently => {
             lenient_warning = Some(format!(
                 "{}: no start token and the mtime is more than {} s from the process start; stopping on the lenient policy",
                 pid_file.display(),
@@ -264,18 +271,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             ));
             acting.reason = CheckReason::Valid;
         }
-        CheckReason::MtimeSkew => {
-            // Nothing was proven: without a token only the mtime rule speaks, and a hand-written
-            // pidfile (or one touched later) fails it while naming the right process. Could not
-            // be verified, as for an unconfirmable token; the lenient policy acts on it.
-            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
-            report.detail = Some(format!(
-                "could not be verified: no start token, and the pidfile's mtime is more than {} s from the process start (--lenient stops it anyway)",
-                opts.tolerance
-            ));
-            return Ok(report);
-        }
-        CheckReason::Valid | CheckReason::Zombie => {}
+        Allows::Act => {}
     }
     let h = match pin_pidfile(&acting, pin) {
         PidfileTarget::Pinned(h) => {
@@ -363,159 +359,6 @@ impl<'a> Judged<'a> {
     /// directory it was judged in. Whether it was removed.
     fn retire(&self, pid_file: &Path, check: &PidFileCheck) -> bool {
         self.dir.as_ref().is_some_and(|(dir, name)| remove_if_unchanged_in(dir, name, pid_file, check))
-    }
-}
-
-/// What [`pin_pid_file`] found.
-#[derive(Debug)]
-pub enum PidFilePin {
-    /// The recorded process, pinned by a pidfd and proven to be the recorded one, that the
-    /// record authorises signalling: signal it ([`ProcessRef::signal`],
-    /// [`ProcessRef::signal_group`]), run a schedule ([`ProcessRef::terminate`]) or await its
-    /// exit on [`ProcessRef::pidfd_raw`] from an event loop. A record owned by another uid than
-    /// the caller's comes restricted to that uid ([`ProcessRef::restrict_to_uid`]): every
-    /// signal, to the process and to each group member, is checked against it right before it
-    /// is sent.
-    Pinned(ProcessRef),
-    /// Nothing may be signalled. The report says why ([`StopReport::outcome`]: `Stale` with the
-    /// reason, `Refused`, `Foreign`) and whether the record was retired
-    /// ([`StopReport::pid_file_removed`]); it has no termination report.
-    Left(StopReport),
-}
-
-/// Judge an abx-dl pidfile as abx-dl's `graceful_kill_by_pid_file` and `safe_kill_process` do,
-/// and pin what it names: the first half of a stop, for callers that signal and wait on their
-/// own (an event loop awaiting the pidfd). `recorded`: the hook's argv list or its `.sh` file
-/// (see [`check_pid_file_with`](crate::check_pid_file_with)); `tolerance`: seconds, for
-/// the mtime rule of token-less records.
-///
-/// 1. The directory is opened once, the record read from it; owner and mode are the `fstat` of
-///    the descriptor read (never a second lookup of the path).
-/// 2. A record that abx-dl's `validate_pid_file` rejects for a proven reason (`gone`, `zombie`,
-///    `mismatch`, `mtime-skew`, `cmd-mismatch`, `malformed`) is stale: it is retired by content
-///    through that directory's descriptor (only if it still holds what was judged) and nothing
-///    is signalled → [`PidFilePin::Left`] with `Stale(reason)`. A missing file is `Stale(missing)`
-///    with nothing removed.
-/// 3. A record nothing proves either way (`unverifiable`: the live identity could not be read)
-///    → `Left` with `Refused(unverifiable)`; another machine's or PID namespace's → `Left` with
-///    `Foreign`; both kept.
-/// 4. A valid record: the owner rule (privilege is never lent: a file owned by another uid aims only at that
-///    uid's processes; a world-writable one — or, for a privileged caller, a group-writable one
-///    — at none) and the protected targets (pid 1, our own pid, our parent without a matching
-///    token) apply → `Left` with `Refused(reason)` and the particulars in
-///    [`StopReport::detail`], record kept; else [`PidFilePin::Pinned`].
-/// 5. A record with a scope (a command pidguard started, see [`crate::identity::Scope`]): the
-///    pinned handle carries it ([`ProcessRef::scope_kind`]), so its group signals and its
-///    termination reach the whole tree; when the recorded process is gone but its scope still
-///    holds processes, the scope is stopped here with the default schedule (`TERM/2/KILL/1`)
-///    and `Left` carries that termination report, the record retired once the scope is empty;
-///    a scope that cannot be judged keeps the record (`Refused`).
-///
-/// Errors (nothing sent, nothing removed): `InvalidArgument` for a tolerance that is not finite
-/// seconds ≥ 0; `Malformed` for a token xattr that is not a pidguard start token; `Untrusted`
-/// for a symlink, FIFO or other non-regular file; `PermissionDenied`/`Io` when the file cannot
-/// be read (including a path refused by the unsafe-transition rule for a privileged caller).
-pub fn pin_pid_file(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> Result<PidFilePin> {
-    if !(tolerance.is_finite() && tolerance >= 0.0) {
-        return Err(Error::invalid(format!("tolerance must be finite seconds >= 0, not {tolerance}")));
-    }
-    let judged = Judged::new(pid_file, recorded, tolerance);
-    let check = judged.check.clone();
-    let mut report = StopReport::before_acting(pid_file, check.clone(), Format::AbxDl);
-    match check.reason {
-        CheckReason::BadToken | CheckReason::NotRegular | CheckReason::Unreadable => return Err(unusable(pid_file, check.reason)),
-        CheckReason::Missing => return Ok(PidFilePin::Left(report)),
-        CheckReason::Foreign => {
-            report.outcome = StopOutcome::Foreign;
-            return Ok(PidFilePin::Left(report));
-        }
-        CheckReason::Unverifiable => {
-            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
-            report.detail = check.judgement.map(|j| j.to_string());
-            return Ok(PidFilePin::Left(report));
-        }
-        _ => {}
-    }
-    // A record pidguard started has a scope: the handle reaches the whole tree through it.
-    let scope = match scope_target(&check) {
-        ScopeTarget::Keep(r, why, kind) => {
-            report.scope = kind;
-            report.outcome = StopOutcome::Refused(r);
-            report.detail = Some(why);
-            return Ok(PidFilePin::Left(report));
-        }
-        ScopeTarget::Open(s) => Some(s),
-        ScopeTarget::Absent(note) => {
-            report.detail = note;
-            None
-        }
-    };
-    match check.reason {
-        CheckReason::Gone
-        | CheckReason::Zombie
-        | CheckReason::Mismatch
-        | CheckReason::MtimeSkew
-        | CheckReason::CmdMismatch
-        | CheckReason::Malformed => {
-            if let Some(s) = scope {
-                // The recorded process is gone, its tree is not (a daemon's first process exits
-                // at once): there is no process to hand back, so the tree is stopped here, with
-                // the default schedule, and the record retired once it is empty.
-                let t = stop_scope(&s, None, check.pid.unwrap_or(0), &StopOptions::default(), &mut report);
-                if t.outcome.is_stopped() {
-                    report.pid_file_removed = judged.retire(pid_file, &check);
-                    s.release();
-                }
-                report.terminate = Some(t);
-                return Ok(PidFilePin::Left(report));
-            }
-            report.pid_file_removed = judged.retire(pid_file, &check);
-            return Ok(PidFilePin::Left(report));
-        }
-        _ => {}
-    }
-    let pin = judged_pin(judged, pid_file, &check, &mut report);
-    Ok(match pin {
-        Some(mut h) => {
-            if let Some(s) = scope {
-                if s.contains(h.pid()) {
-                    report.scope = s.kind();
-                    h.attach_scope(s);
-                } else {
-                    // Root moved it out of its scope: it is handled as a record without one.
-                    log::warn!("{}: pid {} had left its scope ({}): stopped with its process group only", pid_file.display(), h.pid(), s.kind());
-                }
-            }
-            PidFilePin::Pinned(h)
-        }
-        None => PidFilePin::Left(report),
-    })
-}
-
-/// The pin step of [`pin_pid_file`]: the handle, or `None` with the report's outcome set (a
-/// record that turned out stale meanwhile is retired).
-fn judged_pin(mut judged: Judged<'_>, pid_file: &Path, check: &PidFileCheck, report: &mut StopReport) -> Option<ProcessRef> {
-    match pin_pidfile(check, judged.pin.take()) {
-        PidfileTarget::Pinned(h) => Some(h),
-        PidfileTarget::Stale(reason) => {
-            report.outcome = StopOutcome::Stale(reason);
-            report.pid_file_removed = judged.retire(pid_file, check);
-            None
-        }
-        PidfileTarget::Unverifiable(j) => {
-            report.outcome = StopOutcome::Refused(Refusal::Unverifiable);
-            report.detail = j.map(|j| j.to_string());
-            None
-        }
-        PidfileTarget::Foreign => {
-            report.outcome = StopOutcome::Foreign;
-            None
-        }
-        PidfileTarget::Refused(r, detail) => {
-            report.outcome = StopOutcome::Refused(r);
-            report.detail = detail;
-            None
-        }
     }
 }
 

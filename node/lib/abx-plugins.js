@@ -10,7 +10,7 @@
 //
 // (tests/abx_plugins/chrome_utils.patch is that change as a diff). Every rule is core's: this file
 // translates the call shapes and awaits. Who is judged how, what is signalled, which pidfile is
-// removed and when — all of it is a core operation (`stopPidFile`, `pinPidFile`, `checkPidFile`,
+// removed and when — all of it is a core operation (`stopPidFile`, `probePidFile`, `checkPidFile`,
 // `ProcessRef`, `isProcessAlive`, `writePidFileWithMtime`, `writeCmdFile`), the same ones the
 // Python, C and command-line surfaces use. The differences from the original are listed in
 // docs/node.md ("abx-plugins").
@@ -507,9 +507,10 @@ function hasAncestor(pid, ancestor) {
  * before every launch.
  *
  * What is done with each record is core's:
- * - hook pidfiles are judged by `pinPidFile`: a record proven stale (gone, reused, malformed) is
- *   removed by content; one that cannot be judged (another user's hook, an unreadable identity)
- *   counts as a live hook;
+ * - hook pidfiles are asked with `probePidFile`, which never acts: a record whose hook runs —
+ *   or whose first process exited while its scope still holds processes — and one that cannot
+ *   be judged (another user's hook, an unreadable identity) count as a live hook; nothing is
+ *   signalled or removed for them;
  * - each stale session's `chrome.pid` is stopped by `stopPidFile` (the schedule of
  *   `killChrome`'s default 10 s): a browser proven to be the recorded one is stopped with its
  *   process group and its record removed; a record proven stale (its pid gone or reused by
@@ -569,15 +570,14 @@ async function sweep(root, quiet, excluded) {
   }
   const found = findSessionFiles(root, excluded);
 
-  // Sessions in use, by their hooks' pidfiles: core judges each record.
+  // Sessions in use, by their hooks' pidfiles: core's probe answers for each record (its
+  // verdict, and whether its scope still holds processes), and a probe never acts.
   const liveSessions = new Set();
   for (const { pidFile, sessionDir } of found.hookPids) {
     let live = true; // a record that cannot be judged may name a live hook
     try {
-      const pin = pidguard.pinPidFile(pidFile);
-      if (pin instanceof pidguard.ProcessRef) pin.close();
-      else live = pin.outcome !== 'stale';
-    } catch (_) { /* unreadable or untrusted: could not tell */ }
+      live = pidguard.probePidFile(pidFile).inUse;
+    } catch (_) { /* unreadable: could not tell */ }
     if (live) liveSessions.add(path.resolve(sessionDir));
   }
 

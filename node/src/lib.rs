@@ -23,6 +23,7 @@
 mod convert;
 pub mod guard;
 pub mod handle;
+pub mod probe;
 
 use napi::bindgen_prelude::*;
 use napi::Env;

@@ -350,6 +350,23 @@ if [ $HIDDEN = 0 ]; then
   wait_count 'sleep 481?' 5 && [ $st = 0 ] && ok "the same record judged with cgroup v2 visible: stopped whole (exit 0)" || { bad "judged visible: exit $st"; end_matching 'sleep 481?'; }
 fi
 
+# ---- 8. status of a record whose first process exited while its scope runs -------------------
+# `status` says running, with the member count, and exits 0 — as `run` on the same pidfile
+# refuses (exit 3) — and signals nothing (it was `not valid — pid N, gone`, exit 1).
+for mode in $MODES; do
+  D=$T/status-$mode; mkdir -p "$D"; pf=$D/s.pid
+  "$PG" run --json "$pf" --scope "$(scope_opt $mode)" -- sh -c 'sleep 4871 & exit 0' > "$D/run.json" 2>/dev/null && check_run "$D/run.json" $mode
+  wait_count 'sleep 4871' 10 1; kept=$(live 'sleep 4871')
+  first=$(json "$D/run.json" pid)
+  for i in $(seq 400); do alive "$first" || break; sleep 0.05; done
+  "$PG" status "$pf" > "$D/status.txt" 2>&1; st=$?
+  "$PG" run "$pf" -- sleep 4872 > "$D/run2.txt" 2>&1; st2=$?
+  if [ $st = 0 ] && grep -q 'running — .*still holds 1 process$' "$D/status.txt" && [ -n "$kept" ] && untouched "$kept" && [ $st2 = 3 ] && [ "$(count 'sleep 4872')" = 0 ]; then
+    ok "$(tag $mode) status of a record whose first process exited while its scope runs: running, 1 process (exit 0); run refuses (exit 3)"
+  else bad "$(tag $mode) status of a running scope: exit $st, run exit $st2, first $first alive: $(alive "$first" && echo yes || echo no): $(cat "$D/status.txt" "$D/run2.txt")"; end_matching 'sleep 4872'; fi
+  "$PG" stop "$pf" > /dev/null 2>&1; wait_count 'sleep 4871' 5 || end_matching 'sleep 4871'
+done
+
 # ---- the hidden run -------------------------------------------------------------------------
 if [ $HIDDEN = 0 ]; then
   unshare --mount --propagation private bash "$0" --hidden > "$T/hidden.txt" 2>&1

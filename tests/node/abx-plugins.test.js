@@ -275,7 +275,7 @@ test('killZombieChrome: a stale crawl\'s browser is stopped; excluded, in-use an
   const old = path.join(crawl(root, 'legacy'), 'chrome.pid');
   fs.writeFileSync(old, String(legacy.pid));
   fs.utimesSync(old, Date.now() / 1000 - 3600, Date.now() / 1000 - 3600);
-  // A dead hook's pidfile in a stale crawl: retired by core.
+  // A dead hook's pidfile in a stale crawl: not in use, and kept (asking is a probe: it never acts).
   const dead = spawnGroup('exec sleep 300');
   const deadHook = path.join(crawl(root, 'stale2'), 'on_Snapshot__01_chrome_tab.daemon.bg.pid');
   abx.writePidWithMtime(deadHook, dead.pid, Date.now() / 1000);
@@ -292,7 +292,39 @@ test('killZombieChrome: a stale crawl\'s browser is stopped; excluded, in-use an
   assert.equal(alive(inUse.pid), true);
   assert.equal(alive(legacy.pid), true, 'an unproven record sends nothing');
   assert.equal(fs.existsSync(old), true, 'and is kept');
-  assert.equal(fs.existsSync(deadHook), false, 'a dead hook\'s record is retired');
+  assert.equal(fs.existsSync(deadHook), true, 'a probe removes nothing');
+});
+
+test('killZombieChrome: an excluded session whose hook\'s first process exited while its scope runs is left running', async (t) => {
+  // A launcher that exits once its browser is up: the hook's record names a gone process, and
+  // its scope still holds the browser. Asking whether the session is in use must not stop it
+  // (pinPidFile did: it stopped the scope before answering).
+  for (const scope of ['supervisor', 'cgroup']) {
+    const root = tempDir(`abx-scope-${scope}`);
+    const current = crawl(root, 'current');
+    const hookFile = path.join(current, 'on_CrawlSetup__90_chrome_launch.daemon.bg.pid');
+    const said = path.join(current, 'browser.pid');
+    let s;
+    try {
+      s = pidguard.spawn(['sh', '-c', `sleep 300 & echo $! > ${said}.tmp && mv ${said}.tmp ${said}`], hookFile, { scope, cwd: current });
+    } catch (e) {
+      if (scope === 'cgroup') { t.diagnostic(`cgroup: skipped, no leaf can be made here: ${e.message}`); continue; }
+      throw e;
+    }
+    assert.ok(await waitFor(() => fs.existsSync(said), 20000), `${scope}: the browser started`);
+    const browser = Number(fs.readFileSync(said, 'utf8').trim());
+    assert.ok(await waitFor(() => !alive(s.pid), 20000), `${scope}: the launcher exited`);
+    const probe = pidguard.probePidFile(hookFile);
+    assert.equal(probe.running, true, `${scope}: ${JSON.stringify(probe)}`);
+    assert.ok(probe.scopeMembers >= 1, `${scope}: ${JSON.stringify(probe)}`);
+    const browserRecord = path.join(current, 'chrome.pid');
+    abx.writePidWithMtime(browserRecord, browser, Date.now() / 1000);
+    await abx.killZombieChrome(root, { quiet: true, excludeCurrentRuntimeDirs: false, excludeSessionDirs: [path.dirname(current)] });
+    assert.equal(alive(browser), true, `${scope}: the current session's browser was killed by the sweep`);
+    assert.equal(fs.existsSync(hookFile), true, `${scope}: the hook's record was removed`);
+    await pidguard.stopPidFile(hookFile, { schedule: 'TERM/5/KILL/5' });
+    assert.ok(await waitFor(() => !alive(browser), 10000), `${scope}: the stop reached the scope`);
+  }
 });
 
 test('killZombieChrome: a missing or malformed chrome.pid is skipped, never a throw; bad options throw at once', async () => {

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use crate::identity::ProcessRef;
 use crate::pidfile::cmd::{read_cmd_opened, Recorded};
 use crate::pidfile::mtime::{check_pinned_kept, CheckReason, CmdRule, PidFileCheck};
+use crate::ops::Allows;
 use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
 use crate::signal::{ExitStatus, Outcome};
 
@@ -250,7 +251,7 @@ impl Pending {
                 // The recorded process, alive but no longer in its scope (root may move a
                 // process out of its cgroup): stopped with its group at the same time, as a
                 // record without a scope is, and said.
-                if matches!(check.reason, CheckReason::Valid | CheckReason::Zombie) {
+                if crate::ops::judge(check.reason) == Allows::Act {
                     if let PidfileTarget::Pinned(h) = pin_pidfile(check, pin) {
                         if !h.has_exited() && scope.lacks(h.pid()) {
                             report.notes.push(format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind()));
@@ -268,25 +269,23 @@ impl Pending {
                 pin
             }
         };
-        match check.reason {
-            CheckReason::Foreign => report.outcome = HookOutcome::Foreign,
-            CheckReason::Unreadable | CheckReason::NotRegular => report.outcome = HookOutcome::Unreadable,
+        // What the record allows is the table's (`crate::ops::judge`); the wording is said here.
+        match crate::ops::judge(check.reason) {
+            Allows::Leave => report.outcome = HookOutcome::Foreign,
+            Allows::Fail => report.outcome = HookOutcome::Unreadable,
             // A guard record matched by the pattern is not this format's to judge: left alone and
             // reported — removing it could end a live holder's single-instance guard. Other
             // content that is not one pid from 1 to 4194304 names no process: stale, as abx-dl treats it.
-            CheckReason::Malformed if crate::pidfile::Format::of(&report.pid_file) == crate::pidfile::Format::Guard => {
+            Allows::Retire if check.reason == CheckReason::Malformed && crate::pidfile::Format::of(&report.pid_file) == crate::pidfile::Format::Guard => {
                 report.outcome = HookOutcome::Unreadable;
                 report.error = Some("a guard record, not an abx-dl pidfile: left alone".to_string());
             }
-            CheckReason::Malformed => report.outcome = HookOutcome::Stale,
             // Stale only on proof: gone, reused, or a token-less record whose mtime or command
             // was compared against a process whose identity was read (or no file any more).
-            CheckReason::Gone | CheckReason::Mismatch | CheckReason::MtimeSkew | CheckReason::CmdMismatch | CheckReason::Missing => {
-                report.outcome = HookOutcome::Stale
-            }
+            Allows::Retire | Allows::Nothing => report.outcome = HookOutcome::Stale,
             // A token xattr that is not a token, an identity that could not be read: keep.
-            CheckReason::BadToken | CheckReason::Unverifiable => unverified(report, check.judgement),
-            CheckReason::Valid | CheckReason::Zombie => match pin_pidfile(check, pin) {
+            Allows::Keep(_) => unverified(report, check.judgement),
+            Allows::Act | Allows::ActLeniently => match pin_pidfile(check, pin) {
                 PidfileTarget::Pinned(h) => {
                     self.handle_index = Some(handles.len());
                     handles.push(h);

@@ -9,6 +9,8 @@ use super::token::StartToken;
 use super::liveness::thread_group_exited;
 pub use super::delivery::{Delivery, GroupMode};
 use super::delivery::member_has_uid;
+
+mod scope_only;
 use super::verdict::{compare_machine, compare_process, compare_tokens, machine_facts, Judgement, Machine, Policy, Reason, Verdict};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protect::{refuse, Refusal, Target};
@@ -467,7 +469,8 @@ impl ProcessRef {
     pub fn token(&self) -> &StartToken {
         // Unreachable: every public constructor (`open`, `open_child`, `lookup`) reads the
         // stat (probe with `with_stat`), which sets the token; only crate-internal judging
-        // handles skip it, and they never reach a caller.
+        // handles skip it, and they never reach a caller; a scope-only handle carries one with
+        // start ticks 0.
         self.token.as_ref().expect("a public ProcessRef has read its stat")
     }
     /// The verdict against the expected token when the handle was opened.

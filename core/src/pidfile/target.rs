@@ -42,11 +42,21 @@ pub(crate) enum PidfileTarget {
 /// - The protected targets are refused (pid 1, our own pid, our parent without a token
 ///   `Match`; our own group when signalled).
 pub(crate) fn pin_pidfile(check: &PidFileCheck, pin: Option<ProcessRef>) -> PidfileTarget {
+    // The operations ask the table (`crate::ops`) first; this is the last word on a record that
+    // reaches here anyway: only a live (or zombie) recorded process can be pinned.
     match check.reason {
         CheckReason::Valid | CheckReason::Zombie => {}
         CheckReason::Foreign => return PidfileTarget::Foreign,
         CheckReason::Unverifiable => return PidfileTarget::Unverifiable(check.judgement),
-        r => return PidfileTarget::Stale(r),
+        r @ (CheckReason::Missing
+        | CheckReason::Unreadable
+        | CheckReason::NotRegular
+        | CheckReason::Malformed
+        | CheckReason::BadToken
+        | CheckReason::Gone
+        | CheckReason::Mismatch
+        | CheckReason::MtimeSkew
+        | CheckReason::CmdMismatch) => return PidfileTarget::Stale(r),
     }
     let Some(pid) = check.pid else { return PidfileTarget::Stale(CheckReason::Malformed) };
     let Some(mut h) = pin else { return PidfileTarget::Unverifiable(check.judgement) };
@@ -133,7 +143,7 @@ pub(crate) enum ScopeTarget {
 pub(crate) fn scope_target(check: &PidFileCheck) -> ScopeTarget {
     use crate::identity::{Scope, ScopeState};
     let Some(rec) = &check.scope else { return ScopeTarget::Absent(None) };
-    if !matches!(check.reason, CheckReason::Valid | CheckReason::Zombie | CheckReason::Gone | CheckReason::Mismatch) {
+    if !crate::ops::scope_consulted(check.reason) {
         return ScopeTarget::Absent(None);
     }
     let kind = rec.kind();

@@ -48,10 +48,16 @@ Different, on purpose:
    ever. Here the group counts as stopped only when no live member is left: members still there
    when ``grace_period`` ends get SIGKILL, through the pidfd, which reaches the group after the
    leader has been reaped.
-4. **No polling, nothing blocking the event loop.** Exit is awaited on the pidfd's readiness
-   with ``loop.add_reader`` (``graceful_kill_by_pid_file`` of the original polls
-   ``is_process_alive`` after 0.2, 0.3, 0.45, 0.675, then every 1 s, and sleeps 0.5 s after
-   SIGKILL); the members left after the leader are awaited in a worker thread.
+4. **No polling, nothing blocking the event loop.** The whole schedule — SIGTERM, the wait on
+   the pidfds of the hook and its group (or its scope), SIGKILL for what is left when
+   ``grace_period`` ends, a last wait of 2 s — is core's ``terminate``, run in a worker thread
+   (``graceful_kill_by_pid_file`` of the original polls ``is_process_alive`` after 0.2, 0.3,
+   0.45, 0.675, then every 1 s, and sleeps 0.5 s after SIGKILL). Nothing here sends a signal by
+   hand.
+9. **Never raises for a record's state.** What the record or the process allows is core's
+   decision; when it allows nothing (stale, unverifiable, foreign, refused by the owner rule —
+   a user's record whose group holds another user's process —, EPERM), these functions return
+   False and say why in the ``pidguard.abx_dl`` log, as abx-dl's own return False.
 5. **A pidfile is removed only on proof** that its process is gone or another one
    (``gone``, ``zombie``, ``mismatch``, ``mtime-skew``, ``cmd-mismatch``) or that it is not a
    pidfile (``malformed``). A record whose live identity could not be read (``unverifiable``:
@@ -84,6 +90,7 @@ reap (and reuse) in that instant remains possible, as in the original.
 """
 
 import asyncio
+import logging as _logging
 import math as _math
 import os
 import signal
@@ -112,6 +119,7 @@ GRACEFUL_SHUTDOWN_TIMEOUT = 15.0
 
 # How long the SIGKILL step waits for the hook, seconds (the original's value).
 _KILL_WAIT = 2.0
+_log = _logging.getLogger("pidguard.abx_dl")
 
 _Path = _Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
@@ -181,34 +189,18 @@ def _seconds(grace_period: _Any) -> float:
 
 
 async def _stop(ref: _ProcessRef, grace_period: float) -> bool:
-    """SIGTERM the pinned hook (its group when it leads one), await its exit on the pidfd, then
-    the rest of its group; SIGKILL what is left when ``grace_period`` ends. True when SIGTERM
-    was sent. Closes ``ref``."""
-    loop = asyncio.get_running_loop()
+    """Stop the pinned hook with its group (or its whole scope, when it has one): core's
+    ``terminate`` with the schedule ``TERM/<grace_period>/KILL/2``, in a worker thread. True when
+    SIGTERM was sent; False — logged, never raised — when nothing could be done as asked (it was
+    already gone, a rule refused it, the kernel said EPERM). Closes ``ref``."""
+    schedule = f"TERM/{grace_period:.3f}/KILL/{_KILL_WAIT:g}"
     try:
-        group = ref.leads_group
-        send = ref.signal_group if group else ref.signal
         try:
-            if not send(signal.SIGTERM):
-                return False  # already gone: nothing was sent
-        except _PidguardError:
-            return False  # refused (our own group, pid 1) or EPERM: nothing was sent
-        deadline = loop.time() + grace_period
-        exited = await ref.wait_async(grace_period)
-        if exited and group:
-            # The leader is gone; its group may not be (a browser's children). Core waits for
-            # the members on their own pidfds and SIGKILLs them when the grace period ends; the
-            # pidfd still reaches the group after asyncio has reaped the leader. SIGCONT as the
-            # first step sends no second SIGTERM to a member already shutting down.
-            remaining = max(0.0, deadline - loop.time())
-            await asyncio.to_thread(ref.terminate, f"CONT/{remaining:.3f}/KILL/{_KILL_WAIT:g}")
-        elif not exited:
-            try:
-                send(signal.SIGKILL)
-            except _PidguardError:
-                pass
-            await ref.wait_async(_KILL_WAIT)
-        return True
+            report = await asyncio.to_thread(ref.terminate, schedule)
+        except _PidguardError as e:
+            _log.warning("pid %s not stopped: %s", ref.pid, e)
+            return False
+        return bool(report.signals)
     finally:
         ref.close()
 
@@ -249,9 +241,12 @@ def _judge(pid_file: _Path, expected_argv: _Any) -> _Optional[_ProcessRef]:
     there when proven stale, refused by core's owner rule; the pinned process when it may be
     signalled, else None (every error included, as the original's failures are False)."""
     try:
-        ref, _report = _ProcessRef.for_pid_file(pid_file, expected_argv)
-    except (_PidguardError, TypeError, ValueError):
+        ref, report = _ProcessRef.for_pid_file(pid_file, expected_argv)
+    except (_PidguardError, TypeError, ValueError) as e:
+        _log.warning("%s: not signalled: %s", pid_file, e)
         return None
+    if ref is None and report is not None and report.outcome != "stale":
+        _log.warning("%s: not signalled: %s", pid_file, report.detail or report.outcome)
     return ref
 
 
@@ -284,5 +279,6 @@ def safe_kill_process(pid_file: _Path, cmd_file: _Any = None, signal_num: int = 
     with ref:
         try:
             return ref.signal(signal_num)
-        except (_PidguardError, ValueError):
+        except (_PidguardError, ValueError) as e:
+            _log.warning("pid %s not signalled: %s", ref.pid, e)
             return False

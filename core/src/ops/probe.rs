@@ -1,0 +1,106 @@
+//! The probe: "is this record in use?", answered without any side effect.
+
+use std::path::Path;
+
+use super::{on_live_scope, probe as probe_rule, scope_consulted, Answer, Operation, ScopeAllows};
+use crate::error::Result;
+use crate::identity::{Scope, ScopeKind, ScopeState};
+use crate::options::CheckOptions;
+use crate::pidfile::mtime::PidFileCheck;
+use crate::pidfile::Format;
+
+/// What [`probe_pid_file`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    /// The pidfile's format ([`Format::of`]).
+    pub format: Format,
+    /// The record's check (a guard record's is its verdict's [`crate::guard::Verdict::to_check`]).
+    pub check: PidFileCheck,
+    /// The kind of scope recorded with the record (`Group` when none is recorded).
+    pub scope: ScopeKind,
+    /// How many processes the recorded scope still holds, each pinned and proven inside it
+    /// when counted; `None` when no scope is recorded, the record's reason does not consult it
+    /// ([`super::scope_consulted`]) or it could not be read.
+    pub scope_members: Option<usize>,
+    /// The answer: `Running` when the recorded process runs or its scope still holds processes;
+    /// `NotRunning` only on proof; `Undecided`/`Unusable` when nothing proves it either way.
+    pub answer: Answer,
+}
+
+impl Probe {
+    /// Whether the record is in use — anything but proven not running: a sweep keeps a record
+    /// it cannot judge.
+    pub fn in_use(&self) -> bool {
+        self.answer != Answer::NotRunning
+    }
+
+    /// Whether the record runs: its process or, when that is gone, its scope.
+    pub fn running(&self) -> bool {
+        self.answer == Answer::Running
+    }
+
+    /// For a record that runs only through its scope (its first process is gone, its scope
+    /// still holds processes): `pid N exited; its scope (supervisor) still holds M
+    /// process(es)`. `None` otherwise (the record's own check says it all).
+    pub fn scope_text(&self) -> Option<String> {
+        let n = self.scope_members.filter(|&n| n > 0 && self.running() && super::check(self.check.reason) != Answer::Running)?;
+        let pid = self.check.pid.map(|p| format!("pid {p} {}; ", self.check.reason)).unwrap_or_default();
+        Some(format!("{pid}its scope ({}) still holds {n} process{}", self.scope, if n == 1 { "" } else { "es" }))
+    }
+
+    /// The exit status of the CLI's `status` for this answer: a record that runs only through
+    /// its scope is running (0); otherwise [`crate::ExitCode::for_check_at`] of the record.
+    pub fn exit_code(&self, path: &Path, os_error: Option<&std::io::Error>) -> crate::ExitCode {
+        if self.scope_text().is_some() {
+            return crate::ExitCode::Done;
+        }
+        crate::ExitCode::for_check_at(path, &self.check, os_error)
+    }
+}
+
+/// Probe a pidfile of either format (as the CLI's `status` reads it: for an abx-dl pidfile with
+/// no recorded command in `opts`, the `.sh` beside it when it exists): the record's check plus
+/// "its scope still holds N processes". Nothing is signalled, nothing removed, nothing waited
+/// on: a probe never acts. The scope is counted with its own identity (cgroup id and boot,
+/// supervisor token) and only for a record dated on this machine and in this PID namespace;
+/// a scope that could not be read leaves the count `None` and the answer the record's own.
+///
+/// Errors: those of reading a guard record (`Malformed`, `PermissionDenied`, `Io`); an abx-dl
+/// pidfile's problems are its check's reason, never an error.
+pub fn probe_pid_file(pid_file: &Path, opts: &CheckOptions<'_>) -> Result<Probe> {
+    let (format, check) = crate::options::status(pid_file, opts)?;
+    Ok(probe_checked(format, check, Operation::Probe))
+}
+
+/// The answer of `op` (`Probe` or `Status`) for a checked record, its scope counted.
+pub(crate) fn probe_checked(format: Format, check: PidFileCheck, op: Operation) -> Probe {
+    let own = match op {
+        Operation::Status => super::status(check.reason),
+        _ => probe_rule(check.reason),
+    };
+    let scope = check.scope.as_ref().map_or(ScopeKind::Group, |r| r.kind());
+    let counts = on_live_scope(op) == ScopeAllows::Count && scope_consulted(check.reason);
+    let scope_members = match (&check.scope, counts) {
+        (Some(rec), true) => match Scope::open(rec, None) {
+            ScopeState::Open(s) => s.members().ok().map(|m| m.len()),
+            ScopeState::Gone(_) | ScopeState::Mismatch(_) => Some(0),
+            ScopeState::Unverifiable(_) | ScopeState::Refused(_) => None,
+        },
+        _ => None,
+    };
+    let answer = match (own, scope_members) {
+        (Answer::NotRunning, Some(n)) if n > 0 => Answer::Running,
+        (a, _) => a,
+    };
+    Probe { format, check, scope, scope_members, answer }
+}
+
+/// The CLI's `status` of a pidfile: [`probe_pid_file`]'s answer under the status rules (a valid
+/// record runs; a record whose first process exited while its scope still holds processes runs
+/// too, with the count).
+///
+/// Errors: as [`probe_pid_file`].
+pub fn status_pid_file(pid_file: &Path, opts: &CheckOptions<'_>) -> Result<Probe> {
+    let (format, check) = crate::options::status(pid_file, opts)?;
+    Ok(probe_checked(format, check, Operation::Status))
+}
