@@ -259,6 +259,16 @@ impl Scope {
         }
     }
 
+    /// The pids of the live members now (see [`Self::members`]). Errors: as [`Self::members`].
+    pub fn member_pids(&self) -> std::io::Result<Vec<i32>> {
+        self.members().map(|m| m.into_iter().map(|(p, _)| p).collect())
+    }
+
+    /// How many live members the scope has now (see [`Self::member_pids`]).
+    pub fn member_count(&self) -> std::io::Result<usize> {
+        self.member_pids().map(|m| m.len())
+    }
+
     /// Whether `pid` is a member now (see [`Self::members`]).
     pub fn contains(&self, pid: i32) -> bool {
         self.members().is_ok_and(|m| m.iter().any(|(p, _)| *p == pid))
