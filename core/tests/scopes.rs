@@ -831,6 +831,11 @@ scenario!(a_supervisor_record_whose_pid_was_reused_is_untouched, supervisor_reus
 /// listed for a signal, one of them is killed and its pid handed to a bystander outside the
 /// scope before it is pinned. The bystander must not be signalled (cgroup: it is not listed
 /// again after pinning; supervisor: its parent is not the process it was found under).
+///
+/// The race is played on `SIGCONT`, the one signal sent to a scope that is not held (any other
+/// is sent to a frozen or stopped scope, whose members cannot reap a child, so no member's pid
+/// can be freed during its walk): the bystander and one member are stopped, and the signal must
+/// continue the member and not the bystander.
 fn walk_race_body(mode: Mode) {
     use pidguard::identity::{Scope, ScopeState};
     use pidguard::sys::fault::{self, Point};
@@ -839,6 +844,11 @@ fn walk_race_body(mode: Mode) {
     let s = spawn(&pf, &["sh", "-c", "sleep 4721 & sleep 4722 & wait"], mode);
     assert!(wait_for(Duration::from_secs(10), || others().iter().filter(|p| p.4 == "sleep").count() == 2));
     let sh = s.pid;
+    let kids: Vec<i32> = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap().split_whitespace().map(|w| w.parse().unwrap()).collect();
+    let (victim, member) = (kids[0], kids[1]);
+    let stopped = |pid: i32| stat(pid).is_some_and(|p| p.3 == 'T');
+    kill(member, libc::SIGSTOP);
+    assert!(wait_for(Duration::from_secs(10), || stopped(member)));
     let ScopeState::Open(scope) = Scope::open(s.scope_record.as_ref().unwrap(), None) else { panic!("scope not open") };
     let bystander: std::rc::Rc<std::cell::Cell<i32>> = Default::default();
     let by = bystander.clone();
@@ -853,22 +863,24 @@ fn walk_race_body(mode: Mode) {
         if seen != if mode == Mode::Cgroup { 1 } else { 2 } {
             return;
         }
-        let kids = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).unwrap();
-        let victim: i32 = kids.split_whitespace().next().unwrap().parse().unwrap();
         kill(victim, libc::SIGKILL);
         // The command's shell reaps it (its `wait`): the pid is free.
         assert!(wait_for(Duration::from_secs(10), || stat(victim).is_none()));
         let c = bystander_at(victim, &["sleep", "4723"]);
-        by.set(c.id() as i32);
+        let b = c.id() as i32;
+        kill(b, libc::SIGSTOP);
+        assert!(wait_for(Duration::from_secs(10), || stat(b).is_some_and(|p| p.3 == 'T')));
+        by.set(b);
         std::mem::forget(c);
     });
-    let sent = scope.signal(Signal::TERM);
+    let sent = scope.signal(Signal::CONT);
     fault::clear_point_hook();
     let b = bystander.get();
     assert!(b != 0, "the race was played");
     println!("signal: {sent:?}; bystander pid {b}");
-    assert!(wait_for(Duration::from_secs(5), || !alive(sh)), "the scope got the signal");
-    assert!(untouched(b), "the bystander that took a member's pid during the walk was signalled");
+    assert!(wait_for(Duration::from_secs(5), || !stopped(member)), "the scope got the signal");
+    assert!(stopped(b) && untouched(b), "the bystander that took a member's pid during the walk was signalled");
+    kill(b, libc::SIGCONT);
     drop(scope);
     let r = stop(&pf);
     assert!(matches!(r.outcome, StopOutcome::Exited(_) | StopOutcome::AlreadyGone | StopOutcome::Stale(_)), "{:?}", r.outcome);
