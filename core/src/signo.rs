@@ -66,6 +66,9 @@ impl Signal {
     pub const KILL: Signal = Signal(libc::SIGKILL);
     /// `SIGCONT` (18), sent after `SIGTERM` so that a stopped process can act on it.
     pub const CONT: Signal = Signal(libc::SIGCONT);
+    /// `SIGSTOP` (19 on Linux): cannot be caught or ignored; a scope is held with it before a
+    /// signal where there is no freezer (a stopped process cannot fork).
+    pub const STOP: Signal = Signal(libc::SIGSTOP);
     /// `SIGINT` (2).
     pub const INT: Signal = Signal(libc::SIGINT);
     /// `SIGHUP` (1).

@@ -7,6 +7,7 @@ mod probe;
 mod process;
 mod scope;
 mod scope_open;
+mod scope_walk;
 mod token;
 mod verdict;
 

@@ -19,10 +19,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::delivery::{member_has_uid, Delivery};
+use super::delivery::Delivery;
 use super::token::StartToken;
 use crate::error::{Error, ErrorKind, Result};
-use crate::protect::{refuse, Target};
 use crate::signo::Signal;
 use crate::sys::{self, cgroup, procfs};
 
@@ -173,8 +172,8 @@ pub(super) enum Inner {
 pub struct Scope {
     record: ScopeRecord,
     pub(super) inner: Inner,
-    only_uid: Option<u32>,
-    skipped_for_uid: std::sync::Mutex<Vec<i32>>,
+    pub(super) only_uid: Option<u32>,
+    pub(super) skipped_for_uid: std::sync::Mutex<Vec<i32>>,
 }
 
 fn errno_text(e: &std::io::Error) -> String {
@@ -205,70 +204,43 @@ impl Scope {
     /// the type's docs). Protected targets (pid 1, our own pid, our parent) are left out.
     /// Errors: the errno of reading `cgroup.procs` or `/proc`.
     pub fn members(&self) -> std::io::Result<Vec<(i32, OwnedFd)>> {
-        match &self.inner {
-            Inner::Cgroup { dir, .. } => {
-                let read = || -> std::io::Result<Vec<i32>> {
-                    let f = cgroup::open_at(dir.as_fd(), "cgroup.procs", libc::O_RDONLY)?;
-                    Ok(cgroup::parse_procs(&cgroup::read_file(f.as_fd())?))
-                };
-                let listed = read()?;
-                let mut pinned: Vec<(i32, OwnedFd)> = Vec::new();
-                for p in listed {
-                    if refuse(Target::Process { pid: p as i64, token_matched: false }).is_some() {
-                        continue;
-                    }
-                    sys::fault::point(sys::fault::Point::BeforeScopePin);
-                    if let Ok(fd) = sys::pidfd_open(p) {
-                        pinned.push((p, fd));
-                    }
-                }
-                // A pid listed again after pinning names the pinned process (a pinned pid
-                // cannot be reused), and a process is in exactly one cgroup.
-                let again = read()?;
-                pinned.retain(|(p, _)| again.contains(p));
-                Ok(pinned)
-            }
-            Inner::Supervisor { pid, pidfd } => {
-                let sfd = pidfd.as_fd();
-                let mut out: Vec<(i32, OwnedFd)> = Vec::new();
-                let mut frontier: Vec<(i32, Option<usize>)> = vec![(*pid, None)];
-                while let Some((parent, idx)) = frontier.pop() {
-                    for c in procfs::children(parent)? {
-                        if refuse(Target::Process { pid: c as i64, token_matched: false }).is_some() || out.iter().any(|(p, _)| *p == c) {
-                            continue;
-                        }
-                        sys::fault::point(sys::fault::Point::BeforeScopePin);
-                        let Ok(fd) = sys::pidfd_open(c) else { continue };
-                        // After pinning: its parent must still be the pinned process it was
-                        // found under, and that parent must still be alive (not reaped, so its
-                        // pid is still its own).
-                        let ppid_ok = matches!(procfs::read_stat(c), Ok(st) if st.ppid == parent);
-                        let pfd = match idx {
-                            None => sfd,
-                            Some(i) => out[i].1.as_fd(),
-                        };
-                        let parent_alive = matches!(sys::poll_readable(&[pfd], Some(Duration::ZERO)).as_deref(), Ok([false]));
-                        if ppid_ok && parent_alive {
-                            out.push((c, fd));
-                            frontier.push((c, Some(out.len() - 1)));
-                        }
-                    }
-                }
-                Ok(out)
-            }
+        let mut out = Vec::new();
+        let mut dup_failed = None;
+        self.walk(&mut |p, _, fd| match fd.try_clone_to_owned() {
+            Ok(fd) => out.push((p, fd)),
+            Err(e) => dup_failed = Some(e),
+        })?;
+        match dup_failed {
+            Some(e) => Err(e),
+            None => Ok(out),
         }
+    }
+
+    /// The pids of the live members now, each proven a member as [`Self::members`] says but
+    /// pinned only while it is checked (a bounded number of descriptors at once, see
+    /// `scope_walk.rs`). Errors: the errno of reading `cgroup.procs` or `/proc`, or
+    /// `EMFILE`/`ENFILE` when not even one more pidfd can be had.
+    pub fn member_pids(&self) -> std::io::Result<Vec<i32>> {
+        let mut out = Vec::new();
+        self.walk(&mut |p, _, _| out.push(p))?;
+        Ok(out)
+    }
+
+    /// How many live members the scope has now (see [`Self::member_pids`]).
+    pub fn member_count(&self) -> std::io::Result<usize> {
+        self.member_pids().map(|m| m.len())
     }
 
     /// Whether `pid` is a member now (see [`Self::members`]).
     pub fn contains(&self, pid: i32) -> bool {
-        self.members().is_ok_and(|m| m.iter().any(|(p, _)| *p == pid))
+        self.member_pids().is_ok_and(|m| m.contains(&pid))
     }
 
     /// Whether `pid` is proven not to be a member now: the members were read and it is not
     /// among them. False when they cannot be read (a supervisor pinned without a pidfd, an
     /// unreadable `cgroup.procs`): a failed read proves nothing.
     pub fn lacks(&self, pid: i32) -> bool {
-        self.members().is_ok_and(|m| !m.iter().any(|(p, _)| *p == pid))
+        self.member_pids().is_ok_and(|m| !m.contains(&pid))
     }
 
     /// Whether the scope is empty now: `populated 0` (or the leaf is gone: only an empty cgroup
@@ -296,8 +268,11 @@ impl Scope {
 
     /// Send `sig` to every member. `SIGKILL` to an unrestricted cgroup goes through
     /// `cgroup.kill` (one write: members forking meanwhile are reached too); on a kernel
-    /// without it (< 5.14) the leaf is frozen, each member signalled, and thawed. Members are
-    /// rescanned until no new one appears.
+    /// without it (< 5.14) the leaf is frozen, each member signalled, and thawed. Any other
+    /// signal but `SIGSTOP` and `SIGCONT` is sent to a held scope: a frozen cgroup, or, where
+    /// there is no freezer, members stopped with `SIGSTOP` first and continued after (a stopped
+    /// process cannot fork). Members are pinned a bounded number at a time and rescanned until no
+    /// new one appears (see `scope_walk.rs`).
     ///
     /// Returns `AlreadyGone` when nothing was left to signal. Errors: `PermissionDenied` when
     /// the kernel refused every signal; `Io` when the members cannot be read.
@@ -307,13 +282,10 @@ impl Scope {
                 Ok(()) => return Ok(Delivery::Sent(None)),
                 Err(e) if e.raw_os_error() == Some(libc::ENODEV) => return Ok(Delivery::AlreadyGone),
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                    let freeze = cgroup::open_at(dir.as_fd(), "cgroup.freeze", libc::O_WRONLY).ok();
-                    if let Some(f) = &freeze {
-                        let _ = cgroup::write_file(f.as_fd(), b"1");
-                    }
+                    let thaw = self.freeze();
                     let r = self.signal_members(sig);
-                    if let Some(f) = &freeze {
-                        let _ = cgroup::write_file(f.as_fd(), b"0");
+                    if let Some(t) = thaw {
+                        t.release();
                     }
                     return r;
                 }
@@ -321,43 +293,6 @@ impl Scope {
             }
         }
         self.signal_members(sig)
-    }
-
-    fn signal_members(&self, sig: Signal) -> Result<Delivery> {
-        let mut done: Vec<i32> = Vec::new();
-        let mut sent = false;
-        let mut denied = None;
-        for _round in 0..16 {
-            let members = self.members().map_err(|e| Error::new(ErrorKind::Io, format!("read the scope's members: {e}")))?;
-            let fresh: Vec<&(i32, OwnedFd)> = members.iter().filter(|(p, _)| !done.contains(p)).collect();
-            if fresh.is_empty() {
-                break;
-            }
-            for (p, fd) in fresh {
-                done.push(*p);
-                if let Some(owner) = self.only_uid {
-                    // Checked immediately before its own signal (see ProcessRef::signal_group).
-                    if !member_has_uid(*p, fd.as_fd(), owner) {
-                        log::warn!("pid {p} in scope {}: not signalled, its uid is not the pidfile owner's ({owner})", self.record);
-                        let mut s = self.skipped_for_uid.lock().unwrap_or_else(|x| x.into_inner());
-                        if !s.contains(p) {
-                            s.push(*p);
-                        }
-                        continue;
-                    }
-                }
-                match sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0) {
-                    Ok(()) => sent = true,
-                    Err(e) if e.raw_os_error() == Some(libc::EPERM) => denied = Some(e),
-                    Err(_) => {}
-                }
-            }
-        }
-        match (sent, denied) {
-            (true, _) => Ok(Delivery::Sent(None)),
-            (false, Some(e)) => Err(Error::new(ErrorKind::PermissionDenied, format!("send {sig} to the scope {}: {e}", self.record))),
-            (false, None) => Ok(Delivery::AlreadyGone),
-        }
     }
 
     /// Remove an empty cgroup leaf (after a stop, or when its record is found stale): only if

@@ -3,6 +3,7 @@
 mod outcome;
 mod schedule;
 mod scoped;
+mod stepper;
 mod terminate;
 
 pub use crate::protect::Refusal;

@@ -5,10 +5,10 @@
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
-use super::outcome::{Outcome, TerminateReport, FINAL_GRACE};
-use super::{Refusal, Schedule, Signal, Step};
-use crate::error::ErrorKind;
-use crate::identity::{Delivery, ExitStatus, PinMode, Scope};
+use super::outcome::{Outcome, TerminateReport};
+use super::stepper::Stepper;
+use super::{Refusal, Schedule};
+use crate::identity::{ExitStatus, PinMode, Scope};
 use crate::sys::cgroup;
 
 /// How often an active scope is looked at even without a notification: a supervisor pinned
@@ -19,70 +19,32 @@ const RECHECK: Duration = Duration::from_millis(100);
 struct ScopeRun<'a> {
     pid: i32,
     scope: &'a Scope,
-    step: usize,
-    deadline: Option<Instant>,
-    signals: Vec<Signal>,
-    last: Option<Signal>,
-    outcome: Option<Outcome>,
-    error_kind: Option<ErrorKind>,
-    elapsed: Duration,
-    final_grace: bool,
+    /// Where the scope stands in the schedule (the runner shared with groups).
+    st: Stepper,
 }
 
-impl ScopeRun<'_> {
-    fn finish(&mut self, o: Outcome, t0: Instant) {
-        self.outcome = Some(o);
-        self.elapsed = t0.elapsed();
-        self.deadline = None;
+/// A scope the schedule calls unkillable is looked at once more before it is: a tree that is
+/// gone is never reported unkillable. When no member is left (the walk found none), the scope
+/// is given [`super::FINAL_GRACE`] to become empty (a supervisor reaps its last children and
+/// exits), and counts as exited even if its supervisor is still on its way out.
+fn settle(r: &mut ScopeRun<'_>, t0: Instant) {
+    if r.st.outcome != Some(super::Outcome::Unkillable) {
+        return;
     }
-
-    /// Run schedule items until the next wait, or to the end (as the group runner does).
-    fn advance(&mut self, schedule: &[Step], t0: Instant) {
-        let mut guard = 0;
-        loop {
-            guard += 1;
-            if guard > 4 * schedule.len() + 4 {
-                self.finish(Outcome::Unkillable, t0);
-                return;
+    if !matches!(r.scope.member_count(), Ok(0)) {
+        return;
+    }
+    let until = Instant::now() + super::FINAL_GRACE;
+    while !r.scope.is_empty() && Instant::now() < until {
+        match r.scope.wait_fd() {
+            Some(fd) => {
+                let _ = cgroup::poll_any(&[fd], until.saturating_duration_since(Instant::now()).min(Duration::from_millis(20)));
             }
-            let Some(step) = schedule.get(self.step).copied() else {
-                let waited = matches!(schedule.last(), Some(Step::Wait(d)) if *d >= FINAL_GRACE);
-                if waited || self.final_grace {
-                    self.finish(Outcome::Unkillable, t0);
-                } else {
-                    self.final_grace = true;
-                    self.deadline = Some(Instant::now() + FINAL_GRACE);
-                }
-                return;
-            };
-            self.step += 1;
-            match step {
-                Step::Signal(sig) => match self.scope.signal(sig) {
-                    Ok(Delivery::Sent(_)) => {
-                        self.signals.push(sig);
-                        self.last = Some(sig);
-                        if sig == Signal::TERM {
-                            // A stopped member cannot act on SIGTERM until continued.
-                            if let Ok(Delivery::Sent(_)) = self.scope.signal(Signal::CONT) {
-                                self.signals.push(Signal::CONT);
-                            }
-                        }
-                    }
-                    Ok(Delivery::AlreadyGone) => {}
-                    Err(e) => {
-                        self.error_kind = Some(e.kind());
-                        self.finish(Outcome::Error(e.to_string()), t0);
-                        return;
-                    }
-                },
-                Step::Wait(d) => {
-                    self.deadline = Some(Instant::now() + d);
-                    return;
-                }
-                Step::Forever => self.step = 0,
-            }
+            None => std::thread::sleep(Duration::from_millis(5)),
         }
     }
+    r.st.outcome = None;
+    r.st.finish_gone(t0);
 }
 
 /// Whether the report of a recorded process that had left its scope (stopped with its group,
@@ -108,33 +70,24 @@ pub fn terminate_scopes(targets: &[(i32, &Scope)], schedule: &Schedule) -> Vec<T
     let steps = schedule.steps();
     let mut runs: Vec<ScopeRun> = targets
         .iter()
-        .map(|&(pid, scope)| ScopeRun {
-            pid,
-            scope,
-            step: 0,
-            deadline: None,
-            signals: Vec::new(),
-            last: None,
-            outcome: None,
-            error_kind: None,
-            elapsed: Duration::ZERO,
-            final_grace: false,
-        })
+        .map(|&(pid, scope)| ScopeRun { pid, scope, st: Stepper::new(t0) })
         .collect();
     for r in runs.iter_mut() {
         if r.scope.is_empty() {
-            r.finish(Outcome::AlreadyGone, t0);
+            r.st.finish(Outcome::AlreadyGone, t0);
         } else {
-            r.advance(steps, t0);
+            let scope = r.scope;
+            r.st.advance(steps, t0, &mut |sig| scope.signal(sig));
+            settle(r, t0);
         }
     }
     loop {
-        let active: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].outcome.is_none()).collect();
+        let active: Vec<usize> = (0..runs.len()).filter(|&i| !runs[i].st.done()).collect();
         if active.is_empty() {
             break;
         }
         let now = Instant::now();
-        let timeout = active.iter().filter_map(|&i| runs[i].deadline).min().map_or(RECHECK, |d| d.saturating_duration_since(now).min(RECHECK));
+        let timeout = active.iter().filter_map(|&i| runs[i].st.deadline).min().map_or(RECHECK, |d| d.saturating_duration_since(now).min(RECHECK));
         let fds: Vec<(BorrowedFd<'_>, i16)> = active.iter().filter_map(|&i| runs[i].scope.wait_fd()).collect();
         if fds.is_empty() {
             std::thread::sleep(timeout.min(Duration::from_millis(10)));
@@ -145,22 +98,19 @@ pub fn terminate_scopes(targets: &[(i32, &Scope)], schedule: &Schedule) -> Vec<T
         for &i in &active {
             let r = &mut runs[i];
             if r.scope.is_empty() {
-                let o = match r.last {
-                    Some(after) => Outcome::Exited { after },
-                    None => Outcome::AlreadyGone,
-                };
-                r.finish(o, t0);
-            } else if r.deadline.is_some_and(|d| d <= now) {
-                r.deadline = None;
-                r.advance(steps, t0);
+                r.st.finish_gone(t0);
+            } else if r.st.due(now) {
+                let scope = r.scope;
+                r.st.advance(steps, t0, &mut |sig| scope.signal(sig));
+                settle(r, t0);
             }
         }
     }
     runs.into_iter()
         .map(|r| {
-            let mut outcome = r.outcome.clone().unwrap_or(Outcome::Unkillable);
+            let mut outcome = r.st.outcome.clone().unwrap_or(Outcome::Unkillable);
             let survivors: Vec<i32> = if outcome == Outcome::Unkillable {
-                r.scope.members().map(|m| m.into_iter().map(|(p, _)| p).collect()).unwrap_or_default()
+                r.scope.member_pids().unwrap_or_default()
             } else {
                 Vec::new()
             };
@@ -171,14 +121,14 @@ pub fn terminate_scopes(targets: &[(i32, &Scope)], schedule: &Schedule) -> Vec<T
             TerminateReport {
                 pid: r.pid,
                 outcome,
-                signals: r.signals,
+                signals: r.st.signals,
                 exit: ExitStatus::Unknown,
                 group: true,
                 pin_mode: PinMode::Pidfd,
                 group_mode: None,
                 survivors,
-                elapsed: r.elapsed,
-                error_kind: r.error_kind,
+                elapsed: r.st.elapsed,
+                error_kind: r.st.error_kind,
                 scope: r.scope.kind(),
             }
         })

@@ -4,7 +4,8 @@ use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use super::{Refusal, Schedule, Signal, Step};
+use super::stepper::Stepper;
+use super::{Refusal, Schedule, Step};
 pub use super::outcome::{Outcome, TerminateReport, FINAL_GRACE};
 use crate::error::{Error, ErrorKind};
 use crate::identity::{Delivery, ExitStatus, GroupMode, ProcessRef};
@@ -40,18 +41,11 @@ struct Member {
 struct Run<'a> {
     h: &'a ProcessRef,
     group: bool,
-    step: usize,
-    deadline: Option<Instant>,
-    signals: Vec<Signal>,
-    last: Option<Signal>,
     leader_exited: bool,
     members: Vec<Member>,
-    outcome: Option<Outcome>,
     group_mode: Option<GroupMode>,
-    elapsed: Duration,
-    error_kind: Option<ErrorKind>,
-    /// The schedule is over and the final grace (see [`FINAL_GRACE`]) is running.
-    final_grace: bool,
+    /// Where the target stands in the schedule (the runner shared with scopes).
+    st: Stepper,
 }
 
 
@@ -74,7 +68,7 @@ fn scan_groups(pgids: &HashSet<i32>) -> HashMap<i32, Vec<i32>> {
 
 impl Run<'_> {
     fn done(&self) -> bool {
-        self.outcome.is_some()
+        self.st.done()
     }
 
     /// Bring the member list up to date with a scan; pin new members. A process seen with our
@@ -116,81 +110,17 @@ impl Run<'_> {
         self.leader_exited && self.members.is_empty()
     }
 
-    fn finish(&mut self, outcome: Outcome, t0: Instant) {
-        self.outcome = Some(outcome);
-        self.elapsed = t0.elapsed();
-        self.deadline = None;
-    }
-
-    fn deliver(&mut self, sig: Signal) -> Result<Delivery, Error> {
-        let r = if self.group { self.h.signal_group(sig) } else { self.h.signal(sig) };
-        if let Ok(Delivery::Sent(mode)) = r {
-            if mode.is_some() {
-                self.group_mode = mode;
-            }
-        }
-        r
-    }
-
-    /// Run schedule items until the next wait, or to the end.
+    /// Run schedule items until the next wait, or to the end ([`Stepper::advance`]).
     fn advance(&mut self, schedule: &[Step], t0: Instant) {
-        let steps = schedule.len();
-        let mut guard = 0;
-        loop {
-            guard += 1;
-            if guard > 4 * steps + 4 {
-                // A schedule of signals only, repeated forever: stop spinning.
-                self.finish(Outcome::Unkillable, t0);
-                return;
+        let Run { h, group, group_mode, st, .. } = self;
+        let (h, group) = (*h, *group);
+        st.advance(schedule, t0, &mut |sig| {
+            let r = if group { h.signal_group(sig) } else { h.signal(sig) };
+            if let Ok(Delivery::Sent(Some(mode))) = r {
+                *group_mode = Some(mode);
             }
-            let Some(step) = schedule.get(self.step).copied() else {
-                // The schedule is over. One that ends without a wait of at least FINAL_GRACE
-                // (`TERM/-1`, `--retry 0` = `TERM/0/KILL/0`) gives the target FINAL_GRACE to act
-                // on the last signal first: a target is never called unkillable before it could.
-                let waited = matches!(schedule.last(), Some(Step::Wait(d)) if *d >= FINAL_GRACE);
-                if waited || self.final_grace {
-                    self.finish(Outcome::Unkillable, t0);
-                } else {
-                    self.final_grace = true;
-                    self.deadline = Some(Instant::now() + FINAL_GRACE);
-                }
-                return;
-            };
-            match step {
-                Step::Signal(sig) => {
-                    self.step += 1;
-                    match self.deliver(sig) {
-                        Ok(Delivery::Sent(_)) => {
-                            self.signals.push(sig);
-                            self.last = Some(sig);
-                            if sig == Signal::TERM {
-                                // A stopped process cannot act on SIGTERM until continued.
-                                if let Ok(Delivery::Sent(_)) = self.deliver(Signal::CONT) {
-                                    self.signals.push(Signal::CONT);
-                                }
-                            }
-                        }
-                        // Nothing was sent: the target (or every provable member) is gone.
-                        Ok(Delivery::AlreadyGone) => {}
-                        Err(e) if e.kind() == ErrorKind::Refused => {
-                            self.finish(Outcome::Refused(e.refusal().unwrap_or(Refusal::OwnGroup)), t0);
-                            return;
-                        }
-                        Err(e) => {
-                            self.error_kind = Some(e.kind());
-                            self.finish(Outcome::Error(e.to_string()), t0);
-                            return;
-                        }
-                    }
-                }
-                Step::Wait(d) => {
-                    self.step += 1;
-                    self.deadline = Some(Instant::now() + d);
-                    return;
-                }
-                Step::Forever => self.step = 0,
-            }
-        }
+            r
+        });
     }
 }
 
@@ -246,17 +176,10 @@ fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<Terminate
         .map(|&h| Run {
             group: opts.group && h.leads_group(),
             h,
-            step: 0,
-            deadline: None,
-            signals: Vec::new(),
-            last: None,
             leader_exited: false,
             members: Vec::new(),
-            outcome: None,
             group_mode: None,
-            elapsed: Duration::ZERO,
-            error_kind: None,
-            final_grace: false,
+            st: Stepper::new(t0),
         })
         .collect();
 
@@ -268,7 +191,7 @@ fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<Terminate
             r.refresh(&scan);
         }
         if r.gone_now() {
-            r.finish(Outcome::AlreadyGone, t0);
+            r.st.finish(Outcome::AlreadyGone, t0);
         } else {
             r.advance(schedule, t0);
         }
@@ -305,7 +228,7 @@ fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<Terminate
             }
         }
         let now = Instant::now();
-        let mut timeout = active.iter().filter_map(|&i| runs[i].deadline).min().map(|d| d.saturating_duration_since(now));
+        let mut timeout = active.iter().filter_map(|&i| runs[i].st.deadline).min().map(|d| d.saturating_duration_since(now));
         if unpinned {
             timeout = Some(timeout.map_or(Duration::from_millis(10), |t| t.min(Duration::from_millis(10))));
         } else if fds.is_empty() {
@@ -340,18 +263,13 @@ fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<Terminate
                 r.refresh(&scan);
             }
             if r.gone_now() {
-                let o = match r.last {
-                    Some(after) => Outcome::Exited { after },
-                    None => Outcome::AlreadyGone,
-                };
-                r.finish(o, t0);
+                r.st.finish_gone(t0);
             }
         }
         let now = Instant::now();
         for &i in &active {
             let r = &mut runs[i];
-            if !r.done() && r.deadline.is_some_and(|d| d <= now) {
-                r.deadline = None;
+            if r.st.due(now) {
                 r.advance(schedule, t0);
             }
         }
@@ -360,7 +278,7 @@ fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<Terminate
     runs.into_iter()
         .map(|r| {
             let exit = if r.h.is_child() { r.h.exit_status(opts.reap) } else { ExitStatus::Unknown };
-            let survivors = if r.outcome == Some(Outcome::Unkillable) {
+            let survivors = if r.st.outcome == Some(Outcome::Unkillable) {
                 // (Kept for `Refused(UntrustedPidfile)` below too.)
                 let mut s: Vec<i32> = r.members.iter().filter(|m| !m.exited).map(|m| m.pid).collect();
                 if !r.leader_exited {
@@ -370,7 +288,7 @@ fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<Terminate
             } else {
                 Vec::new()
             };
-            let mut outcome = r.outcome.clone().unwrap_or(Outcome::Unkillable);
+            let mut outcome = r.st.outcome.clone().unwrap_or(Outcome::Unkillable);
             // Survivors that were all skipped for their uid (a root caller acting on another
             // user's pidfile aims only at that user's processes) were never signalled: refused,
             // not unkillable.
@@ -381,14 +299,14 @@ fn run_groups(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<Terminate
             TerminateReport {
                 pid: r.h.pid(),
                 outcome,
-                signals: r.signals,
+                signals: r.st.signals,
                 exit,
                 group: r.group,
                 pin_mode: r.h.pin_mode(),
                 group_mode: r.group_mode,
                 survivors,
-                elapsed: r.elapsed,
-                error_kind: r.error_kind,
+                elapsed: r.st.elapsed,
+                error_kind: r.st.error_kind,
                 scope: crate::identity::ScopeKind::Group,
             }
         })
