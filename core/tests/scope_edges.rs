@@ -318,3 +318,54 @@ fn pile_body() {
     assert!(matches!(r.outcome, StopOutcome::Exited(_)), "{:?}", r.outcome);
 }
 scenario!(empty_leaves_do_not_pile_up, pile_body);
+
+// ---------------------------------------------------------------------------------------------
+// 3. `write --adopt` pinned end to end
+
+fn cgroup_of(pid: i32) -> String {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    t.lines().find_map(|l| l.strip_prefix("0::")).unwrap().trim_end().to_string()
+}
+
+/// An adopted process whose record cannot be written (its `.sh` path is a directory; a guard
+/// record held by a live process) is put back into the cgroup it came from, and no leaf is
+/// left; a record that can be written keeps it in its leaf, recorded with its token.
+fn adopt_body() {
+    let cg = test_cgroup();
+    let dir = TempDir::new("adopt");
+    let p = bystander_in(&cg);
+    let pid = p.id() as i32;
+    let before = cgroup_of(pid);
+    // The abx-dl format: the `.sh` cannot be written.
+    let pf = dir.path().join("a.pid");
+    std::fs::create_dir(dir.path().join("a.sh")).unwrap();
+    let e = launch::record_existing_scoped(&pf, pid, launch::RecordFormat::AbxDl, true).unwrap_err();
+    println!("abx-dl: {e}");
+    assert_eq!(cgroup_of(pid), before, "put back where it was");
+    assert!(leaves(&cg.join("pidguard")).is_empty(), "no leaf left: {:?}", leaves(&cg.join("pidguard")));
+    assert!(alive(pid) && !pf.exists());
+    // The guard format: the record is held by a live process (ours).
+    let gf = dir.path().join("g.json");
+    let holder = launch::spawn(&gf, &["sleep", "infinity"], &SpawnOptions { scope: ScopeMode::Group, format: launch::RecordFormat::Guard, ..SpawnOptions::default() }).unwrap();
+    let e = launch::record_existing_scoped(&gf, pid, launch::RecordFormat::Guard, true).unwrap_err();
+    println!("guard: {e}");
+    assert_eq!(cgroup_of(pid), before, "put back where it was");
+    assert!(leaves(&cg.join("pidguard")).is_empty(), "no leaf left: {:?}", leaves(&cg.join("pidguard")));
+    // SAFETY: kill and reap our own child.
+    unsafe {
+        libc::kill(holder.pid, libc::SIGKILL);
+        libc::waitpid(holder.pid, std::ptr::null_mut(), 0);
+    }
+    // The control: a record that can be written keeps the process in its leaf.
+    let pf = dir.path().join("b.pid");
+    let rec = launch::record_existing_scoped(&pf, pid, launch::RecordFormat::AbxDl, true).unwrap().expect("a scope recorded");
+    println!("adopted: {rec}");
+    assert_ne!(cgroup_of(pid), before);
+    assert_eq!(Some(cgroup_of(pid)), match &rec { ScopeRecord::Cgroup { path, .. } => Some(path.clone()), _ => None });
+    let c = pidguard::check_pid_file(&pf, None, 5.0);
+    assert_eq!(c.token.map(|t| t.to_string()), Some(pidguard::start_token(pid).unwrap().to_string()));
+    let r = stop(&pf);
+    assert!(matches!(r.outcome, StopOutcome::Exited(_)), "{:?}", r.outcome);
+    end(p);
+}
+scenario!(an_adopted_process_whose_record_cannot_be_written_is_put_back, adopt_body);

@@ -168,29 +168,83 @@ impl NewLeaf {
     }
 }
 
-/// Move the running process `pid`, pinned by `pidfd`, into a new cgroup leaf ([`create_leaf`])
-/// and return the leaf's record: the opt-in scope of a record pidguard did not start.
+/// A process moved into a leaf of its own by [`adopt_into_leaf`]: the leaf's record, and the
+/// way back to the cgroup it came from while its record is not written yet.
+#[derive(Debug)]
+pub(crate) struct Adopted {
+    /// The leaf's record, for the pidfile.
+    pub(crate) record: ScopeRecord,
+    leaf: NewLeaf,
+    /// `cgroup.procs` of the cgroup the process was in before the move, opened for writing
+    /// before it; `None` when it could not be opened (the process then cannot be put back).
+    back: Option<OwnedFd>,
+    /// That cgroup's path below the cgroup2 mount, for messages.
+    from: String,
+}
+
+impl Adopted {
+    /// Put the process back into the cgroup it was moved from (its record could not be
+    /// written: it must not run on in an unrecorded leaf) and remove the leaf once empty. Only
+    /// while the pin (`pidfd`) says the process is alive: then `pid` is still its number. Why it
+    /// could not be put back, if it could not.
+    pub(crate) fn undo(self, pid: i32, pidfd: BorrowedFd<'_>) -> std::result::Result<(), String> {
+        let alive = matches!(sys::poll_readable(&[pidfd], Some(Duration::ZERO)).as_deref(), Ok([false]));
+        let r = match (&self.back, alive) {
+            (_, false) => Ok(()),
+            (None, true) => Err(format!("its cgroup {} could not be opened: it stays in {}", self.from, leaf_path(&self.record))),
+            (Some(f), true) => cgroup::write_file(f.as_fd(), pid.to_string().as_bytes())
+                .map_err(|e| format!("it could not be moved back to {} ({}): it stays in {}", self.from, errno_text(&e), leaf_path(&self.record))),
+        };
+        let _ = cgroup::rmdir_at(self.leaf.parent.as_fd(), &self.leaf.name);
+        r
+    }
+}
+
+fn leaf_path(r: &ScopeRecord) -> &str {
+    match r {
+        ScopeRecord::Cgroup { path, .. } => path,
+        ScopeRecord::Supervisor { .. } => "",
+    }
+}
+
+/// Move the running process `pid`, pinned by `pidfd`, into a new cgroup leaf ([`create_leaf`]):
+/// the opt-in scope of a record pidguard did not start. The cgroup it was in is read first
+/// (`/proc/<pid>/cgroup`, proven to be the pinned process's by the pin staying alive) and its
+/// `cgroup.procs` opened, so that [`Adopted::undo`] can put it back if its record cannot be
+/// written.
 ///
 /// `cgroup.procs` takes a number, so the move is proven afterwards: the pinned process must
 /// still be alive (a live process keeps its number, so the number written named it) and must
-/// be listed in the leaf; else the leaf is emptied and removed again and nothing is recorded.
+/// be listed in the leaf; else the leaf is removed again (when empty) and nothing is recorded.
 /// Only `pid` moves: its threads with it, but children it forked before the move stay where
 /// they are (the window a spawner that cannot start the command inside a scope accepts).
 ///
 /// Errors, with the leaf removed: the leaf could not be made (see [`create_leaf`]); the write
 /// was refused (`EACCES` without delegation, `EBUSY`); the process exited meanwhile.
-pub(crate) fn adopt_into_leaf(pid: i32, pidfd: BorrowedFd<'_>) -> std::result::Result<ScopeRecord, String> {
+pub(crate) fn adopt_into_leaf(pid: i32, pidfd: BorrowedFd<'_>) -> std::result::Result<Adopted, String> {
+    let alive = || matches!(sys::poll_readable(&[pidfd], Some(Duration::ZERO)).as_deref(), Ok([false]));
+    let from = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .ok()
+        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("0::")).map(|p| p.trim_end().to_string()));
+    if !alive() {
+        return Err(format!("pid {pid} exited before it could be moved into a cgroup leaf"));
+    }
+    let from = from.unwrap_or_default();
+    let back = cgroup::cgroup2_mount()
+        .and_then(|m| cgroup::open_dir(&m.join(from.trim_start_matches('/'))))
+        .and_then(|d| cgroup::open_at(d.as_fd(), "cgroup.procs", libc::O_WRONLY))
+        .ok()
+        .filter(|_| !from.is_empty());
     let leaf = create_leaf()?;
     let moved = cgroup::write_file(leaf.procs.as_fd(), pid.to_string().as_bytes());
-    let alive = matches!(sys::poll_readable(&[pidfd], Some(Duration::ZERO)).as_deref(), Ok([false]));
     let listed = cgroup::open_at(leaf.dir.as_fd(), "cgroup.procs", libc::O_RDONLY)
         .and_then(|f| cgroup::read_file(f.as_fd()))
         .is_ok_and(|t| cgroup::parse_procs(&t).contains(&pid));
     match moved {
-        Ok(()) if alive && listed => Ok(leaf.record.clone()),
+        Ok(()) if alive() && listed => Ok(Adopted { record: leaf.record.clone(), leaf, back, from }),
         Ok(()) => {
-            // Not proven ours: whatever joined is not killed, only moved back out is not
-            // possible without a target, so the leaf is removed only when empty.
+            // Not proven ours: whatever joined is not killed, only removed with the leaf once
+            // empty.
             let _ = cgroup::rmdir_at(leaf.parent.as_fd(), &leaf.name);
             Err(format!("pid {pid} exited while it was being moved into its cgroup leaf"))
         }
