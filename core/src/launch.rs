@@ -464,13 +464,14 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             return Err(e);
         }
     };
-    let cmd = |join| sp::Command {
+    let cmd = |join: Option<(std::os::fd::RawFd, std::os::fd::RawFd)>| sp::Command {
         program: CString::new(program.as_os_str().as_bytes()).unwrap_or_default(),
         argv: words.clone(),
         env: env.clone(),
         cwd: cwd.clone(),
         stdio: [devnull.as_fd(), out.as_fd(), err.as_fd()],
-        join,
+        join: join.map(|(procs, _)| procs),
+        join_dir: join.map(|(_, dir)| dir),
         devnull: devnull.as_fd(),
     };
     let failed = |e: sp::SpawnError| {
@@ -490,7 +491,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let mut started: Option<(i32, Option<i32>, Option<ScopeRecord>)> = None;
     let mut kept_leaf = None;
     if let Some(l) = leaf {
-        match sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs))), &mut held) {
+        match sp::spawn(&cmd(Some(l.join_fds())), &mut held) {
             Ok(pid) => {
                 started = Some((pid, None, Some(l.record.clone())));
                 kept_leaf = Some(l);

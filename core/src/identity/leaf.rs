@@ -141,6 +141,14 @@ pub(crate) struct NewLeaf {
 }
 
 impl NewLeaf {
+    /// (`cgroup.procs`, the leaf's directory) as raw descriptors, for a spawn that starts its
+    /// command in the leaf ([`crate::sys::spawn::Command`]'s `join` and `join_dir`); valid while
+    /// this leaf lives.
+    pub(crate) fn join_fds(&self) -> (std::os::fd::RawFd, std::os::fd::RawFd) {
+        use std::os::fd::AsRawFd;
+        (self.procs.as_raw_fd(), self.dir.as_raw_fd())
+    }
+
     /// Undo a leaf whose command could not be started or recorded: kill whatever joined it
     /// (`cgroup.kill`, else each member through a pidfd), wait up to 2 s for it to empty
     /// (`poll` on `cgroup.events`), and remove it. Whether it is gone.

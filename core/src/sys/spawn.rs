@@ -37,6 +37,10 @@ pub(crate) struct Command<'a> {
     /// writer: Linux ≥ 4.5's cgroup v2).
     /// (A raw descriptor: the caller keeps it open across the call.)
     pub join: Option<RawFd>,
+    /// The directory of that cgroup: the command is born in it with
+    /// `clone3(CLONE_INTO_CGROUP)` (Linux ≥ 5.7), where the kernel allows; `join` is the
+    /// fallback. (A raw descriptor, kept open by the caller across the call.)
+    pub join_dir: Option<RawFd>,
     /// `/dev/null`, for the supervisor's own stdio.
     // Read by the supervisor alone, which is Linux's.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -208,7 +212,7 @@ fn child_fail(fd: RawFd, stage: Stage) -> ! {
 
 /// In a forked child: become the command (new session, cgroup, stdio, cwd, default signals),
 /// then `execve`. Never returns. Async-signal-safe only.
-fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold) -> ! {
+fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold, born_in_cgroup: bool) -> ! {
     // SAFETY: every call below is async-signal-safe (signal-safety(7); prctl/close_range are
     // plain system calls); every pointer was built before the fork and is still valid in the
     // child's copy of the address space.
@@ -216,7 +220,7 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold) -> ! {
         if libc::setsid() < 0 {
             child_fail(report, Stage::Setsid);
         }
-        if let Some(procs) = cmd.join {
+        if let Some(procs) = cmd.join.filter(|_| !born_in_cgroup) {
             let zero = b"0";
             if libc::write(procs, zero.as_ptr().cast(), 1) != 1 {
                 child_fail(report, Stage::JoinCgroup);
@@ -302,8 +306,48 @@ fn decode_failure(msg: &[u8]) -> Option<SpawnError> {
     Some(SpawnError { stage: Stage::from_u8(msg[0]), error: io::Error::from_raw_os_error(errno) })
 }
 
+/// `struct clone_args` of clone3(2) (Linux ≥ 5.3; `cgroup` ≥ 5.7): `CLONE_ARGS_SIZE_VER2`.
+#[cfg(target_os = "linux")]
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// `clone3(CLONE_INTO_CGROUP)`: fork a child born in the cgroup whose directory is `dir` (as
+/// `fork`: 0 in the child, its pid in the parent; `SIGCHLD` at its exit). Errors: `ENOSYS`,
+/// `E2BIG`, `EINVAL` where the kernel lacks it; `EPERM` under a seccomp filter; the cgroup's
+/// own refusals (`EACCES`, `EBUSY`, `EOPNOTSUPP`).
+#[cfg(target_os = "linux")]
+fn clone_into_cgroup(dir: RawFd) -> io::Result<i32> {
+    const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+    let mut a = CloneArgs { flags: CLONE_INTO_CGROUP, exit_signal: libc::SIGCHLD as u64, cgroup: dir as u64, ..CloneArgs::default() };
+    // SAFETY: clone3 without CLONE_VM is a fork: the child gets a copy of the address space and
+    // runs only async-signal-safe code (child_exec) before it execs or exits; `a` is valid and
+    // its size is passed.
+    let r = unsafe { libc::syscall(libc::SYS_clone3, &mut a as *mut CloneArgs, std::mem::size_of::<CloneArgs>()) };
+    cvt(r).map(|p| p as i32)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn clone_into_cgroup(_dir: RawFd) -> io::Result<i32> {
+    Err(io::Error::from_raw_os_error(libc::ENOSYS))
+}
+
 /// Start `cmd` as our child, in a new session (it leads its own process group and has no
-/// controlling terminal), joined to `cmd.join`'s cgroup before it execs when given. `held` is
+/// controlling terminal), in `cmd.join_dir`'s cgroup when given: born there by
+/// `clone3(CLONE_INTO_CGROUP)`, else (an older kernel, a seccomp filter) joined by writing `0`
+/// to `cmd.join` before it execs. `held` is
 /// called with the child's pid while the child is held before its `execve` (it cannot have
 /// exited by the command yet). Returns its pid once `execve` succeeded.
 ///
@@ -314,11 +358,18 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
     let (rd, wr) = pipe()?;
     let hold = HoldPair::new()?;
     let h = hold.raw();
-    // SAFETY: fork(2); the child runs only async-signal-safe code (child_exec) and never
-    // returns into Rust code of the parent.
-    let pid = cvt(unsafe { libc::fork() } as i64)? as i32;
+    // Born in the cgroup where the kernel allows: a child that writes `0` to `cgroup.procs`
+    // waits for an RCU grace period in the kernel (~16 ms, most of a leaf's spawn cost).
+    let (pid, born) = match cmd.join_dir.map(clone_into_cgroup) {
+        Some(Ok(pid)) => (pid, true),
+        // ENOSYS (before 5.3), E2BIG/EINVAL (no CLONE_INTO_CGROUP before 5.7), EPERM (a
+        // seccomp filter), or any refusal of the cgroup: the fork and the write decide.
+        // SAFETY: fork(2); the child runs only async-signal-safe code (child_exec) and never
+        // returns into Rust code of the parent.
+        _ => (cvt(unsafe { libc::fork() } as i64)? as i32, false),
+    };
     if pid == 0 {
-        child_exec(cmd, &ex, wr.as_raw_fd(), h);
+        child_exec(cmd, &ex, wr.as_raw_fd(), h, born);
     }
     drop(wr);
     held(pid);
@@ -372,7 +423,7 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
             }
             if child == 0 {
                 // The command: its own session inside the supervisor's tree.
-                child_exec(cmd, &ex, w, h);
+                child_exec(cmd, &ex, w, h, false);
             }
             // The hold is between the spawner and the command.
             libc::close(h.child);
