@@ -369,3 +369,39 @@ fn adopt_body() {
     end(p);
 }
 scenario!(an_adopted_process_whose_record_cannot_be_written_is_put_back, adopt_body);
+
+// ---------------------------------------------------------------------------------------------
+// 7. the supervisor is a small program, not a fork of the spawner
+
+fn status_field(pid: i32, key: &str) -> String {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    t.lines().find_map(|l| l.strip_prefix(key)).unwrap_or("").trim().to_string()
+}
+
+/// A spawner with a 64 MiB heap (written) starts a command under a supervisor: the supervisor
+/// is the `pidguard-scope` program (its executable, its name in `ps`), holding at most 2 MiB,
+/// not a copy of the spawner's heap; the command is stopped through it as before.
+fn small_supervisor_body() {
+    let mut heap = vec![1u8; 64 << 20];
+    for b in heap.iter_mut().step_by(4096) {
+        *b = 2;
+    }
+    let dir = TempDir::new("smallsup");
+    let pf = dir.path().join("a.pid");
+    let s = launch::spawn(&pf, &["sh", "-c", "sleep infinity & exec sleep infinity"], &SpawnOptions { scope: ScopeMode::Supervisor, ..SpawnOptions::default() }).unwrap();
+    let sup = s.supervisor_pid.unwrap();
+    // The exec may still be under way: wait for the program's name.
+    assert!(wait_for(Duration::from_secs(10), || status_field(sup, "Name:") == "pidguard-scope" && std::fs::read_link(format!("/proc/{sup}/exe")).is_ok_and(|e| e.ends_with("pidguard-scope"))));
+    let rss_kib: u64 = status_field(sup, "VmRSS:").trim_end_matches(" kB").trim().parse().unwrap();
+    let exe = std::fs::read_link(format!("/proc/{sup}/exe")).unwrap();
+    println!("supervisor {sup}: exe {} VmRSS {rss_kib} KiB (the spawner's heap: 65536 KiB)", exe.display());
+    assert!(rss_kib <= 2048, "the supervisor holds {rss_kib} KiB");
+    assert!(wait_for(Duration::from_secs(10), || std::fs::read_to_string(format!("/proc/{}/stat", s.pid)).is_ok_and(|t| t.contains("(sleep)"))));
+    let r = stop(&pf);
+    assert!(matches!(r.outcome, StopOutcome::Exited(_)), "{:?}", r.outcome);
+    let mut st = 0;
+    // SAFETY: reap the supervisor, our own child.
+    unsafe { libc::waitpid(sup, &mut st, 0) };
+    std::hint::black_box(&heap);
+}
+scenario!(the_supervisor_is_a_small_program_not_a_copy_of_the_spawner, small_supervisor_body);

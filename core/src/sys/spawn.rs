@@ -389,7 +389,9 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
 /// exit code, or 128 + the signal that killed it). It blocks every signal it can (a `SIGTERM`
 /// meant for the tree must not orphan the tree), leads a session of its own (a signal to the
 /// spawner's group does not reach it), holds nothing of the spawner's (its descriptors are
-/// closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
+/// closed, its stdio is `/dev/null`) and is named `pidguard-scope`: it execs the small program
+/// of that name ([`supervisor_program`]; then it holds none of the spawner's memory), or, where
+/// there is none, reaps in the fork itself.
 ///
 /// `held` is called with (supervisor pid, command pid) while the command is held before its
 /// `execve` (neither can have exited by the command yet). Returns (supervisor pid, command pid)
@@ -401,6 +403,7 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
     let hold = HoldPair::new()?;
     let h = hold.raw();
     let name = b"pidguard-scope\0";
+    let program = supervisor_program();
     // SAFETY: fork(2); the child runs only async-signal-safe code and ends in `_exit`.
     let sup = cvt(unsafe { libc::fork() } as i64)? as i32;
     if sup == 0 {
@@ -440,6 +443,25 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
                 libc::dup2(null, t);
             }
             libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
+            // Become the small supervisor program: nothing of the spawner's memory is kept
+            // (the subreaper flag, the session, the signal mask and the children survive the
+            // exec). Where it cannot be exec'd, this fork reaps as the program would.
+            if let Some(prog) = &program {
+                let mut digits = [0u8; 12];
+                let mut n = child as u32;
+                let mut i = digits.len() - 1; // digits[11] stays NUL
+                loop {
+                    i -= 1;
+                    digits[i] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                let argv = [prog.as_ptr(), digits[i..].as_ptr().cast::<libc::c_char>(), std::ptr::null()];
+                let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+                libc::execve(prog.as_ptr(), argv.as_ptr(), envp.as_ptr());
+            }
             let mut status = 0;
             let mut code = 0;
             loop {
@@ -502,6 +524,46 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
         return Err(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) });
     }
     Ok((sup, cmd_pid))
+}
+
+/// The name of the supervisor program [`spawn_supervised`] execs (`core/src/bin/pidguard-scope.rs`).
+pub(crate) const SUPERVISOR_PROGRAM: &str = "pidguard-scope";
+
+/// Where the supervisor program is, looked for before the fork: beside the shared object that
+/// holds this code (`dladdr`: `libpidguard.so`, the Python extension module, the Node addon),
+/// then beside the running executable (the `pidguard` CLI, a Rust program; and the directory
+/// above a cargo `deps` directory, where tests run). Only a regular executable file (not a
+/// symlink) owned by root or the caller's effective uid and writable by no group or other is
+/// used: a privileged spawner never execs a program another uid could have replaced. `None`
+/// when there is none: the supervisor is then the fork itself, as before.
+#[cfg(target_os = "linux")]
+fn supervisor_program() -> Option<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::PathBuf;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    // SAFETY: dladdr fills `info` for an address inside a loaded object; `info` is zeroed
+    // plain data and `dli_fname`, when set, is a NUL-terminated path owned by the loader.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(supervisor_program as *const libc::c_void, &mut info) != 0 && !info.dli_fname.is_null() {
+            let p = PathBuf::from(std::ffi::OsStr::from_bytes(std::ffi::CStr::from_ptr(info.dli_fname).to_bytes()));
+            if let Some(d) = p.parent().filter(|_| p.is_absolute()) {
+                dirs.push(d.to_path_buf());
+            }
+        }
+    }
+    if let Some(d) = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf())) {
+        let above_deps = d.file_name().is_some_and(|n| n == "deps").then(|| d.parent().map(|p| p.to_path_buf())).flatten();
+        dirs.push(d);
+        dirs.extend(above_deps);
+    }
+    let (_, euid) = super::uids();
+    dirs.iter().map(|d| d.join(SUPERVISOR_PROGRAM)).find_map(|p| {
+        let m = std::fs::symlink_metadata(&p).ok()?;
+        let ok = m.file_type().is_file() && m.mode() & 0o111 != 0 && m.mode() & 0o022 == 0 && (m.uid() == 0 || m.uid() == euid);
+        ok.then(|| CString::new(p.as_os_str().as_bytes()).ok()).flatten()
+    })
 }
 
 /// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`
