@@ -17,6 +17,8 @@ rm -f "$OUT/scopes.jsonl"
 if [ "${BENCH_QUICK:-0}" = 1 ]; then ROUNDS=3; PER=10; REPS=1; else ROUNDS=10; PER=20; REPS=3; fi
 (cd bench && CARGO_TARGET_DIR="$ROOT/target" cargo build -q --release --bin scopes)
 cargo build -q --release -p pidguard-cli
+# The supervisor program (core/src/bin/pidguard-scope.rs), found beside the spawning executable.
+cargo build -q --release -p pidguard-core --bin pidguard-scope
 S=$ROOT/target/release/scopes
 CLI=$ROOT/target/release/pidguard
 NS=(unshare --pid --fork --mount-proc)

@@ -21,14 +21,18 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+
+mod record;
+
+pub use record::{move_record, now, record, record_existing, record_existing_scoped};
+use record::acquire_record;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::guard::{self, AcquireOptions, Entry};
-use crate::identity::{lookup, Verdict};
+use crate::guard;
+use crate::identity::Verdict;
 use crate::pidfile::cmd::write_cmd_file;
 use crate::options::check_pid_file;
-use crate::pidfile::mtime::{write_pid_file_with_mtime, CheckReason, DEFAULT_TOLERANCE};
+use crate::pidfile::mtime::{CheckReason, DEFAULT_TOLERANCE};
 
 /// Which kind of pidfile [`record`] writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -226,79 +230,6 @@ pub fn open_log(path: &Path) -> Result<std::fs::File> {
         return Err(Error::at(ErrorKind::NotRegularFile, path, "not a regular file"));
     }
     Ok(f)
-}
-
-/// Seconds since the epoch now, as `time.time()` gives it: the `start_time` to pass to
-/// [`record`] right after spawning.
-pub fn now() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
-}
-
-/// Write the pidfile for `pid`, a process the caller has just spawned at `start_time`
-/// (seconds since the epoch, [`now`] right after the spawn) running `argv`.
-///
-/// - [`RecordFormat::AbxDl`]: `<name>.sh` with `argv` ([`write_cmd_file`]; skipped when `argv`
-///   is empty), then the pidfile with [`write_pid_file_with_mtime`], which stores the start
-///   token because the process was read within 5 s of `start_time`. The pidfile replaces
-///   whatever was at the path: call [`ensure_vacant`] before spawning.
-/// - [`RecordFormat::Guard`]: [`guard::acquire`] for an [`Entry`] of `pid`, its start token and
-///   `fields`; a stale record is replaced by content. `argv` is not written.
-///
-/// Errors: `NoSuchProcess` when `pid` has already exited; `Held` (guard) when another live
-/// holder won the race; the errors of the writers (`InvalidArgument`, `Untrusted`,
-/// `PermissionDenied`, `Io`).
-pub fn record<S: AsRef<str>>(
-    pid_file: &Path,
-    pid: i32,
-    start_time: f64,
-    argv: &[S],
-    format: RecordFormat,
-    fields: &[(String, String)],
-) -> Result<()> {
-    match format {
-        RecordFormat::AbxDl => {
-            if !argv.is_empty() {
-                write_cmd_file(&cmd_file_for(pid_file), argv)?;
-            }
-            write_pid_file_with_mtime(pid_file, pid, start_time)
-        }
-        RecordFormat::Guard => acquire_record(pid_file, pid, crate::identity::start_token(pid)?, fields),
-    }
-}
-
-/// The guard record of `pid` with `token` and `fields`, acquired ([`guard::acquire`]) and kept:
-/// it belongs to the spawned process, not to the caller.
-fn acquire_record(pid_file: &Path, pid: i32, token: crate::identity::StartToken, fields: &[(String, String)]) -> Result<()> {
-    let mut entry = Entry::new(pid, token.to_string());
-    for (k, v) in fields {
-        entry = entry.with_field(k.clone(), v.clone());
-    }
-    guard::acquire(pid_file, &entry, &AcquireOptions::default()).map(|g| {
-        g.keep();
-    })
-}
-
-/// Write the pidfile for `pid`, a process that is already running (`pidguard write`): its
-/// start time is its create time read from procfs, and its argv (when readable) goes into the
-/// `.sh` file of the abx-dl format, so that the record validates as if its spawner had
-/// written it.
-///
-/// Errors: `Refused` (`init`) for pid 1, at once: no record of it could ever be acted on;
-/// `NoSuchProcess` when `pid` does not exist or is a zombie (exited as a whole: a leader whose
-/// main thread exited while others run is alive and recorded); `InvalidArgument` for a pid
-/// outside 1 to 4194304; the errors of [`record`].
-pub fn record_existing(pid_file: &Path, pid: i32, format: RecordFormat) -> Result<()> {
-    if pid == 1 {
-        let mut e = Error::refused(pid, crate::protect::Refusal::Init);
-        e.set_message("pid 1: refused to record (init): no record of it could ever be acted on".to_string());
-        return Err(e);
-    }
-    let info = lookup(pid)?;
-    if info.is_zombie() {
-        return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} has exited (zombie)")).with_pid(pid));
-    }
-    let argv = info.argv.clone().unwrap_or_default();
-    record(pid_file, pid, info.create_time, &argv, format, &[])
 }
 
 /// Which scope [`spawn`] starts a command in (see [`crate::identity::Scope`]).
@@ -533,13 +464,14 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             return Err(e);
         }
     };
-    let cmd = |join| sp::Command {
+    let cmd = |join: Option<(std::os::fd::RawFd, std::os::fd::RawFd)>| sp::Command {
         program: CString::new(program.as_os_str().as_bytes()).unwrap_or_default(),
         argv: words.clone(),
         env: env.clone(),
         cwd: cwd.clone(),
         stdio: [devnull.as_fd(), out.as_fd(), err.as_fd()],
-        join,
+        join: join.map(|(procs, _)| procs),
+        join_dir: join.map(|(_, dir)| dir),
         devnull: devnull.as_fd(),
     };
     let failed = |e: sp::SpawnError| {
@@ -559,7 +491,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let mut started: Option<(i32, Option<i32>, Option<ScopeRecord>)> = None;
     let mut kept_leaf = None;
     if let Some(l) = leaf {
-        match sp::spawn(&cmd(Some(std::os::fd::AsRawFd::as_raw_fd(&l.procs))), &mut held) {
+        match sp::spawn(&cmd(Some(l.join_fds())), &mut held) {
             Ok(pid) => {
                 started = Some((pid, None, Some(l.record.clone())));
                 kept_leaf = Some(l);
@@ -677,135 +609,4 @@ fn end_supervised(sup: i32, rec: Option<&crate::identity::ScopeRecord>) {
         }
     }
     let _ = crate::sys::pidfd_send_signal(fd.as_fd(), libc::SIGKILL, 0);
-}
-
-/// [`record_existing`], and with `adopt` the process is first moved into a cgroup v2 leaf of
-/// its own, recorded as its scope beside the pidfile (the abx-dl format's
-/// [`crate::identity::SCOPE_XATTR`], a guard record's `scope` field): from then on every
-/// descendant it forks stays in the leaf, and a stop or cleanup reaches them all, `setsid` or
-/// not. The opt-in scope for processes pidguard did not start (abx-dl spawns its hooks
-/// itself). Children forked *before* the move stay outside the leaf: record the process as
-/// early as possible, or start it with [`spawn`], which has no such window.
-///
-/// Returns the recorded scope (`None` without `adopt`, or when the file system has no user
-/// xattrs to record it in: the process stays in its leaf, and a stop reaches its group only).
-///
-/// Errors: those of [`record_existing`]; `Io` with the step when the leaf cannot be made or
-/// the process cannot be moved (nothing recorded then, no leaf left).
-pub fn record_existing_scoped(pid_file: &Path, pid: i32, format: RecordFormat, adopt: bool) -> Result<Option<crate::identity::ScopeRecord>> {
-    use std::os::fd::AsFd;
-    if !adopt {
-        return record_existing(pid_file, pid, format).map(|()| None);
-    }
-    if pid == 1 {
-        return record_existing(pid_file, pid, format).map(|()| None);
-    }
-    // Pinned first: the number written to cgroup.procs is proven to be this process afterwards.
-    let fd = crate::sys::pidfd_open(pid).map_err(|e| Error::io_pid(pid, "pidfd_open", &e))?;
-    let info = lookup(pid)?;
-    if info.is_zombie() {
-        return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} has exited (zombie)")).with_pid(pid));
-    }
-    let rec = crate::identity::adopt_into_leaf(pid, fd.as_fd()).map_err(|why| Error::new(ErrorKind::Io, why).with_pid(pid))?;
-    let argv = info.argv.clone().unwrap_or_default();
-    let text = rec.to_string();
-    match format {
-        RecordFormat::AbxDl => {
-            if !argv.is_empty() {
-                write_cmd_file(&cmd_file_for(pid_file), &argv)?;
-            }
-            let recorded = crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, info.create_time, None, Some(&text))?;
-            Ok(recorded.then_some(rec))
-        }
-        RecordFormat::Guard => {
-            record(pid_file, pid, info.create_time, &argv, format, &[("scope".to_string(), text)])?;
-            Ok(Some(rec))
-        }
-    }
-}
-
-/// Move the record of `pid` that [`spawn`] just wrote at `from` to `to`, for a spawner that
-/// learns the record's final path only after the spawn (abx-plugins' `launchChromium` names
-/// `chrome.pid` once the browser runs): spawn with a temporary pidfile (in a private
-/// directory), then move it.
-///
-/// 1. `from` is judged ([`check_pid_file`], no command rules: its token decides): it must name
-///    `pid`, carry a start token, and be `Valid` (`pid` alive and matching its token) or
-///    `Zombie` (exited, not yet reaped by the spawner: its scope may still hold its tree).
-/// 2. `to` must be free ([`ensure_vacant`]: a record of a live process is never overwritten).
-/// 3. `to` is written as [`write_pid_file_with_mtime`] writes it — the pid, mtime `start_time`
-///    (seconds since the epoch; the token is kept only within 5 s of the process's create
-///    time, so pass the time taken right after the spawn) — with `from`'s token and its scope
-///    ([`crate::identity::SCOPE_XATTR`]), read back, not re-read from the process.
-/// 4. Only when `to` now holds the same token and scope (the file system keeps user xattrs),
-///    `from` is removed by content (if it still holds what was judged), and so is its `.sh`
-///    (if it still holds the bytes read before the move). The `.sh` is not carried to `to`.
-///
-/// Returns `true` when the whole record moved; `false` when `to` was written without the
-/// token or scope (no user xattrs there, or `start_time` too far from the process's start):
-/// `from` is then kept, still recording the scope, and `to` is a plain record.
-///
-/// Errors (nothing written): `InvalidArgument` when `from` and `to` are the same path, when
-/// `from` names another pid or none (malformed, missing: `NotFound`), has no token, or cannot
-/// be judged valid (the reason is named); `NoSuchProcess` when `pid` is gone (reaped);
-/// `Untrusted` when `from` is not the caller's own claim (owned by another user, group- or
-/// world-writable, hard-linked for a privileged caller); `Held`/`Untrusted`/… from
-/// [`ensure_vacant`] of `to`; the writer's errors.
-pub fn move_record(from: &Path, to: &Path, pid: i32, start_time: f64) -> Result<bool> {
-    if from == to {
-        return Err(Error::at(ErrorKind::InvalidArgument, to, "move_record: from and to are the same path"));
-    }
-    let c = check_pid_file(from, None, DEFAULT_TOLERANCE);
-    match (c.reason, c.pid) {
-        (CheckReason::Missing, _) => return Err(Error::at(ErrorKind::NotFound, from, "no record to move")),
-        (CheckReason::Gone, Some(p)) if p == pid => {
-            return Err(Error::at(ErrorKind::NoSuchProcess, from, format_args!("pid {pid} is gone: not moved")).with_pid(pid))
-        }
-        (CheckReason::Valid | CheckReason::Zombie, Some(p)) if p == pid => {}
-        (_, Some(p)) if p != pid => {
-            return Err(Error::at(ErrorKind::InvalidArgument, from, format_args!("records pid {p}, not {pid}: not moved")))
-        }
-        (r, _) => return Err(Error::at(ErrorKind::InvalidArgument, from, format_args!("cannot be moved ({r})"))),
-    }
-    let Some(token) = c.token.clone() else {
-        return Err(Error::at(ErrorKind::InvalidArgument, from, "has no start token: not moved"));
-    };
-    // The moved record is written by the caller, so it must already be the caller's own claim:
-    // a record another user could have written (their token and scope xattrs included) is never
-    // laundered into one of the caller's (privilege is never lent).
-    if let Some(linked) = &c.linked {
-        return Err(Error::at(ErrorKind::Untrusted, from, format_args!("{linked}: not moved")));
-    }
-    match c.owner.map(|(uid, mode)| crate::protect::pidfile_authority(uid, mode)) {
-        Some(Ok(crate::protect::Authority::Any)) => {}
-        Some(Ok(_)) => return Err(Error::at(ErrorKind::Untrusted, from, "is owned by another user: not moved")),
-        Some(Err((_, why))) => return Err(Error::at(ErrorKind::Untrusted, from, format_args!("{why}: not moved"))),
-        None => return Err(Error::at(ErrorKind::Untrusted, from, "its owner is unknown: not moved")),
-    }
-    ensure_vacant(to, RecordFormat::AbxDl)?;
-    let sh = cmd_file_for(from);
-    let sh_bytes = crate::pidfile::retire::open_strict(&sh).ok().and_then(|f| {
-        let len = f.metadata().ok()?.len();
-        crate::pidfile::read_bounded(&f, len, 1 << 20).ok()
-    });
-    let scope_text = c.scope.as_ref().map(|s| s.to_string());
-    crate::pidfile::mtime::write_pid_file_scoped(to, pid, start_time, Some(token), scope_text.as_deref())?;
-    let moved = check_pid_file(to, None, DEFAULT_TOLERANCE);
-    if moved.token != c.token || moved.scope != c.scope {
-        return Ok(false);
-    }
-    let walk = crate::protect::walk();
-    if let Ok((dir, name)) = crate::sys::DirFd::parent_of(from, walk) {
-        crate::pidfile::unchanged::remove_if_unchanged_in(&dir, name, from, &c);
-        if let (Some(bytes), Some(sh_name)) = (sh_bytes, sh.file_name()) {
-            let same = |f: &std::fs::File| {
-                use std::os::unix::fs::MetadataExt;
-                let m = f.metadata().ok()?;
-                let now = crate::pidfile::read_bounded(f, m.len(), 1 << 20).ok()?;
-                (m.is_file() && now == bytes).then_some((m.dev(), m.ino()))
-            };
-            let _ = crate::pidfile::retire::remove_by_content(&dir, sh_name, &sh, same, false);
-        }
-    }
-    Ok(true)
 }

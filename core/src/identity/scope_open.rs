@@ -14,13 +14,21 @@ fn errno_text(e: &std::io::Error) -> String {
 }
 
 impl Scope {
-    /// Pin the scope `record` names and check its identity. `only_uid`: the pidfile's owner when
+    /// Pin the scope `record` names and check its identity. A cgroup must be one of pidguard's
+    /// leaves — a path `…/pidguard/run-<pid>-<16 hex digits>` with no child cgroup — else the
+    /// scope is `Refused`, whatever the record's owner (see `leaf.rs`). `only_uid`: the pidfile's owner when
     /// it is not the caller's own (a privileged caller acting on another user's record): the
     /// leaf or supervisor must belong to that uid, and each member is checked against it right
     /// before its own signal.
     pub fn open(record: &ScopeRecord, only_uid: Option<u32>) -> ScopeState {
         match record {
             ScopeRecord::Cgroup { boot_id, id, path } => {
+                // Only pidguard's own leaves are scopes: a record naming any other cgroup (a
+                // slice, a service, a user's delegation root) is never opened, written to,
+                // removed or killed, whoever owns the record.
+                if !super::leaf::is_leaf_path(path) {
+                    return ScopeState::Refused(format!("its cgroup {path} is not a pidguard leaf (…/pidguard/run-<pid>-<16 hex digits>): not touched"));
+                }
                 match procfs::boot_id() {
                     Err(e) => return ScopeState::Unverifiable(format!("boot id unreadable ({})", sys::errno_name(e))),
                     Ok(b) if b != boot_id => return ScopeState::Gone("its cgroup was made in another boot".into()),
@@ -54,6 +62,11 @@ impl Scope {
                 };
                 if ino != *id {
                     return ScopeState::Mismatch(format!("{path} is now another cgroup (id {ino}, recorded {id})"));
+                }
+                match cgroup::child_cgroups(dir.as_fd()) {
+                    Ok(c) if c.is_empty() => {}
+                    Ok(c) => return ScopeState::Refused(format!("its cgroup {path} has child cgroups ({}): not a pidguard leaf, not touched", c.join(", "))),
+                    Err(e) => return ScopeState::Unverifiable(format!("the child cgroups of {path} cannot be listed ({})", errno_text(&e))),
                 }
                 if let Some(owner) = only_uid {
                     if uid != owner {

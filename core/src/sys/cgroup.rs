@@ -132,6 +132,28 @@ pub(crate) fn child_ino(dir: BorrowedFd<'_>, name: &str) -> io::Result<u64> {
     Ok(st.st_ino)
 }
 
+/// The names of the child cgroups of the cgroup directory `dir` (its subdirectories), read
+/// through a fresh descriptor of `dir` itself (`openat(dir, ".")`, `getdents64`).
+///
+/// Errors: the errno of the open or of `getdents64`.
+pub(crate) fn child_cgroups(dir: BorrowedFd<'_>) -> io::Result<Vec<String>> {
+    let d = open_at(dir, ".", libc::O_RDONLY | libc::O_DIRECTORY)?;
+    Ok(super::dir::read_dir_fd(d.as_fd())?.into_iter().filter(|(_, is_dir)| *is_dir).map(|(n, _)| n.to_string_lossy().into_owned()).collect())
+}
+
+/// `fstatat(dir, name, AT_SYMLINK_NOFOLLOW)`: (owner uid, permission bits) of a file in a
+/// cgroup directory (`cgroup.procs`, whose owner and mode say who may move processes in).
+pub(crate) fn owner_mode_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<(u32, u32)> {
+    let st = nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)?;
+    Ok((st.st_uid, st.st_mode & 0o7777))
+}
+
+/// `fstat` of a descriptor: (owner uid, permission bits).
+pub(crate) fn owner_mode(fd: BorrowedFd<'_>) -> io::Result<(u32, u32)> {
+    let st = nix::sys::stat::fstat(fd)?;
+    Ok((st.st_uid, st.st_mode & 0o7777))
+}
+
 /// Read a whole small cgroup file from offset 0 (`pread`, so a kept descriptor can be read
 /// again: `cgroup.events` is re-read after each notification).
 pub(crate) fn read_file(fd: BorrowedFd<'_>) -> io::Result<Vec<u8>> {

@@ -62,16 +62,37 @@ pub(crate) fn open_tmpfile(dir: &Path, mode: u32, walk: Walk) -> io::Result<Owne
 
 /// Give the unnamed file `fd` (from [`open_tmpfile`]) the name `to`, failing with `EEXIST` when
 /// `to` exists (whatever it is, a symlink included: nothing at `to` is followed or touched).
-/// Done as `linkat("/proc/self/fd/N", to, AT_SYMLINK_FOLLOW)`, which needs no capability, unlike
-/// `AT_EMPTY_PATH`.
+///
+/// First `linkat(fd, "", dir, name, AT_EMPTY_PATH)`, which needs no `/proc` but
+/// `CAP_DAC_READ_SEARCH` (since Linux 6.10 also allowed to the process that opened the file);
+/// where that is refused (`ENOENT`, `EPERM`), `linkat("/proc/self/fd/N", …, AT_SYMLINK_FOLLOW)`,
+/// which needs no capability but `/proc`.
+///
+/// Errors: `EEXIST` when `to` exists; `EOPNOTSUPP` when neither way is open (no capability and
+/// no `/proc/self/fd` here: a mount namespace that hides `/proc`) — the caller then names the
+/// file another way (a named temporary, linked); the errno of the link otherwise.
 #[cfg(target_os = "linux")]
 pub(crate) fn link_fd(fd: BorrowedFd<'_>, to: &Path, walk: Walk) -> io::Result<()> {
-    let from = format!("/proc/self/fd/{}", fd.as_raw_fd());
     no_nul(to.as_os_str().as_bytes(), "path")?;
     // `to`'s directory is opened as `open_raw` opens (with the caller's `walk`), the
     // link made by name in it.
     let (dir, name) = parent_of(to, walk)?;
-    Ok(nix::unistd::linkat(AT_FDCWD, from.as_str(), dir.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_FOLLOW)?)
+    let cname = std::ffi::CString::new(name.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: valid descriptors and NUL-terminated strings for the duration of the call.
+    let r = unsafe { libc::linkat(fd.as_raw_fd(), c"".as_ptr(), dir.as_raw_fd(), cname.as_ptr(), libc::AT_EMPTY_PATH) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if !matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::EPERM)) {
+        return Err(e);
+    }
+    let from = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    match nix::unistd::linkat(AT_FDCWD, from.as_str(), dir.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_FOLLOW) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::ENOENT) if nix::sys::stat::stat("/proc/self/fd").is_err() => Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Unreachable outside Linux ([`open_tmpfile`] never gives an unnamed file there): `ENOSYS`.

@@ -37,6 +37,10 @@ pub(crate) struct Command<'a> {
     /// writer: Linux ≥ 4.5's cgroup v2).
     /// (A raw descriptor: the caller keeps it open across the call.)
     pub join: Option<RawFd>,
+    /// The directory of that cgroup: the command is born in it with
+    /// `clone3(CLONE_INTO_CGROUP)` (Linux ≥ 5.7), where the kernel allows; `join` is the
+    /// fallback. (A raw descriptor, kept open by the caller across the call.)
+    pub join_dir: Option<RawFd>,
     /// `/dev/null`, for the supervisor's own stdio.
     // Read by the supervisor alone, which is Linux's.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
@@ -208,7 +212,7 @@ fn child_fail(fd: RawFd, stage: Stage) -> ! {
 
 /// In a forked child: become the command (new session, cgroup, stdio, cwd, default signals),
 /// then `execve`. Never returns. Async-signal-safe only.
-fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold) -> ! {
+fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold, born_in_cgroup: bool) -> ! {
     // SAFETY: every call below is async-signal-safe (signal-safety(7); prctl/close_range are
     // plain system calls); every pointer was built before the fork and is still valid in the
     // child's copy of the address space.
@@ -216,7 +220,7 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold) -> ! {
         if libc::setsid() < 0 {
             child_fail(report, Stage::Setsid);
         }
-        if let Some(procs) = cmd.join {
+        if let Some(procs) = cmd.join.filter(|_| !born_in_cgroup) {
             let zero = b"0";
             if libc::write(procs, zero.as_ptr().cast(), 1) != 1 {
                 child_fail(report, Stage::JoinCgroup);
@@ -302,8 +306,48 @@ fn decode_failure(msg: &[u8]) -> Option<SpawnError> {
     Some(SpawnError { stage: Stage::from_u8(msg[0]), error: io::Error::from_raw_os_error(errno) })
 }
 
+/// `struct clone_args` of clone3(2) (Linux ≥ 5.3; `cgroup` ≥ 5.7): `CLONE_ARGS_SIZE_VER2`.
+#[cfg(target_os = "linux")]
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// `clone3(CLONE_INTO_CGROUP)`: fork a child born in the cgroup whose directory is `dir` (as
+/// `fork`: 0 in the child, its pid in the parent; `SIGCHLD` at its exit). Errors: `ENOSYS`,
+/// `E2BIG`, `EINVAL` where the kernel lacks it; `EPERM` under a seccomp filter; the cgroup's
+/// own refusals (`EACCES`, `EBUSY`, `EOPNOTSUPP`).
+#[cfg(target_os = "linux")]
+fn clone_into_cgroup(dir: RawFd) -> io::Result<i32> {
+    const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+    let mut a = CloneArgs { flags: CLONE_INTO_CGROUP, exit_signal: libc::SIGCHLD as u64, cgroup: dir as u64, ..CloneArgs::default() };
+    // SAFETY: clone3 without CLONE_VM is a fork: the child gets a copy of the address space and
+    // runs only async-signal-safe code (child_exec) before it execs or exits; `a` is valid and
+    // its size is passed.
+    let r = unsafe { libc::syscall(libc::SYS_clone3, &mut a as *mut CloneArgs, std::mem::size_of::<CloneArgs>()) };
+    cvt(r).map(|p| p as i32)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn clone_into_cgroup(_dir: RawFd) -> io::Result<i32> {
+    Err(io::Error::from_raw_os_error(libc::ENOSYS))
+}
+
 /// Start `cmd` as our child, in a new session (it leads its own process group and has no
-/// controlling terminal), joined to `cmd.join`'s cgroup before it execs when given. `held` is
+/// controlling terminal), in `cmd.join_dir`'s cgroup when given: born there by
+/// `clone3(CLONE_INTO_CGROUP)`, else (an older kernel, a seccomp filter) joined by writing `0`
+/// to `cmd.join` before it execs. `held` is
 /// called with the child's pid while the child is held before its `execve` (it cannot have
 /// exited by the command yet). Returns its pid once `execve` succeeded.
 ///
@@ -314,11 +358,18 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
     let (rd, wr) = pipe()?;
     let hold = HoldPair::new()?;
     let h = hold.raw();
-    // SAFETY: fork(2); the child runs only async-signal-safe code (child_exec) and never
-    // returns into Rust code of the parent.
-    let pid = cvt(unsafe { libc::fork() } as i64)? as i32;
+    // Born in the cgroup where the kernel allows: a child that writes `0` to `cgroup.procs`
+    // waits for an RCU grace period in the kernel (~16 ms, most of a leaf's spawn cost).
+    let (pid, born) = match cmd.join_dir.map(clone_into_cgroup) {
+        Some(Ok(pid)) => (pid, true),
+        // ENOSYS (before 5.3), E2BIG/EINVAL (no CLONE_INTO_CGROUP before 5.7), EPERM (a
+        // seccomp filter), or any refusal of the cgroup: the fork and the write decide.
+        // SAFETY: fork(2); the child runs only async-signal-safe code (child_exec) and never
+        // returns into Rust code of the parent.
+        _ => (cvt(unsafe { libc::fork() } as i64)? as i32, false),
+    };
     if pid == 0 {
-        child_exec(cmd, &ex, wr.as_raw_fd(), h);
+        child_exec(cmd, &ex, wr.as_raw_fd(), h, born);
     }
     drop(wr);
     held(pid);
@@ -338,7 +389,9 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
 /// exit code, or 128 + the signal that killed it). It blocks every signal it can (a `SIGTERM`
 /// meant for the tree must not orphan the tree), leads a session of its own (a signal to the
 /// spawner's group does not reach it), holds nothing of the spawner's (its descriptors are
-/// closed, its stdio is `/dev/null`) and is named `pidguard-scope`.
+/// closed, its stdio is `/dev/null`) and is named `pidguard-scope`: it execs the small program
+/// of that name ([`supervisor_program`]; then it holds none of the spawner's memory), or, where
+/// there is none, reaps in the fork itself.
 ///
 /// `held` is called with (supervisor pid, command pid) while the command is held before its
 /// `execve` (neither can have exited by the command yet). Returns (supervisor pid, command pid)
@@ -350,6 +403,7 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
     let hold = HoldPair::new()?;
     let h = hold.raw();
     let name = b"pidguard-scope\0";
+    let program = supervisor_program();
     // SAFETY: fork(2); the child runs only async-signal-safe code and ends in `_exit`.
     let sup = cvt(unsafe { libc::fork() } as i64)? as i32;
     if sup == 0 {
@@ -372,7 +426,7 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
             }
             if child == 0 {
                 // The command: its own session inside the supervisor's tree.
-                child_exec(cmd, &ex, w, h);
+                child_exec(cmd, &ex, w, h, false);
             }
             // The hold is between the spawner and the command.
             libc::close(h.child);
@@ -389,6 +443,25 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
                 libc::dup2(null, t);
             }
             libc::syscall(libc::SYS_close_range, 3 as libc::c_uint, libc::c_uint::MAX, 0 as libc::c_uint);
+            // Become the small supervisor program: nothing of the spawner's memory is kept
+            // (the subreaper flag, the session, the signal mask and the children survive the
+            // exec). Where it cannot be exec'd, this fork reaps as the program would.
+            if let Some(prog) = &program {
+                let mut digits = [0u8; 12];
+                let mut n = child as u32;
+                let mut i = digits.len() - 1; // digits[11] stays NUL
+                loop {
+                    i -= 1;
+                    digits[i] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                let argv = [prog.as_ptr(), digits[i..].as_ptr().cast::<libc::c_char>(), std::ptr::null()];
+                let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+                libc::execve(prog.as_ptr(), argv.as_ptr(), envp.as_ptr());
+            }
             let mut status = 0;
             let mut code = 0;
             loop {
@@ -451,6 +524,46 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
         return Err(SpawnError { stage: Stage::Fork, error: io::Error::from_raw_os_error(libc::EIO) });
     }
     Ok((sup, cmd_pid))
+}
+
+/// The name of the supervisor program [`spawn_supervised`] execs (`core/src/bin/pidguard-scope.rs`).
+pub(crate) const SUPERVISOR_PROGRAM: &str = "pidguard-scope";
+
+/// Where the supervisor program is, looked for before the fork: beside the shared object that
+/// holds this code (`dladdr`: `libpidguard.so`, the Python extension module, the Node addon),
+/// then beside the running executable (the `pidguard` CLI, a Rust program; and the directory
+/// above a cargo `deps` directory, where tests run). Only a regular executable file (not a
+/// symlink) owned by root or the caller's effective uid and writable by no group or other is
+/// used: a privileged spawner never execs a program another uid could have replaced. `None`
+/// when there is none: the supervisor is then the fork itself, as before.
+#[cfg(target_os = "linux")]
+fn supervisor_program() -> Option<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::PathBuf;
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    // SAFETY: dladdr fills `info` for an address inside a loaded object; `info` is zeroed
+    // plain data and `dli_fname`, when set, is a NUL-terminated path owned by the loader.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(supervisor_program as *const libc::c_void, &mut info) != 0 && !info.dli_fname.is_null() {
+            let p = PathBuf::from(std::ffi::OsStr::from_bytes(std::ffi::CStr::from_ptr(info.dli_fname).to_bytes()));
+            if let Some(d) = p.parent().filter(|_| p.is_absolute()) {
+                dirs.push(d.to_path_buf());
+            }
+        }
+    }
+    if let Some(d) = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf())) {
+        let above_deps = d.file_name().is_some_and(|n| n == "deps").then(|| d.parent().map(|p| p.to_path_buf())).flatten();
+        dirs.push(d);
+        dirs.extend(above_deps);
+    }
+    let (_, euid) = super::uids();
+    dirs.iter().map(|d| d.join(SUPERVISOR_PROGRAM)).find_map(|p| {
+        let m = std::fs::symlink_metadata(&p).ok()?;
+        let ok = m.file_type().is_file() && m.mode() & 0o111 != 0 && m.mode() & 0o022 == 0 && (m.uid() == 0 || m.uid() == euid);
+        ok.then(|| CString::new(p.as_os_str().as_bytes()).ok()).flatten()
+    })
 }
 
 /// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`

@@ -28,7 +28,8 @@ pub(crate) struct Raw {
 ///
 /// The file appears fully written or not at all, and of any number of racing creators exactly
 /// one succeeds: the content is written to an unnamed file (`O_TMPFILE`, mode `0600` whatever
-/// the umask), `fsync`ed, then given its name with `link(2)`, which fails with `EEXIST` when the
+/// the umask), `fsync`ed, then given its name with `link(2)` (`AT_EMPTY_PATH`, else through
+/// `/proc/self/fd`; with neither, as without `O_TMPFILE` below), which fails with `EEXIST` when the
 /// name is taken — by a file, a directory or a symlink alike (nothing at `path` is followed or
 /// touched). On file systems without `O_TMPFILE` a named temporary beside the target is linked
 /// and unlinked instead (then the file has two links for a moment, and a concurrent
@@ -47,18 +48,25 @@ pub fn create(path: &Path, entry: &Entry) -> Result<()> {
 pub(crate) fn create_bytes(path: &Path, content: &[u8]) -> Result<()> {
     let dir = parent_of(path);
     make_parent(path, &dir)?;
+    let via_temp = || {
+        atomic::write_via_temp(path, content, FILE_MODE, |_| Ok(()), |tmp, target| {
+            let r = sys::link_no_replace(tmp, target, crate::protect::walk());
+            let _ = sys::unlink_path(tmp, crate::protect::walk());
+            r
+        })
+    };
     match sys::open_tmpfile(&dir, FILE_MODE, crate::protect::walk()) {
         Ok(fd) => {
             fill(path, &fd, content)?;
-            sys::link_fd(fd.as_fd(), path, crate::protect::walk()).map_err(|e| Error::io_at(path, "link", &e))
+            match sys::link_fd(fd.as_fd(), path, crate::protect::walk()) {
+                Ok(()) => Ok(()),
+                // Neither `AT_EMPTY_PATH` nor `/proc/self/fd` (a mount namespace without
+                // /proc): the unnamed file is dropped, and a named temporary is linked.
+                Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => via_temp(),
+                Err(e) => Err(Error::io_at(path, "link", &e)),
+            }
         }
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)) => {
-            atomic::write_via_temp(path, content, FILE_MODE, |_| Ok(()), |tmp, target| {
-                let r = sys::link_no_replace(tmp, target, crate::protect::walk());
-                let _ = sys::unlink_path(tmp, crate::protect::walk());
-                r
-            })
-        }
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)) => via_temp(),
         Err(e) => Err(Error::io_at(path, "create", &e)),
     }
 }

@@ -1,0 +1,71 @@
+//! `pidguard-scope`: the supervisor of a scope, exec'd by `launch::spawn` (`ScopeMode::Supervisor`,
+//! or `Auto` where no cgroup leaf can be made) in the child it forked, so that the supervisor
+//! holds none of the spawner's memory (a fork without exec keeps a Python or Node spawner's whole
+//! heap for as long as the command runs) and `ps` names it.
+//!
+//! Usage (by the spawner, never by hand): `pidguard-scope <command pid>`. Everything else was
+//! set up before the exec and survives it: the process is a child subreaper
+//! (`PR_SET_CHILD_SUBREAPER`, kept across `execve`), leads a session of its own, blocks every
+//! signal it can, has `/dev/null` as stdio and no other descriptor, and the command is already
+//! its child. It then only reaps — every orphan of the command's tree becomes its child — until
+//! it has no child left, and exits with the command's status: its exit code, or 128 + the
+//! signal that killed it.
+//!
+//! Run any other way (not a subreaper: started by hand), it prints why and exits 127.
+
+#![no_main]
+// No Rust runtime set-up: the program is `main` as C sees it, and touches as little memory as it
+// can (its resident size is what a scope costs while the command runs).
+
+#[cfg(not(target_os = "linux"))]
+#[no_mangle]
+pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    127
+}
+
+/// Write `msg` to stderr (one `write`; nothing to do if it fails).
+#[cfg(target_os = "linux")]
+fn say(msg: &[u8]) {
+    // SAFETY: `msg` is readable for its length.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
+#[cfg(target_os = "linux")]
+#[no_mangle]
+pub extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    // argv[1]: the command's pid, decimal.
+    let mut child: i32 = 0;
+    if argc == 2 {
+        // SAFETY: the kernel passes `argc` valid NUL-terminated strings in `argv`.
+        let arg = unsafe { std::ffi::CStr::from_ptr(*argv.add(1)) }.to_bytes();
+        if !arg.is_empty() && arg.len() <= 10 && arg.iter().all(u8::is_ascii_digit) {
+            child = arg.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')).min(i64::from(i32::MAX)) as i32;
+        }
+    }
+    let mut sub: libc::c_int = 0;
+    // SAFETY: PR_GET_CHILD_SUBREAPER writes one int to the given address.
+    let is_sub = unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut sub as *mut libc::c_int as libc::c_ulong, 0, 0, 0) } == 0 && sub != 0;
+    if child <= 0 || !is_sub {
+        say(b"pidguard-scope: the supervisor of a pidguard scope, started by pidguard itself (pidguard-scope <command pid>, as a child subreaper); not to be run by hand\n");
+        return 127;
+    }
+    let mut code = 0;
+    loop {
+        let mut st = 0;
+        // SAFETY: `st` is writable; waiting for any child of ours.
+        let r = unsafe { libc::waitpid(-1, &mut st, 0) };
+        if r == child {
+            code = if libc::WIFEXITED(st) {
+                libc::WEXITSTATUS(st)
+            } else if libc::WIFSIGNALED(st) {
+                128 + libc::WTERMSIG(st)
+            } else {
+                code
+            };
+        } else if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // ECHILD: the tree is empty.
+            break;
+        }
+    }
+    code
+}
