@@ -77,5 +77,17 @@ else
   echo "skip - script(1) not installed: the terminal cases of stop's spinner"
 fi
 
+# --- an unprivileged run --scope cgroup says whose cgroup and what permission ---
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && grep -q ' - cgroup2 ' /proc/self/mountinfo; then
+  mkdir -m 777 "$T/cg"
+  out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$PG" run "$T/cg/x.pid" --scope cgroup -- sleep infinity 2>&1); rc=$?
+  [ $rc != 0 ] && ok "run --scope cgroup as uid 65534 without a delegated cgroup fails (exit $rc)" || bad "run --scope cgroup as uid 65534 exited 0"
+  has "$out" 'EACCES — /[^ ]+ belongs to uid [0-9]+ \(mode [0-7]+\), and this process runs as uid 65534 \(effective 65534\): creating a cgroup needs write permission' "it says whose cgroup directory and what permission"
+  hasnt "$out" 'Cgroup \{|boot_id|ScopeRecord' "no internal record in the message"
+  [ ! -e "$T/cg/x.pid" ] && ok "no pidfile left" || bad "a pidfile was left"
+else
+  echo "skip - not root, no setpriv or no cgroup2 mount: the unprivileged --scope cgroup message"
+fi
+
 echo "list_stop_tests: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -15,7 +15,7 @@
 
 use std::fmt;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -454,6 +454,27 @@ pub(crate) fn adopt_into_leaf(pid: i32, pidfd: BorrowedFd<'_>) -> std::result::R
     }
 }
 
+/// Why a mkdir in the cgroup directory `dir` (open as `fd`) was refused, for a person: whose
+/// directory it is and what permission creating a cgroup needs; empty unless `e` is EACCES or
+/// EPERM. The owner and mode are read with fstat on the open directory (a failed read says so).
+fn denied_why(fd: BorrowedFd<'_>, dir: &Path, e: &std::io::Error) -> String {
+    if !matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) {
+        return String::new();
+    }
+    let owner = match nix::sys::stat::fstat(fd) {
+        Ok(st) => format!("{} belongs to uid {} (mode {:o})", dir.display(), st.st_uid, st.st_mode & 0o7777),
+        Err(e) => format!("the owner of {} could not be read ({e})", dir.display()),
+    };
+    format!(
+        " — {owner}, and this process runs as uid {} (effective {}): creating a cgroup needs write \
+         permission on that directory, which its owner has or a delegation gives (run as root, or \
+         in a cgroup delegated to this user, e.g. `systemd-run --user --scope -p Delegate=yes`); \
+         or start it under the supervisor scope instead",
+        nix::unistd::getuid(),
+        nix::unistd::geteuid()
+    )
+}
+
 /// Make a cgroup v2 leaf for one command: `pidguard/<name>` below our own cgroup (the `0::`
 /// line of `/proc/self/cgroup`) on the cgroup2 mount found in `/proc/self/mountinfo`, where
 /// `<name>` is `run-<our pid>-<16 random hex digits>`. The `pidguard` directory is made when
@@ -476,16 +497,24 @@ pub(crate) fn create_leaf() -> std::result::Result<NewLeaf, String> {
     if !cgroup::is_cgroup2(own_dir.as_fd()).map_err(|e| step("fstatfs our own cgroup", e))? {
         return Err(covered());
     }
+    let own_path = mount.join(own.trim_start_matches('/'));
     match cgroup::mkdir_at(own_dir.as_fd(), "pidguard") {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
-        Err(e) => return Err(step(&format!("create {}/pidguard", mount.join(own.trim_start_matches('/')).display()), e)),
+        Err(e) => {
+            let why = denied_why(own_dir.as_fd(), &own_path, &e);
+            return Err(step(&format!("create {}/pidguard", own_path.display()), e) + &why);
+        }
     }
     let parent = cgroup::open_at(own_dir.as_fd(), "pidguard", libc::O_RDONLY | libc::O_DIRECTORY).map_err(|e| step("open the pidguard cgroup", e))?;
     let mut rnd = [0u8; 8];
     sys::getrandom(&mut rnd).map_err(|e| step("getrandom", e))?;
     let name = format!("run-{}-{}", sys::getpid(), rnd.iter().map(|b| format!("{b:02x}")).collect::<String>());
-    cgroup::mkdir_at(parent.as_fd(), &name).map_err(|e| step("create a cgroup leaf", e))?;
+    cgroup::mkdir_at(parent.as_fd(), &name).map_err(|e| {
+        let dir = own_path.join("pidguard");
+        let why = denied_why(parent.as_fd(), &dir, &e);
+        step(&format!("create a cgroup leaf in {}", dir.display()), e) + &why
+    })?;
     let opened = (|| {
         let dir = cgroup::open_at(parent.as_fd(), &name, libc::O_RDONLY | libc::O_DIRECTORY)?;
         let (id, _) = cgroup::ino_uid(dir.as_fd())?;
