@@ -62,19 +62,42 @@ rc=$?
 has "$out" '^  b +- +skipped \(PIDGUARD_SKIP_X=1\)$' "a step the runner skips shows its reason"
 hasnt "$out" 'rerun' "no rerun section when nothing failed"
 
+# TERM to the runner (CI cancelling, or Ctrl-C's INT at a terminal) ends the running step, counts
+# it as failed and still prints the table.
+cat >"$tmp/int.sh" <<RUN
+. "$ROOT/scripts/lib/steps.sh"
+step first true
+step long bash -c 'sleep infinity & echo \$! > "$tmp/long.pid"; wait'
+step never true
+steps_table
+RUN
+bash "$tmp/int.sh" >"$tmp/int.out" 2>&1 &
+runner=$!
+for _ in $(seq 500); do [ -s "$tmp/long.pid" ] && break; sleep 0.02; done
+kill -TERM "$runner"
+wait "$runner"
+rc=$?
+out=$(cat "$tmp/int.out")
+[ $rc = 130 ] && ok "an interrupted run exits 130" || bad "an interrupted run exited $rc"
+has "$out" '^  long +[0-9]+ s  FAILED \(interrupted\)$' "the running step is FAILED (interrupted)"
+has "$out" '^  first +[0-9]+ s  passed$' "the steps before it are in the table"
+hasnt "$out" '^  never ' "no step starts after the interrupt"
+p=$(cat "$tmp/long.pid" 2>/dev/null)
+for _ in $(seq 250); do grep -qE '^State:\s+[^Z]' "/proc/$p/status" 2>/dev/null || break; sleep 0.02; done
+if [ -n "$p" ] && ! grep -qE '^State:\s+[^Z]' "/proc/$p/status" 2>/dev/null; then ok "the interrupted step's process was ended"; else bad "the interrupted step's process ($p) is alive"; kill -KILL "$p" 2>/dev/null; fi
+
 # find_python: not installed (a skip) versus installed but not runnable (a failure).
 mkdir -p "$tmp/bin" "$tmp/pyenv"
 fake() { printf '#!/bin/sh\n%s\n' "$2" >"$tmp/bin/$1"; chmod +x "$tmp/bin/$1"; }
-fp() { PATH="$tmp/bin:$PATH" PYENV_ROOT="$tmp/pyenv" bash -c '. scripts/lib/find-python.sh; rc=0; find_python 12 || rc=$?; echo "rc=$rc py=$FOUND_PYTHON why=$FIND_PYTHON_WHY"'; }
+# Only the fakes and the system's directories (not pyenv's shims) on PATH.
+fp() { PATH="$tmp/bin:/usr/bin:/bin" PYENV_ROOT="$tmp/pyenv" bash -c '. scripts/lib/find-python.sh; rc=0; find_python 12 || rc=$?; echo "rc=$rc py=$FOUND_PYTHON why=$FIND_PYTHON_WHY"'; }
 fake python3 'echo 3.11'; fake python3.12 'echo "bash: fork: retry: Resource temporarily unavailable" >&2; exit 254'; fake python3.13 'exit 126'
 has "$(fp)" '^rc=2 py= why=installed but could not be run: .*python3.12 \(exit 254: bash: fork' "a Python that cannot be run is a failure (rc 2), with what it said"
 rm "$tmp/bin/python3.12" "$tmp/bin/python3.13"
-out=$(fp)
-if [ -z "$(PATH=/nonexistent command -v python3.12 2>/dev/null)" ] && ! PATH="$PATH" command -v python3.12 >/dev/null 2>&1 && ! command -v python3.13 >/dev/null 2>&1; then
-  has "$out" '^rc=1 py= why=no Python >= 3.12 installed \(.*python3 is 3.11\)' "only an older Python: a skip (rc 1) that says which"
-else
-  ok "(this machine has a real python3.12/3.13 on PATH: the older-only case is checked with it found)"
-fi
+for v in 3.12 3.13; do
+  if [ -x /usr/bin/python$v ] || [ -x /bin/python$v ]; then fake python$v 'echo 3.11'; fi
+done
+has "$(fp)" '^rc=1 py= why=no Python >= 3.12 installed \(.*python3 is 3.11' "only an older Python: a skip (rc 1) that says which"
 fake python3.12 'echo 3.12'
 has "$(fp)" "^rc=0 py=$tmp/bin/python3.12 " "a runnable Python 3.12 is found"
 
