@@ -5,28 +5,31 @@
 # service and kill paths, each without and then with pidguard.abx_dl swapped in for
 # abx_dl.process_utils. Everything runs inside a private PID namespace (the pid-reuse scenario
 # forces a pid; nothing outside can be signalled) and a loopback-only network namespace.
-# Without a Python >= 3.12 or namespaces, says that it skipped and why, and exits 0.
+# Without a Python >= 3.12 or namespaces it skips (exit 77, the reason in $PIDGUARD_SKIP_FILE:
+# scripts/lib/steps.sh); one that is installed but cannot be run, or an unshare that fails for
+# another reason than permission (no free process slot), is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ABX_DL_VERSION=1.13.273
 VENV=.venv-abx-dl
 
-find_python() {
-  for c in "${ABX_PYTHON:-}" python3.12 python3.13 python3 /root/.pyenv/versions/3.12*/bin/python /root/.pyenv/versions/3.13*/bin/python; do
-    [ -n "$c" ] || continue
-    p=$(command -v "$c" 2>/dev/null) || continue
-    "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo "$p"; return 0; }
-  done
-  return 1
-}
-if ! PY=$(find_python); then
-  echo "test-abx-dl: skipped: no Python >= 3.12 found (abx-dl $ABX_DL_VERSION needs one; set ABX_PYTHON)"
-  exit 0
-fi
-if ! unshare --net --pid --fork --mount-proc sh -c 'ip link set lo up' 2>/dev/null; then
-  echo "test-abx-dl: skipped: cannot make a private PID and network namespace here (unshare --net --pid, ip link)"
-  exit 0
-fi
+. scripts/lib/skip.sh
+. scripts/lib/find-python.sh
+rc=0
+find_python 12 || rc=$?
+PY=$FOUND_PYTHON
+case $rc in
+  0) ;;
+  1) skip_step "abx-dl: $FIND_PYTHON_WHY (abx-dl $ABX_DL_VERSION needs one; set ABX_PYTHON)" ;;
+  *) echo "test-abx-dl: FAILED: a Python $FIND_PYTHON_WHY" >&2; exit 1 ;;
+esac
+rc=0
+can_unshare --net --pid --fork --mount-proc sh -c 'ip link set lo up' || rc=$?
+case $rc in
+  0) ;;
+  1) skip_step "abx-dl: cannot make a private PID and network namespace here ($UNSHARE_WHY)" ;;
+  *) echo "test-abx-dl: FAILED: $UNSHARE_WHY" >&2; exit 1 ;;
+esac
 command -v node >/dev/null || echo "test-abx-dl: note: node is not installed; the node hook runs through a /bin/sh shebang instead"
 
 echo "== abx-dl $ABX_DL_VERSION in $VENV ($("$PY" --version)) =="

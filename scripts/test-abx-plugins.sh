@@ -8,7 +8,9 @@
 # one table. Installs Debian's `chromium` with apt-get when it is missing (the scenarios launch a
 # real browser, as root with --no-sandbox). Then runs tests/node/abx-plugins.test.js against the
 # installed release (its exported names and shapes).
-# Without a Python >= 3.12 or namespaces, says that it skipped and why, and exits 0.
+# Without a Python >= 3.12 or namespaces it skips (exit 77, the reason in $PIDGUARD_SKIP_FILE:
+# scripts/lib/steps.sh); one that is installed but cannot be run, or an unshare that fails for
+# another reason than permission (no free process slot), is a failure.
 #
 # Requiring chrome_utils.js needs no npm package: puppeteer and abxbus are loaded lazily by the
 # functions that use them, none of which run here. It needs NODE_MODULES_DIR set (abx-plugins'
@@ -21,24 +23,23 @@ ABX_PLUGINS_VERSION=1.13.572
 VENV=.venv-abx-plugins
 WORK=target/abx-plugins
 
-find_python() {
-  local root
-  root=$(pyenv root 2>/dev/null || echo /root/.pyenv)
-  for c in "${ABX_PYTHON:-}" python3.12 python3.13 python3 "$root"/versions/3.12*/bin/python "$root"/versions/3.13*/bin/python; do
-    [ -n "$c" ] || continue
-    p=$(command -v "$c" 2>/dev/null) || continue
-    "$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo "$p"; return 0; }
-  done
-  return 1
-}
-if ! PY=$(find_python); then
-  echo "test-abx-plugins: skipped: no Python >= 3.12 found (abx-plugins $ABX_PLUGINS_VERSION needs one; set ABX_PYTHON)"
-  exit 0
-fi
-if ! unshare --pid --fork --mount-proc true 2>/dev/null; then
-  echo "test-abx-plugins: skipped: cannot make a private PID namespace here (unshare --pid --fork --mount-proc)"
-  exit 0
-fi
+. scripts/lib/skip.sh
+. scripts/lib/find-python.sh
+rc=0
+find_python 12 || rc=$?
+PY=$FOUND_PYTHON
+case $rc in
+  0) ;;
+  1) skip_step "abx-plugins: $FIND_PYTHON_WHY (abx-plugins $ABX_PLUGINS_VERSION needs one; set ABX_PYTHON)" ;;
+  *) echo "test-abx-plugins: FAILED: a Python $FIND_PYTHON_WHY" >&2; exit 1 ;;
+esac
+rc=0
+can_unshare --pid --fork --mount-proc true || rc=$?
+case $rc in
+  0) ;;
+  1) skip_step "abx-plugins: cannot make a private PID namespace here ($UNSHARE_WHY)" ;;
+  *) echo "test-abx-plugins: FAILED: $UNSHARE_WHY" >&2; exit 1 ;;
+esac
 if [ "$(id -u)" != 0 ]; then
   echo "test-abx-plugins: needs root (ns_last_pid, and processes of uids 65534 and 65533)" >&2
   exit 1

@@ -20,4 +20,6 @@ run tests/cli/identity_tests.sh || rc=1
 run tests/cli/shared_tree_tests.sh || rc=1
 run tests/cli/edges_tests.sh || rc=1
 run tests/cli/scope_tests.sh || rc=1
+run tests/cli/list_stop_tests.sh || rc=1
+run tests/cli/steps_tests.sh || rc=1
 exit $rc

@@ -9,7 +9,8 @@
 # They are installed with apt-get when missing or older than 1.96 (bookworm-security), as
 # scripts/install-system-deps.sh installs the other system tools. When that is impossible
 # because this is not root (and there is no sudo) or there is no network, the check is SKIPPED
-# with exit 0 and says so loudly; any other failure fails.
+# and says so loudly (exit 77 with the reason in $PIDGUARD_SKIP_FILE under scripts/test.sh,
+# scripts/lib/steps.sh; exit 0 when run by hand); any other failure fails.
 #
 # std is built once per target (35–68 s each, ~1.1 GB in all) into target/cross (one target
 # directory per checkout: two copies of one package in one target dir confuse cargo's
@@ -27,6 +28,7 @@ STD_SRC=/usr/lib/rustlib/src/rust/library
 TARGETS=(x86_64-apple-darwin aarch64-apple-darwin x86_64-unknown-freebsd)
 [ $# -gt 0 ] && TARGETS=("$@")
 
+. scripts/lib/skip.sh
 say() { echo "test-cross: $*"; }
 skip_loudly() {
   echo
@@ -35,7 +37,7 @@ skip_loudly() {
   echo "!! Install them by hand: apt-get update && apt-get install -y ${PACKAGES[*]}"
   echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
   echo
-  exit 0
+  skip_step "cross: $*"
 }
 
 # The Debian toolchain is usable when cargo, rustc (>= 1.$MIN_MINOR) and the std source exist.

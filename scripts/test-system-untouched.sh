@@ -17,7 +17,8 @@ bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
 if [ -z "$SYS_PY" ]; then
   echo "skip - no system python3"
   echo "system-untouched: 0 passed, 0 failed, 1 skipped"
-  exit 0
+  . scripts/lib/skip.sh
+  skip_step "system-untouched: no system python3 to compare"
 fi
 export LC_ALL=C
 freeze() { "$SYS_PY" -m pip list --format=freeze --disable-pip-version-check 2>/dev/null | sort; }

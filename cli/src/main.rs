@@ -114,6 +114,14 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// List the pidfiles directly in DIR: each one's pid, verdict and whether its process is running, stale or undecided.
+    List {
+        /// The directory (not searched recursively).
+        dir: PathBuf,
+        /// File-name glob of the pidfiles.
+        #[arg(long, default_value = "*.pid")]
+        pattern: String,
+    },
     /// Print the start token of a live process.
     Token {
         /// The pid.
@@ -291,7 +299,10 @@ fn main() -> ProcessExit {
             if let Some(t) = tolerance {
                 opts.tolerance = t;
             }
-            let r = match pidguard::stop_pid_file(&pidfile, &opts) {
+            let progress = progress::Progress::stop(!json, &pidfile, &retry);
+            let result = pidguard::stop_pid_file(&pidfile, &opts);
+            progress.finish();
+            let r = match result {
                 Ok(r) => r,
                 Err(e) => {
                     if e.kind() == pidguard::ErrorKind::PermissionDenied {
@@ -319,6 +330,13 @@ fn main() -> ProcessExit {
                 code => code.into(),
             }
         }
+        Cmd::List { dir, pattern } => match pidguard::dir_status(&dir, &pattern) {
+            Ok(entries) => {
+                print!("{}", report::list_text(&dir, &entries));
+                ExitCode::Done.into()
+            }
+            Err(e) => fail(&e),
+        },
         Cmd::Cleanup { dir, index, retry, pattern, json } => {
             let schedule: Schedule = match retry.parse() {
                 Ok(s) => s,

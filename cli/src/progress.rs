@@ -1,4 +1,4 @@
-//! The progress line of a long cleanup: on stderr, only when stderr is a terminal and the
+//! The progress line of a long cleanup or stop: on stderr, only when stderr is a terminal and the
 //! output is for humans, and only once the cleanup has taken longer than a second. It shows the
 //! directory and the time elapsed; core's cleanup does not report hooks one by one while it
 //! runs (its finalize callback would replace the default finalize), so no count is shown.
@@ -26,15 +26,27 @@ impl Progress {
     /// Start timing; `human` is false for `--json`. Nothing is drawn when stderr is not a
     /// terminal (a pipe, a file, CI) or before [`DELAY`] has passed.
     pub fn start(human: bool, dir: &Path) -> Progress {
+        Progress::spinner(human, "cleanup", format!("stopping the hooks under {}", dir.display()))
+    }
+
+    /// The same line for `stop` while it waits out its schedule: "stop: stopping PIDFILE
+    /// (schedule S)", drawn only on a terminal, for humans, after [`DELAY`].
+    pub fn stop(human: bool, pidfile: &Path, schedule: &str) -> Progress {
+        Progress::spinner(human, "stop", format!("stopping {} (schedule {schedule})", pidfile.display()))
+    }
+
+    /// A spinner "`{label}: {msg}, {elapsed} elapsed`"; see [`Progress::start`].
+    fn spinner(human: bool, label: &str, msg: String) -> Progress {
         let done = Arc::new(AtomicBool::new(false));
         if !human || !std::io::stderr().is_terminal() {
             return Progress { bar: None, done, shower: None };
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} cleanup: {msg}, {elapsed} elapsed").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ProgressStyle::with_template(&format!("{{spinner}} {label}: {{msg}}, {{elapsed}} elapsed"))
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
-        bar.set_message(format!("stopping the hooks under {}", dir.display()));
+        bar.set_message(msg);
         let (b, d, t0) = (bar.clone(), done.clone(), Instant::now());
         // One thread of our own draws the line (indicatif's steady tick would start another,
         // and panic when it cannot). A thread that cannot be started — EAGAIN under a pids
@@ -62,7 +74,7 @@ impl Progress {
         Progress { bar: Some(bar), done, shower: Some(shower) }
     }
 
-    /// The cleanup returned: clear the line.
+    /// The cleanup or stop returned: clear the line.
     pub fn finish(mut self) {
         self.done.store(true, Ordering::SeqCst);
         if let Some(h) = self.shower.take() {

@@ -105,6 +105,32 @@ pub fn check_text(path: &Path, format: Format, c: &PidFileCheck, os_error: Optio
     }
 }
 
+/// The lines of `list DIR`: one per pidfile, "STATE  PIDFILE  pid N, VERDICT" (the check's
+/// words, as `status` prints them), then a count; "no pidfiles" when there are none.
+pub fn list_text(dir: &Path, entries: &[pidguard::DirEntryStatus]) -> String {
+    let d = printable(&pidguard::report::path_text(dir.as_os_str())).into_owned();
+    if entries.is_empty() {
+        return format!("{d}: no pidfiles\n");
+    }
+    let mut out = String::new();
+    for e in entries {
+        let line = match &e.check {
+            Ok(c) => check_text(&e.path, e.format, c, c.os_error()),
+            Err(err) => format!("{}: cannot be checked: {err}", printable(&pidguard::report::path_text(e.path.as_os_str()))),
+        };
+        out.push_str(&format!("{:<9} {line}\n", e.state.as_str()));
+    }
+    let n = |s: pidguard::EntryState| entries.iter().filter(|e| e.state == s).count();
+    out.push_str(&format!(
+        "{d}: {} pidfile(s): {} running, {} stale, {} undecided\n",
+        entries.len(),
+        n(pidguard::EntryState::Running),
+        n(pidguard::EntryState::Stale),
+        n(pidguard::EntryState::Undecided)
+    ));
+    out
+}
+
 /// One line for `stop` of a pidfile.
 pub fn stop_text(r: &StopReport) -> String {
     let p = printable(&pidguard::report::path_text(r.pid_file.as_os_str())).into_owned();

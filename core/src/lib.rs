@@ -50,6 +50,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod dir_status;
 pub mod exit;
 pub mod guard;
 mod pathtext;
@@ -69,6 +70,7 @@ pub mod stop;
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
+pub use dir_status::{dir_status, DirEntryStatus, EntryState};
 pub use exit::ExitCode;
 pub use hooks::{cleanup_background_hooks, CleanupOptions, HookOutcome, HookReport, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use identity::{

@@ -63,7 +63,7 @@ fn true_keeps_its_scope(scope: ScopeMode) {
 fn daemonizer_is_stopped(scope: ScopeMode) {
     let dir = TempDir::new("exits-daemon");
     let pidfile = dir.path().join("d.pid");
-    let script = "(setsid sh -c 'echo $$ > daemon.pid.tmp && mv daemon.pid.tmp daemon.pid; exec sleep 300' &)";
+    let script = "(setsid sh -c 'echo $$ > daemon.pid.tmp && mv daemon.pid.tmp daemon.pid; exec sleep 3600' &)";
     let opts = SpawnOptions { scope, cwd: Some(dir.path().to_path_buf()), ..Default::default() };
     let s = launch::spawn(&pidfile, &["sh", "-c", script], &opts).expect("spawn");
     let daemon_file = dir.path().join("daemon.pid");

@@ -12,7 +12,7 @@ use pidguard::launch::{move_record, spawn, ScopeMode, SpawnOptions};
 use pidguard::{check_pid_file, stop_pid_file, ErrorKind, StopOptions, DEFAULT_TOLERANCE};
 
 /// Prints one line on each stream, starts a `setsid` escapee, then waits.
-const SCRIPT: &str = "echo to-out; echo to-err >&2; setsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 & exec sleep 300";
+const SCRIPT: &str = "echo to-out; echo to-err >&2; setsid sh -c 'exec sleep 3600' </dev/null >/dev/null 2>&1 & exec sleep infinity";
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pg-move-{name}-{}", std::process::id()));

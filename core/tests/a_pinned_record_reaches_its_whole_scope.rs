@@ -10,7 +10,7 @@ use pidguard::launch::{spawn, ScopeMode, SpawnOptions};
 use pidguard::{pin_pid_file, PidFilePin, ScopeKind, TerminateOptions};
 
 /// A shell that starts a `setsid` escapee (its own session) and then waits.
-const ESCAPING: &str = "setsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 & exec sleep 300";
+const ESCAPING: &str = "setsid sh -c 'exec sleep 3600' </dev/null >/dev/null 2>&1 & exec sleep infinity";
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pg-scope-handle-{name}-{}", std::process::id()));

@@ -19,7 +19,7 @@ use pidguard::launch::{self, RecordFormat, ScopeMode, SpawnOptions};
 use pidguard::sys::fault::{self, Point};
 use pidguard::{ErrorKind, Policy, ProcessRef, Signal};
 
-const TREE: &str = r#"(setsid sh -c 'echo $$ > daemon.pid.tmp && mv daemon.pid.tmp daemon.pid; exec sleep 300' &); exec sleep 300"#;
+const TREE: &str = r#"(setsid sh -c 'echo $$ > daemon.pid.tmp && mv daemon.pid.tmp daemon.pid; exec sleep 3600' &); exec sleep infinity"#;
 
 fn session_of(pid: i32) -> Option<i32> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -46,7 +46,7 @@ fn spawn_and_lose_the_record(scope: ScopeMode, tag: &str) -> Outcome {
     let dir = TempDir::new(tag);
     let d = dir.path().to_path_buf();
     let pidfile = d.join("svc.pid");
-    let holder = spawn_group("exec sleep 300");
+    let holder = spawn_group("exec sleep infinity");
     assert!(wait_for(Duration::from_secs(10), || pidguard::start_token(holder.pid()).is_ok()));
     let entry = Entry::new(holder.pid(), pidguard::start_token(holder.pid()).unwrap().to_string());
     let (tx, rx) = mpsc::channel();

@@ -26,7 +26,7 @@ fn a_supervisor_scope_that_cannot_be_walked_is_not_claimed_left_and_nothing_is_s
     let opts = SpawnOptions { scope: ScopeMode::Supervisor, ..Default::default() };
     fault::clear();
     fault::inject(Call::PidfdOpen, libc::ENOSYS);
-    let s = launch::spawn(&pidfile, &["sleep", "300"], &opts);
+    let s = launch::spawn(&pidfile, &["sleep", "infinity"], &opts);
     let s = match s {
         Ok(s) => s,
         Err(e) => {

@@ -190,7 +190,7 @@ fn stale_hooks_under_a_low_descriptor_limit_are_each_indexed_once() {
         fs::create_dir_all(dir).unwrap();
         write_stale(&dir.join(format!("{name}.pid")), dead_pid());
         fs::write(dir.join(format!("{name}.stdout.log")), format!("OUT-{name}\n")).unwrap();
-        fs::write(dir.join(format!("{name}.sh")), "#!/bin/bash\nsleep 600\n").unwrap();
+        fs::write(dir.join(format!("{name}.sh")), "#!/bin/bash\nsleep infinity\n").unwrap();
         hooks.push((dir.to_path_buf(), name));
     };
     for i in 0..150 {

@@ -10,7 +10,7 @@ use pidguard::*;
 
 #[test]
 fn token_and_lookup_of_a_live_process() {
-    let p = spawn_group("exec sleep 30");
+    let p = spawn_group("exec sleep infinity");
     let info = lookup(p.pid()).unwrap();
     assert_eq!(info.pid, p.pid());
     assert_eq!(info.pgid, p.pid());
@@ -49,7 +49,7 @@ fn lookup_refuses_bad_pids() {
 #[test]
 fn pidfile_round_trip_with_token() {
     let d = TempDir::new("rt");
-    let p = spawn_group("exec sleep 30");
+    let p = spawn_group("exec sleep infinity");
     let t = now();
     let pf = d.path().join("on_x.bg.pid");
     write_pid_file_with_mtime(&pf, p.pid(), t).unwrap();
@@ -70,7 +70,7 @@ fn pidfile_round_trip_with_token() {
 #[test]
 fn pidfile_without_token_uses_mtime_rule() {
     let d = TempDir::new("mt");
-    let p = spawn_group("exec sleep 30");
+    let p = spawn_group("exec sleep infinity");
     let info = lookup(p.pid()).unwrap();
     let pf = d.path().join("on_y.bg.pid");
     std::fs::write(&pf, p.pid().to_string()).unwrap();
@@ -117,7 +117,7 @@ fn write_refuses_symlink_and_bad_time() {
 #[test]
 fn terminate_group_with_term_trapping_children() {
     // A hook whose children ignore SIGTERM: the group must end up empty.
-    let p = spawn_group("trap '' TERM; sleep 300 & sleep 300 & wait");
+    let p = spawn_group("trap '' TERM; sleep infinity & sleep infinity & wait");
     assert!(wait_for(Duration::from_secs(5), || group_members(p.pid()).len() >= 3));
     let tok = start_token(p.pid()).unwrap();
     let h = ProcessRef::open(p.pid(), Some(&tok), Policy::Strict).unwrap();
@@ -133,7 +133,7 @@ fn terminate_group_with_term_trapping_children() {
 #[test]
 fn terminate_returns_as_soon_as_the_target_exits() {
     // A target that exits on SIGTERM ends the wait at once.
-    let p = spawn_group("exec sleep 300");
+    let p = spawn_group("exec sleep infinity");
     let h = ProcessRef::open(p.pid(), Some(&start_token(p.pid()).unwrap()), Policy::Strict).unwrap();
     let schedule: Schedule = "TERM/20/KILL/1".parse().unwrap();
     let r = terminate(vec![h], &TerminateOptions { schedule, ..Default::default() });
@@ -153,7 +153,7 @@ fn open_refuses_protected_and_mismatched() {
         let e = ProcessRef::open(pid, None, Policy::Lenient).unwrap_err();
         assert_eq!((e.kind(), e.refusal()), (ErrorKind::Refused, Some(r)), "pid {pid}");
     }
-    let p = spawn_group("exec sleep 30");
+    let p = spawn_group("exec sleep infinity");
     let mut tok = start_token(p.pid()).unwrap();
     // Another process: other start ticks, and (as a record from a kernel without pidfs) no
     // inode, which would otherwise decide alone.

@@ -50,7 +50,7 @@ fn my_entry(name: &str) -> Entry {
 /// A record naming a process that has exited and been reaped (`Gone`, or `Mismatch` if the pid
 /// was reused meanwhile: stale either way).
 fn dead_entry() -> Entry {
-    let p = spawn_group("exec sleep 30");
+    let p = spawn_group("exec sleep infinity");
     let tok = pidguard::start_token(p.pid()).unwrap();
     let e = Entry::new(p.pid(), tok.to_string()).with_field("who", "dead");
     drop(p);
@@ -298,7 +298,7 @@ fn racing_acquires_over_stale_holders_have_one_owner_and_readers_never_see_a_par
             bad
         })
     };
-    let bystander = spawn_group("exec sleep 60");
+    let bystander = spawn_group("exec sleep infinity");
     let mut pool = Pool::new(4, 16);
     let rounds = 300;
     for round in 0..rounds {
@@ -412,7 +412,7 @@ fn another_users_lock_on_the_directory_does_not_block_roots_records() {
             .args(["--reuid=65534", "--regid=65534", "--clear-groups", "flock", "-x"])
             .arg(&dir)
             .args(["sh", "-c"])
-            .arg(format!("flock -n -x '{}' true 2>/dev/null; exec sleep 60", path.display()))
+            .arg(format!("flock -n -x '{}' true 2>/dev/null; exec sleep infinity", path.display()))
             .stdout(Stdio::null())
             .process_group(0)
             .spawn()
@@ -654,7 +654,7 @@ fn a_record_from_an_earlier_boot_is_mismatch_whatever_runs_at_that_pid() {
     let d = TempDir::new("boot");
     let path = d.path().join("g.json");
     // Our own pid, pid 1, a live child: all alive now, all judged by the boot id alone.
-    let child = spawn_group("exec sleep 30");
+    let child = spawn_group("exec sleep infinity");
     for pid in [std::process::id() as i32, 1, child.pid()] {
         let e = edited_entry(pid, |t| t.boot_id = "11111111-2222-3333-4444-555555555555".into());
         guard::create(&path, &e).unwrap();
@@ -675,7 +675,7 @@ fn a_record_from_an_earlier_boot_is_mismatch_whatever_runs_at_that_pid() {
 fn a_reused_pid_or_pid_1_does_not_block_acquire() {
     let d = TempDir::new("reused-holder");
     let path = d.path().join("g.json");
-    let bystander = spawn_group("exec sleep 30");
+    let bystander = spawn_group("exec sleep infinity");
     for stale in [
         edited_entry(bystander.pid(), |t| { t.start_ticks += 1; t.pidfs_ino = None }),
         edited_entry(1, |t| { t.start_ticks += 1; t.pidfs_ino = None }),
@@ -703,7 +703,7 @@ fn a_reused_pid_or_pid_1_does_not_block_acquire() {
 fn a_live_holder_is_held_with_its_verdict_and_taken_over_only_when_asked() {
     let d = TempDir::new("held");
     let path = d.path().join("g.json");
-    let holder_proc = spawn_group("exec sleep 30");
+    let holder_proc = spawn_group("exec sleep infinity");
     let holder = Entry::new(holder_proc.pid(), pidguard::start_token(holder_proc.pid()).unwrap().to_string())
         .with_field("who", "holder");
     guard::create(&path, &holder).unwrap();
@@ -776,7 +776,7 @@ fn as_root_a_guard_file_owned_by_another_user_aims_only_at_that_users_processes(
     let path = d.path().join("g.json");
     // A root process: a user's record naming it authorises nothing, even with its exact token
     // (anyone can compute a token: this is the forged record of the confused-deputy attack).
-    let live = spawn_group("exec sleep 30");
+    let live = spawn_group("exec sleep infinity");
     let matching = Entry::new(live.pid(), pidguard::start_token(live.pid()).unwrap().to_string());
     let unverifiable = edited_entry(live.pid(), |t| t.pidns_ino += 1);
     for (entry, by_root, by_user) in [(&matching, true, false), (&unverifiable, true, false)] {
@@ -795,7 +795,7 @@ fn as_root_a_guard_file_owned_by_another_user_aims_only_at_that_users_processes(
     }
     // The user's own process, named by the user's record: authorised, and pinned for it.
     if std::process::Command::new("setpriv").arg("--version").output().is_ok() {
-        let users = spawn_group("exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30");
+        let users = spawn_group("exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep infinity");
         assert!(common::wait_for(std::time::Duration::from_secs(5), || {
             pidguard::sys::procfs::read_uids(users.pid()).is_ok_and(|u| u.0 == 65534)
         }));
@@ -968,7 +968,7 @@ fn a_forked_childs_copy_of_a_guard_removes_nothing() {
 fn stop_pid_file_stops_the_holder_of_a_guard_record_and_removes_it_by_content() {
     let d = TempDir::new("stop-guard");
     let path = d.path().join("g.json");
-    let live = spawn_group("sleep 300 & wait");
+    let live = spawn_group("sleep infinity & wait");
     assert!(common::wait_for(std::time::Duration::from_secs(10), || common::group_members(live.pid()).len() == 2));
     guard::create(&path, &Entry::new(live.pid(), pidguard::start_token(live.pid()).unwrap().to_string())).unwrap();
     assert_eq!(pidguard::Format::of(&path), pidguard::Format::Guard);

@@ -64,11 +64,11 @@ fn fast() -> CleanupOptions {
 fn cleanup_stops_hooks_and_writes_index_lines() {
     let d = TempDir::new("cleanup");
     let out = d.path().join("snap");
-    let a = spawn_hook(&out.join("plugin_a"), "on_Snapshot__10_a.bg", &["sleep", "300"]);
+    let a = spawn_hook(&out.join("plugin_a"), "on_Snapshot__10_a.bg", &["sleep", "infinity"]);
     let b = spawn_hook(
         &out.join("plugin_b"),
         "on_Snapshot__20_b.bg",
-        &["bash", "-c", "trap '' TERM; echo out > result.txt; echo '{\"type\": \"ArchiveResult\", \"status\": \"succeeded\", \"output_str\": \"did it\"}'; echo oops >&2; sleep 300 & sleep 300 & wait"],
+        &["bash", "-c", "trap '' TERM; echo out > result.txt; echo '{\"type\": \"ArchiveResult\", \"status\": \"succeeded\", \"output_str\": \"did it\"}'; echo oops >&2; sleep infinity & sleep infinity & wait"],
     );
     let (apid, bpid) = (a.pid(), b.pid());
     assert!(wait_for(Duration::from_secs(5), || group_members(bpid).len() == 3));
@@ -118,7 +118,7 @@ fn stale_record_naming_a_live_bystander_sends_nothing() {
     let d = TempDir::new("stale");
     let dir = d.path().join("p");
     fs::create_dir_all(&dir).unwrap();
-    let by = spawn_group("sleep 300 & sleep 300 & wait");
+    let by = spawn_group("sleep infinity & sleep infinity & wait");
     assert!(wait_for(Duration::from_secs(5), || group_members(by.pid()).len() == 3));
     let pf = dir.join("on_Snapshot__x.bg.pid");
     write_pid_file_with_mtime(&pf, by.pid(), now() - 3600.0).unwrap();
@@ -134,7 +134,7 @@ fn stale_record_naming_a_live_bystander_sends_nothing() {
 #[test]
 fn foreign_and_unreadable_records_are_left_alone() {
     let d = TempDir::new("foreign");
-    let p = spawn_group("exec sleep 300");
+    let p = spawn_group("exec sleep infinity");
     let pf = d.path().join("on_f.bg.pid");
     write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
     // Rewrite the token as if another machine had written the record (another machine id and
@@ -166,7 +166,7 @@ fn zombie_leader_with_live_children_gets_its_group_stopped() {
     // The hook's leader exited (unreaped: it is our child) but left workers in its group.
     let d = TempDir::new("zleader");
     let dir = d.path().join("z");
-    let mut c = spawn_hook(&dir, "on_z.bg", &["bash", "-c", "sleep 300 & sleep 300 & exit 7"]);
+    let mut c = spawn_hook(&dir, "on_z.bg", &["bash", "-c", "sleep infinity & sleep infinity & exit 7"]);
     let pid = c.pid();
     assert!(wait_for(Duration::from_secs(5), || !alive(pid) && group_members(pid).len() == 2));
     let reports = cleanup_background_hooks(d.path(), &CleanupOptions { no_finalize: true, ..fast() }, None).unwrap();

@@ -39,7 +39,7 @@ fn quick() -> Schedule {
 fn every_read_failure_on_the_identity_path_is_unverifiable_and_keeps_every_record() {
     let errnos = [libc::EPERM, libc::EACCES, libc::ENOENT, libc::EMFILE, libc::ENFILE, libc::ENOMEM, libc::EIO];
     let calls = [Call::ProcRead, Call::PidfdStat, Call::Poll, Call::PidfdOpen];
-    let p = spawn_group("exec sleep 300");
+    let p = spawn_group("exec sleep infinity");
     let token = start_token(p.pid()).unwrap();
     let d = TempDir::new("faults");
     let guard_path = d.path().join("g.json");
@@ -113,7 +113,7 @@ fn a_pid_that_is_now_a_thread_is_gone() {
 
 #[test]
 fn emfile_is_an_error_of_its_kind_not_not_found() {
-    let p = spawn_group("exec sleep 30");
+    let p = spawn_group("exec sleep infinity");
     fault::inject(Call::PidfdOpen, libc::EMFILE);
     let e = pidguard::lookup(p.pid()).unwrap_err();
     let j = judge(p.pid(), None).unwrap();
@@ -163,7 +163,7 @@ fn cleanup_out_of_descriptors_stops_or_keeps_every_live_hook() {
         // Each pidfile right after its spawn, as a spawner writes it (with its token).
         let procs: Vec<Proc> = (0..hooks)
             .map(|i| {
-                let p = spawn_group("exec sleep 300");
+                let p = spawn_group("exec sleep infinity");
                 write_pid_file_with_mtime(&d.path().join(format!("on_Snapshot__{i}_h.bg.pid")), p.pid(), now()).unwrap();
                 p
             })
@@ -198,12 +198,12 @@ fn cleanup_out_of_descriptors_stops_or_keeps_every_live_hook() {
 
 #[test]
 fn a_token_that_cannot_be_stored_fails_the_write_and_keeps_the_old_file() {
-    let p = spawn_group("exec sleep 30");
+    let p = spawn_group("exec sleep infinity");
     let d = TempDir::new("xattr");
     let pf = d.path().join("h.pid");
     write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
     let before = (std::fs::read(&pf).unwrap(), std::fs::metadata(&pf).unwrap());
-    let q = spawn_group("exec sleep 30");
+    let q = spawn_group("exec sleep infinity");
     for errno in [libc::ENOSPC, libc::EDQUOT, libc::E2BIG, libc::EIO] {
         fault::inject(Call::Setxattr, errno);
         let e = write_pid_file_with_mtime(&pf, q.pid(), now()).unwrap_err();
@@ -304,7 +304,7 @@ fn under_hidepid_a_live_process_is_never_gone() {
     std::os::unix::fs::chown(d.path(), Some(65534), Some(65534)).unwrap();
     let target = Proc(
         Command::new("setpriv")
-            .args(["--reuid=1000", "--regid=1000", "--clear-groups", "sleep", "300"])
+            .args(["--reuid=1000", "--regid=1000", "--clear-groups", "sleep", "infinity"])
             .process_group(0)
             .stdin(Stdio::null())
             .spawn()
@@ -359,7 +359,7 @@ fn a_process_recorded_inside_a_time_namespace_matches_from_the_host() {
     // `unshare --time` moves only its children into the new time namespace: fork, and have
     // the child say its pid.
     let mut leader = Command::new("unshare")
-        .args(["--time", "--boottime", "86400", "--fork", "sh", "-c", "echo $$; exec sleep 300"])
+        .args(["--time", "--boottime", "86400", "--fork", "sh", "-c", "echo $$; exec sleep infinity"])
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -431,7 +431,7 @@ fn the_kernel_refusing_a_signal_is_permission_denied() {
         println!("SKIP kernel EPERM: needs root (to run the caller as another user) and setpriv");
         return;
     }
-    let p = spawn_group("exec sleep 30");
+    let p = spawn_group("exec sleep infinity");
     let token = start_token(p.pid()).unwrap();
     let out = reexec(EPERM_CHILD, &["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"], |c| {
         c.env("PIDGUARD_PID", p.pid().to_string()).env("PIDGUARD_TOKEN", token.to_string());
@@ -560,7 +560,7 @@ fn without_proc_every_record_is_kept_undecided() {
     }
     let d = TempDir::new("no-proc");
     std::fs::create_dir(d.path().join("out")).unwrap();
-    let p = spawn_group("exec sleep 300");
+    let p = spawn_group("exec sleep infinity");
     write_pid_file_with_mtime(&d.path().join("out/on_Snapshot__1_h.bg.pid"), p.pid(), now()).unwrap();
     let tok = start_token(p.pid()).unwrap();
     guard::create(&d.path().join("g.json"), &Entry::new(p.pid(), tok.to_string())).unwrap();
@@ -600,7 +600,7 @@ fn a_failed_read_of_a_machine_fact_is_unknown_and_not_cached() {
         println!("fault-child: ok");
         return;
     }
-    let p = spawn_group("exec sleep 300");
+    let p = spawn_group("exec sleep infinity");
     let tok = start_token(p.pid()).unwrap();
     let out = reexec(NO_PROC_FAULT_CHILD, &[], |c| {
         c.env("PIDGUARD_PID", p.pid().to_string()).env("PIDGUARD_TOKEN", tok.to_string());
@@ -614,7 +614,7 @@ fn an_equal_boot_id_proves_the_same_kernel_whatever_the_machine_id() {
     // replaced since): same boot id, same pidfs inode.
     let d = TempDir::new("machine-id");
     std::fs::create_dir(d.path().join("out")).unwrap();
-    let p = spawn_group("exec sleep 300");
+    let p = spawn_group("exec sleep infinity");
     let mut tok = start_token(p.pid()).unwrap();
     tok.machine_id = "written-before-machine-id".into();
     assert_eq!(judge(p.pid(), Some(&tok)).unwrap().verdict, Verdict::Match);
@@ -629,7 +629,7 @@ fn an_equal_boot_id_proves_the_same_kernel_whatever_the_machine_id() {
     assert!(matches!(reports[0].outcome, HookOutcome::Exited(_)), "{:?}", reports[0]);
     // Another machine's record: a differing machine id *and* boot id. Kept, and cleanup says
     // it left something undecided.
-    let q = spawn_group("exec sleep 300");
+    let q = spawn_group("exec sleep infinity");
     let mut tok = start_token(q.pid()).unwrap();
     tok.machine_id = "another-host".into();
     tok.boot_id = "00000000-0000-4000-8000-000000000000".into();
@@ -659,7 +659,7 @@ fn a_live_pid_above_pid_max_is_judged_by_its_identity() {
             println!("SKIP: pid_max or ns_last_pid cannot be set in this namespace");
             return;
         }
-        let p = spawn_group("exec sleep 300");
+        let p = spawn_group("exec sleep infinity");
         assert!(p.pid() > 50000, "pid {}", p.pid());
         let dir = std::path::PathBuf::from(std::env::var("PIDGUARD_DIR").unwrap());
         let pf = dir.join("on_Snapshot__1_h.bg.pid");
@@ -696,7 +696,7 @@ fn a_failed_thread_spawn_leaves_the_cleanup_working_on_one_thread() {
     let n = pidguard::PARALLEL_MIN_HOOKS + 2;
     let procs: Vec<Proc> = (0..n)
         .map(|i| {
-            let p = spawn_group("exec sleep 300");
+            let p = spawn_group("exec sleep infinity");
             write_pid_file_with_mtime(&d.path().join(format!("on_Snapshot__{i}_h.bg.pid")), p.pid(), now()).unwrap();
             p
         })
@@ -717,7 +717,7 @@ fn a_schedule_without_a_last_wait_lets_the_target_act_before_unkillable() {
     // `--retry 0` is TERM/0/KILL/0: the target had no time to act on either signal.
     for sched in ["TERM/0/KILL/0", "TERM/-1"] {
         let d = TempDir::new("no-last-wait");
-        let p = spawn_group("exec sleep 300");
+        let p = spawn_group("exec sleep infinity");
         let pf = d.path().join("h.pid");
         write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
         let r = stop_pid_file(&pf, &StopOptions { schedule: sched.parse().unwrap(), ..StopOptions::default() }).unwrap();

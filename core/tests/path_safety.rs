@@ -34,7 +34,7 @@ fn a_users_symlink_to_roots_directory_is_refused_by_every_path_call() {
     symlink(&rootrun, &link).unwrap();
     chown(&link, 65534);
 
-    let child = spawn_group("exec sleep 300");
+    let child = spawn_group("exec sleep infinity");
     let pid = child.pid();
     assert!(wait_for(Duration::from_secs(5), || std::fs::read(format!("/proc/{pid}/comm")).is_ok_and(|c| c.starts_with(b"sleep"))));
     launch::record_existing(&rootrun.join("app.pid"), pid, RecordFormat::AbxDl).unwrap();

@@ -15,16 +15,16 @@ fn abx_dl_record_of_a_spawned_child_is_valid_and_held_until_it_exits() {
     let pidfile = dir.path().join("on_x.bg.pid");
     launch::ensure_vacant(&pidfile, RecordFormat::AbxDl).expect("a missing pidfile is vacant");
 
-    let mut child = spawn_group("exec sleep 300");
+    let mut child = spawn_group("exec sleep infinity");
     // The recorded argv is the one the process runs once bash has exec'd: a token-less reader
     // (no xattrs) checks it against the .sh file.
     let cmdline = format!("/proc/{}/cmdline", child.pid());
     assert!(wait_for(Duration::from_secs(10), || std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(b"sleep\0"))));
-    let argv = ["sleep", "300"];
+    let argv = ["sleep", "infinity"];
     launch::record(&pidfile, child.pid(), launch::now(), &argv, RecordFormat::AbxDl, &[]).unwrap();
 
     let sh = std::fs::read_to_string(dir.path().join("on_x.bg.sh")).unwrap();
-    assert_eq!(sh, "#!/bin/bash\nsleep 300\n");
+    assert_eq!(sh, "#!/bin/bash\nsleep infinity\n");
     let c = check_pid_file(&pidfile, Some(&dir.path().join("on_x.bg.sh")), DEFAULT_TOLERANCE);
     assert!(c.valid, "{c:?}");
     if c.token.is_some() {
@@ -48,7 +48,7 @@ fn abx_dl_record_of_a_spawned_child_is_valid_and_held_until_it_exits() {
 fn record_existing_validates_a_process_started_earlier() {
     let dir = TempDir::new("launch-existing");
     let pidfile = dir.path().join("svc.pid");
-    let child = spawn_group("exec sleep 300");
+    let child = spawn_group("exec sleep infinity");
     let cmdline = format!("/proc/{}/cmdline", child.pid());
     assert!(wait_for(Duration::from_secs(10), || std::fs::read(&cmdline).is_ok_and(|c| c.starts_with(b"sleep\0"))));
     launch::record_existing(&pidfile, child.pid(), RecordFormat::AbxDl).unwrap();
@@ -64,7 +64,7 @@ fn record_existing_validates_a_process_started_earlier() {
 fn guard_record_of_a_spawned_child_is_held_until_it_exits() {
     let dir = TempDir::new("launch-guard");
     let path = dir.path().join("run").join("svc.json");
-    let mut child = spawn_group("sleep 300");
+    let mut child = spawn_group("sleep infinity");
     launch::record(&path, child.pid(), launch::now(), &[] as &[&str], RecordFormat::Guard, &[("name".into(), "svc".into())]).unwrap();
     let v = pidguard::guard::check(&path).unwrap();
     assert_eq!(v.entry.as_ref().map(|e| e.pid), Some(child.pid()));
@@ -76,7 +76,7 @@ fn guard_record_of_a_spawned_child_is_held_until_it_exits() {
     child.0.wait().unwrap();
     launch::ensure_vacant(&path, RecordFormat::Guard).expect("stale: vacant");
     // A new start replaces the stale record by content.
-    let other = spawn_group("sleep 300");
+    let other = spawn_group("sleep infinity");
     launch::record(&path, other.pid(), launch::now(), &[] as &[&str], RecordFormat::Guard, &[]).unwrap();
     assert_eq!(pidguard::guard::check(&path).unwrap().entry.map(|e| e.pid), Some(other.pid()));
 }

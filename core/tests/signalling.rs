@@ -53,7 +53,7 @@ fn signal_calls() -> usize {
 /// A group leader that ignores SIGTERM, with two children that inherit the ignored SIGTERM
 /// (as `sh -c 'trap "" TERM; …'` hooks do), once all three are up.
 fn term_ignoring_group() -> Proc {
-    let g = spawn_group("trap '' TERM; sleep 1000 & sleep 1000 & wait");
+    let g = spawn_group("trap '' TERM; sleep infinity & sleep infinity & wait");
     assert!(wait_for(Duration::from_secs(10), || group_members(g.pid()).len() == 3), "group did not form");
     g
 }
@@ -120,7 +120,7 @@ fn eperm_from_pidfd_open_stops_the_group_unpinned_by_killpg() {
 
 #[test]
 fn eperm_from_pidfd_open_is_never_read_as_dead() {
-    let p = spawn_group("sleep 1000");
+    let p = spawn_group("sleep infinity");
     let token = start_token(p.pid()).unwrap();
     fault::clear();
     fault::inject(Call::PidfdOpen, libc::EPERM);
@@ -140,7 +140,7 @@ fn eperm_from_pidfd_open_is_never_read_as_dead() {
 
 #[test]
 fn eperm_from_signalling_is_an_error_not_dead() {
-    let p = spawn_group("sleep 1000");
+    let p = spawn_group("sleep infinity");
     let token = start_token(p.pid()).unwrap();
     fault::clear();
     // The null signal of the pin check gets EPERM too: the process exists, it is judged by its token.
@@ -167,7 +167,7 @@ fn eperm_from_signalling_is_an_error_not_dead() {
 
 #[test]
 fn handle_terminate_is_an_error_when_the_kernel_refuses_and_keeps_the_handle() {
-    let p = spawn_group("sleep 1000");
+    let p = spawn_group("sleep infinity");
     let token = start_token(p.pid()).unwrap();
     let h = ProcessRef::open(p.pid(), Some(&token), Policy::Strict).unwrap();
     fault::clear();
@@ -190,7 +190,7 @@ fn handle_terminate_is_an_error_when_the_kernel_refuses_and_keeps_the_handle() {
 
 #[test]
 fn esrch_from_the_kernel_means_gone_and_no_kill_fallback() {
-    let p = spawn_group("sleep 1000");
+    let p = spawn_group("sleep infinity");
     let token = start_token(p.pid()).unwrap();
     let h = ProcessRef::open(p.pid(), Some(&token), Policy::Strict).unwrap();
     let h2 = ProcessRef::open(p.pid(), Some(&token), Policy::Strict).unwrap();
@@ -212,7 +212,7 @@ fn esrch_from_the_kernel_means_gone_and_no_kill_fallback() {
 #[test]
 fn a_handle_of_a_child_reaped_elsewhere_reports_already_gone() {
     for unpinned in [false, true] {
-        let mut p = spawn_group("sleep 1000");
+        let mut p = spawn_group("sleep infinity");
         let token = start_token(p.pid()).unwrap();
         fault::clear();
         if unpinned {
@@ -260,7 +260,7 @@ fn an_unprivileged_checker_judges_a_root_process_and_is_denied_the_signal() {
         println!("SKIP unprivileged checker: nobody cannot reach the test binary {}", exe.display());
         return;
     }
-    let p = spawn_group("sleep 1000");
+    let p = spawn_group("sleep infinity");
     let token = start_token(p.pid()).unwrap();
     let out = reexec("an_unprivileged_checker_judges_a_root_process_and_is_denied_the_signal", &[], |c| {
         c.uid(65534).gid(65534).env("CHECKER_PID", p.pid().to_string()).env("CHECKER_TOKEN", token.to_string());
@@ -420,7 +420,7 @@ fn the_parent_is_not_ours_without_an_exact_token() {
 
 #[test]
 fn strict_and_lenient_policies() {
-    let p = spawn_group("sleep 1000");
+    let p = spawn_group("sleep infinity");
     let token = start_token(p.pid()).unwrap();
     assert_eq!(ProcessRef::open(p.pid(), None, Policy::Strict).unwrap_err().refusal(), Some(Refusal::Unverifiable));
     let h = ProcessRef::open(p.pid(), None, Policy::Lenient).unwrap();
@@ -511,7 +511,7 @@ fn root_acts_on_another_users_pidfile_only_against_that_users_processes() {
     ];
     for (i, &(uid, mode, keep_token, stops)) in cases.iter().enumerate() {
         for via_cleanup in [true, false] {
-            let p = spawn_group("sleep 1000");
+            let p = spawn_group("sleep infinity");
             let dir = TempDir::new(&format!("owner-{i}-{via_cleanup}"));
             let pf = dir.path().join("on_Snapshot__1_hook.bg.pid");
             write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
@@ -555,7 +555,7 @@ fn root_acts_on_another_users_pidfile_only_against_that_users_processes() {
 fn spawn_user_group(with_root_member: bool) -> (Proc, Option<Proc>) {
     let leader = Proc(
         Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "1000"])
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "infinity"])
             .process_group(0)
             .stdin(std::process::Stdio::null())
             .spawn()
@@ -631,7 +631,7 @@ fn stopped_process_and_group_are_ended_by_term_not_kill() {
     assert_eq!(rep.exit, ExitStatus::Signaled(libc::SIGTERM));
     assert!(rep.elapsed < Duration::from_secs(15));
     // A stopped group.
-    let g = spawn_group("sleep 1000 & sleep 1000 & wait");
+    let g = spawn_group("sleep infinity & sleep infinity & wait");
     assert!(wait_for(Duration::from_secs(10), || group_members(g.pid()).len() == 3));
     unsafe { libc::kill(-g.pid(), libc::SIGSTOP) };
     assert!(wait_for(Duration::from_secs(5), || group_members(g.pid()).iter().all(|&m| state(m) == Some('T'))));
@@ -644,7 +644,7 @@ fn stopped_process_and_group_are_ended_by_term_not_kill() {
 #[test]
 fn exit_status_is_read_for_own_children_and_unknown_otherwise() {
     // Own child that exits 3 on SIGTERM: the real code, and still waitable by its spawner.
-    let mut g = spawn_group("trap 'exit 3' TERM; sleep 1000 & wait");
+    let mut g = spawn_group("trap 'exit 3' TERM; sleep infinity & wait");
     assert!(wait_for(Duration::from_secs(10), || group_members(g.pid()).len() == 2));
     let h = ProcessRef::open(g.pid(), Some(&start_token(g.pid()).unwrap()), Policy::Strict).unwrap();
     assert_eq!(h.exit_status(false), ExitStatus::Running);
@@ -655,7 +655,7 @@ fn exit_status_is_read_for_own_children_and_unknown_otherwise() {
 
     // Not our child (a grandchild that leads its own session): unknown, never 0.
     let mut sh = Command::new("bash")
-        .args(["-c", "setsid sleep 1000 & echo $!; wait"])
+        .args(["-c", "setsid sleep 3600 >/dev/null 2>&1 & echo $!; wait"])
         .stdout(Stdio::piped())
         .stdin(Stdio::null())
         .process_group(0)
@@ -676,7 +676,7 @@ fn exit_status_is_read_for_own_children_and_unknown_otherwise() {
 
     // Unpinned own child: its status is read by number (WNOWAIT) while the open /proc/<pid>
     // still answers for it, before and after; it is left unreaped for `Child::wait`.
-    let p = spawn_group("sleep 1000");
+    let p = spawn_group("sleep infinity");
     let tok = ticks_only(&start_token(p.pid()).unwrap());
     fault::clear();
     fault::inject(Call::PidfdOpen, libc::ENOSYS);
@@ -717,7 +717,7 @@ fn a_zombie_target_returns_at_once() {
 #[test]
 fn a_target_exiting_on_term_returns_early() {
     let dir = TempDir::new("exits-on-term");
-    let p = spawn_group("sleep 1000");
+    let p = spawn_group("sleep infinity");
     let pf = dir.path().join("svc.pid");
     write_pid_file_with_mtime(&pf, p.pid(), now()).unwrap();
     let r = stop_pid_file(&pf, &StopOptions { schedule: sched("TERM/30/KILL/30"), ..StopOptions::default() }).unwrap();
@@ -754,7 +754,7 @@ fn sh_running_a_server_and_wait_is_stopped_and_its_port_freed() {
 #[test]
 fn a_setsid_grandchild_leaves_the_group_and_is_not_claimed() {
     let mut sh = Command::new("bash")
-        .args(["-c", "setsid sleep 1000 & echo $!; sleep 1000 & wait"])
+        .args(["-c", "setsid sleep 3600 >/dev/null 2>&1 & echo $!; sleep infinity & wait"])
         .stdout(Stdio::piped())
         .stdin(Stdio::null())
         .process_group(0)
@@ -824,7 +824,7 @@ fn a_pid_reused_for_real_in_a_private_pid_namespace_never_signals_its_new_group(
 fn open_child_pins_an_unreaped_child_and_reaches_its_group_after_the_leader_exited() {
     // The leader exits at once, leaving a member in its group; we do not reap it (a spawner
     // whose event loop has not got round to it yet).
-    let g = spawn_group("sleep 1000 & exit 0");
+    let g = spawn_group("sleep infinity & exit 0");
     assert!(wait_for(Duration::from_secs(10), || state(g.pid()) == Some('Z') && group_members(g.pid()).len() == 1));
     let member = group_members(g.pid())[0];
     assert!(ProcessRef::open(g.pid(), None, Policy::Lenient).is_err(), "a zombie is not open()ed");
@@ -834,7 +834,7 @@ fn open_child_pins_an_unreaped_child_and_reaches_its_group_after_the_leader_exit
     assert_eq!(r.outcome, Outcome::Exited { after: Signal::TERM }, "{r:?}");
     assert!(!alive(member));
     // Not our child (bash's): an argument error, nothing sent. Protected targets: refused.
-    let other = spawn_group("sleep 30 & wait");
+    let other = spawn_group("sleep infinity & wait");
     assert!(wait_for(Duration::from_secs(10), || group_members(other.pid()).len() == 2));
     let grandchild = *group_members(other.pid()).iter().find(|&&m| m != other.pid()).unwrap();
     assert_eq!(ProcessRef::open_child(grandchild).unwrap_err().kind(), pidguard::ErrorKind::InvalidArgument);

@@ -63,7 +63,7 @@ fn a_member_that_becomes_root_after_the_group_was_checked_gets_no_signal() {
                   os.setresuid(65534, 65534, 0)\n\
                   sys.stdin.buffer.read(1)\n\
                   os.setresuid(0, 0, 0)\n\
-                  time.sleep(120)\n";
+                  signal.pause()\n";
     let mut member = Proc(
         Command::new("python3")
             .args(["-c", script])
@@ -104,7 +104,7 @@ fn a_member_that_becomes_root_after_the_group_was_checked_gets_no_signal() {
 #[test]
 fn pin_pid_file_pins_a_valid_record_and_retires_a_stale_one() {
     let dir = common::TempDir::new("pin-pid-file");
-    let p = common::spawn_group("sleep 120");
+    let p = common::spawn_group("sleep infinity");
     let pf = dir.path().join("on_x.pid");
     pidguard::write_pid_file_with_mtime(&pf, p.pid(), common::now()).unwrap();
     match pidguard::pin_pid_file(&pf, Some(pidguard::RecordedCommand::Argv(&[])), 5.0).unwrap() {
@@ -145,7 +145,7 @@ fn pin_pid_file_of_another_users_record_aims_only_at_that_users_processes() {
         return;
     }
     let dir = common::TempDir::new("pin-owner");
-    let roots = common::spawn_group("sleep 120");
+    let roots = common::spawn_group("sleep infinity");
     let theirs = Proc(Command::new("sleep").arg("120").uid(NOBODY).gid(NOBODY).process_group(0).spawn().unwrap());
     let (rf, uf) = (dir.path().join("r.pid"), dir.path().join("u.pid"));
     for (pf, pid) in [(&rf, roots.pid()), (&uf, theirs.pid())] {

@@ -89,7 +89,7 @@ static void a_leader_whose_main_thread_exited_is_alive(void) {
 }
 
 static void an_equal_boot_id_proves_the_same_kernel(void) {
-    pid_t pid = spawn((char *const[]){"/bin/sleep", "300", NULL}, 1, "/dev/null", "/dev/null");
+    pid_t pid = spawn((char *const[]){"/bin/sleep", "infinity", NULL}, 1, "/dev/null", "/dev/null");
     char token[256], other[256], foreign[256];
     size_t n = 0;
     for (int i = 0; i < 500 && pidguard_start_token(pid, token, sizeof token, &n) != 0; i++) usleep(10000);
@@ -116,7 +116,7 @@ static void without_proc_the_machine_identity_is_unknown(void) {
         printf("skip - no /proc case under valgrind\n");
         return;
     }
-    pid_t pid = spawn((char *const[]){"/bin/sleep", "300", NULL}, 1, "/dev/null", "/dev/null");
+    pid_t pid = spawn((char *const[]){"/bin/sleep", "infinity", NULL}, 1, "/dev/null", "/dev/null");
     char token[256];
     size_t n = 0;
     for (int i = 0; i < 500 && pidguard_start_token(pid, token, sizeof token, &n) != 0; i++) usleep(10000);

@@ -569,11 +569,11 @@ static void acquire_held_release(void) {
 static void pin_pid_file_and_is_alive(void) {
     char pid_file[700];
     at(pid_file, sizeof pid_file, "pinned.pid");
-    char *const argv[] = {"/bin/sleep", "60", NULL};
+    char *const argv[] = {"/bin/sleep", "infinity", NULL};
     double t0 = now_seconds();
     pid_t w = spawn(argv, 1, NULL, NULL);
     CHECK_OK(pidguard_write_pid_file_with_mtime(pid_file, w, t0));
-    const char *const expected[] = {"/bin/sleep", "60"};
+    const char *const expected[] = {"/bin/sleep", "infinity"};
     pidguard_process *p = NULL;
     pidguard_stop_result r;
     memset(&r, 0, sizeof r);
@@ -622,11 +622,11 @@ static void stop(void) {
     pidguard_stop_result r;
 
     /* A live worker leading its group: stopped, pidfile removed. */
-    char *const argv[] = {"/bin/sleep", "60", NULL};
+    char *const argv[] = {"/bin/sleep", "infinity", NULL};
     double t0 = now_seconds();
     pid_t w = spawn(argv, 1, NULL, NULL);
     CHECK_OK(pidguard_write_pid_file_with_mtime(pid_file, w, t0));
-    const char *const cmd[] = {"/bin/sleep", "60"};
+    const char *const cmd[] = {"/bin/sleep", "infinity"};
     CHECK_OK(pidguard_write_cmd_file(sh, cmd, 2));
     CHECK_OK(pidguard_stop_pid_file(pid_file, sh, PIDGUARD_POLICY_STRICT, "TERM/10/KILL/5", 5.0, &r));
     CHECK(r.outcome == PIDGUARD_STOP_EXITED && r.exit_status == 0 && r.pid == w);

@@ -6,8 +6,8 @@
 
 #include "check.h"
 
-static char *const GROUP_ARGV[] = {"/bin/bash", "-c", "sleep 300 & wait", NULL};
-static char *const SLEEP_ARGV[] = {"/bin/sleep", "300", NULL};
+static char *const GROUP_ARGV[] = {"/bin/bash", "-c", "sleep infinity & wait", NULL};
+static char *const SLEEP_ARGV[] = {"/bin/sleep", "infinity", NULL};
 
 /* A group leader (bash) with one member (sleep), once both are up. */
 static pid_t group_with_member(void) {
@@ -324,7 +324,7 @@ static void the_kernel_refusing_is_permission_denied(void) {
 /* The caller's own child, pinned without a token — even after it exited unreaped, so its
  * group's live member is still reached; a process that is not our child is refused. */
 static void open_child_reaches_the_group_of_an_unreaped_leader(void) {
-    static char *const EXITING[] = {"/bin/bash", "-c", "sleep 300 & exit 0", NULL};
+    static char *const EXITING[] = {"/bin/bash", "-c", "sleep infinity & exit 0", NULL};
     pid_t leader = spawn(EXITING, 1, "/dev/null", "/dev/null");
     pid_t member = 0;
     for (int i = 0; i < 500 && !member; i++) {

@@ -55,8 +55,8 @@ int main(int argc, char **argv) {
     /* 1. A real hook: a process group leader (setsid) with two children. */
     struct hook sleeper;
     hook_paths(&sleeper, root, "plugin_sleep", "on_Snapshot__10_sleeper.bg");
-    char *sleeper_argv[] = {"/bin/sh", "-c", "sleep 300 & sleep 300 & wait", NULL};
-    const char *const sleeper_cmd[] = {"/bin/sh", "-c", "sleep 300 & sleep 300 & wait"};
+    char *sleeper_argv[] = {"/bin/sh", "-c", "sleep infinity & sleep infinity & wait", NULL};
+    const char *const sleeper_cmd[] = {"/bin/sh", "-c", "sleep infinity & sleep infinity & wait"};
     CHECK_OK(pidguard_write_cmd_file(sleeper.sh, sleeper_cmd, 3));
     double started = now_seconds();
     sleeper.pid = spawn(sleeper_argv, 1, sleeper.out_log, sleeper.err_log);
@@ -134,8 +134,8 @@ int main(int argc, char **argv) {
      *    as abx-dl's mtime rule sees it). It must survive cleanup untouched. */
     struct hook bystander;
     hook_paths(&bystander, root, "plugin_bystander", "on_Snapshot__30_bystander.bg");
-    char *bystander_argv[] = {"/bin/sleep", "300", NULL};
-    const char *const bystander_cmd[] = {"/bin/sleep", "300"};
+    char *bystander_argv[] = {"/bin/sleep", "infinity", NULL};
+    const char *const bystander_cmd[] = {"/bin/sleep", "infinity"};
     CHECK_OK(pidguard_write_cmd_file(bystander.sh, bystander_cmd, 2));
     bystander.pid = spawn(bystander_argv, 1, NULL, NULL);
     CHECK_OK(pidguard_write_pid_file_with_mtime(bystander.pid_file, bystander.pid, now_seconds() - 1000.0));

@@ -293,7 +293,7 @@ static void truncated_error_buffers(const char *root) {
 }
 
 static void judge_lookup_terminate(void) {
-    char *sleep_argv[] = {"/bin/sleep", "300", NULL};
+    char *sleep_argv[] = {"/bin/sleep", "infinity", NULL};
     pid_t child = spawn(sleep_argv, 1, NULL, NULL);
     char token[256];
     size_t len = 0;

@@ -48,7 +48,7 @@ fi
 
 # At scale: 1,000 stale token-less records (mtime in 2001), one naming a live bystander
 # group leader. Fast, no signal, the bystander survives and is listed as an unverified leftover.
-b=$(spawn_group sleep 300)
+b=$(spawn_group sleep infinity)
 mkdir "$T/stale"
 for i in $(seq 1000); do
   if [ "$i" = 500 ]; then pid=$b; else pid=$(( 3000000 + i )); fi

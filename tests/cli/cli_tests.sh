@@ -37,7 +37,7 @@ write_pidfile() { # path pid: abx-dl pidfile with token, via the Python-free way
 }
 
 # --- token ---
-p=$(spawn_group sleep 300)
+p=$(spawn_group sleep infinity)
 out=$("$PG" token "$p"); st=$?
 expect_status "token of a live process" 0 $st
 case "$out" in linux1:*) ok "token has the linux1 prefix";; *) bad "token output: $out";; esac
@@ -56,7 +56,7 @@ printf '503\n7\n' > "$T/two.pid"
 "$PG" status "$T/missing.pid" >/dev/null; expect_status "status of a missing pidfile" 1 $?
 
 # --- stop: a group leader whose child ignores SIGTERM ---
-g=$(spawn_group bash -c "trap '' TERM; sleep 300 & sleep 300 & wait")
+g=$(spawn_group bash -c "trap '' TERM; sleep infinity & sleep infinity & wait")
 wait_members "$g" 3 || bad "group $g did not fill"
 write_pidfile "$T/g.pid" "$g"
 "$PG" stop "$T/g.pid" --retry TERM/0.5/KILL/2 --json > "$T/out.json"; st=$?
@@ -65,7 +65,7 @@ expect_status "stop a TERM-ignoring group" 0 $st
 grep -q '"signals":\["TERM","CONT","KILL"\]' "$T/out.json" && ok "signals TERM, CONT, KILL reported" || bad "signals: $(cat "$T/out.json")"
 
 # --- stop: a stale pidfile naming a live bystander group ---
-b=$(spawn_group bash -c "sleep 300 & sleep 300 & wait")
+b=$(spawn_group bash -c "sleep infinity & sleep infinity & wait")
 wait_members "$b" 3 || bad "bystander did not fill"
 printf '%s' "$b" > "$T/stale.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/stale.pid"
 "$PG" stop "$T/stale.pid" >/dev/null; expect_status "stop refuses a token-less record whose mtime is off (could not be verified)" 5 $?
@@ -79,7 +79,7 @@ if command -v setfattr >/dev/null; then
   [ "$(count_members "$b")" = 3 ] && ok "bystander intact after a token mismatch" || bad "bystander damaged"
 fi
 # --lenient acts on a token-less record with a skewed mtime (a record from before tokens, named by the user).
-l=$(spawn_group sleep 300)
+l=$(spawn_group sleep infinity)
 printf '%s' "$l" > "$T/l.pid"; touch -d "@$(( $(date +%s) - 7200 ))" "$T/l.pid"
 "$PG" stop "$T/l.pid" --lenient 2> "$T/lerr" >/dev/null; expect_status "lenient stops a token-less record with a skewed mtime" 0 $?
 grep -q warning "$T/lerr" && ok "lenient prints a warning" || bad "no warning under --lenient"
@@ -105,7 +105,7 @@ write_pidfile "$T/one.pid" 1
 
 
 # --- guard pidfiles (JSON records) ---
-gp=$(spawn_group bash -c "sleep 300 & wait")
+gp=$(spawn_group bash -c "sleep infinity & wait")
 wait_members "$gp" 2 || bad "guard group did not fill"
 tok=$("$PG" token "$gp")
 mkdir -p "$T/run"; chmod 700 "$T/run"
@@ -200,7 +200,7 @@ fi
 
 # --- run and write (start-stop-daemon's --start --background --make-pidfile) ---
 mkdir -p "$T/run1"
-rp=$("$PG" run "$T/run1/on_x.bg.pid" -- bash -c 'echo out; echo err >&2; sleep 300 & wait'); st=$?
+rp=$("$PG" run "$T/run1/on_x.bg.pid" -- bash -c 'echo out; echo err >&2; sleep infinity & wait'); st=$?
 started+=("$rp")
 expect_status "run starts a command" 0 $st
 case "$rp" in ''|*[!0-9]*) bad "run prints the pid, got: $rp";; *) ok "run prints the pid ($rp)";; esac
@@ -208,7 +208,7 @@ case "$rp" in ''|*[!0-9]*) bad "run prints the pid, got: $rp";; *) ok "run print
 for _ in $(seq 1000); do grep -q out "$T/run1/on_x.bg.stdout.log" && grep -q err "$T/run1/on_x.bg.stderr.log" && break; sleep 0.01; done
 out=$("$PG" status "$T/run1/on_x.bg.pid"); expect_status "status of what run recorded" 0 $?
 case "$out" in *": valid — pid $rp, match") ok "status says simply valid, match: $out";; *) bad "status after run: $out";; esac
-[ "$(cat "$T/run1/on_x.bg.sh")" = "$(printf '#!/bin/bash\nbash -c %s' "'echo out; echo err >&2; sleep 300 & wait'")" ] && ok "run writes the .sh beside the pidfile" || bad ".sh: $(cat "$T/run1/on_x.bg.sh")"
+[ "$(cat "$T/run1/on_x.bg.sh")" = "$(printf '#!/bin/bash\nbash -c %s' "'echo out; echo err >&2; sleep infinity & wait'")" ] && ok "run writes the .sh beside the pidfile" || bad ".sh: $(cat "$T/run1/on_x.bg.sh")"
 grep -q out "$T/run1/on_x.bg.stdout.log" && grep -q err "$T/run1/on_x.bg.stderr.log" && ok "run sends stdout and stderr to the hook's logs" || bad "logs: $(ls "$T/run1")"
 sid=$(awk '{sub(/.*\) /, ""); print $4}' "/proc/$rp/stat")
 [ "$sid" = "$rp" ] && ok "run starts the command in a new session" || bad "session of $rp is $sid"
@@ -236,21 +236,21 @@ run_leaves_nothing "run -- CMD ... app.pid: the pidfile put last is a usage erro
 run_leaves_nothing "run CMD ARGS (no pidfile): a program taken as the pidfile is a usage error" 64 "is a program on \$PATH" sleep 100
 # A stale record (its process gone) does not block a new start.
 printf '%s' 3999999 > "$T/run1/stale.pid"
-rp2=$("$PG" run "$T/run1/stale.pid" -- sleep 300); expect_status "run replaces a stale record" 0 $?
+rp2=$("$PG" run "$T/run1/stale.pid" -- sleep infinity); expect_status "run replaces a stale record" 0 $?
 started+=("$rp2")
 "$PG" stop "$T/run1/stale.pid" >/dev/null; expect_status "stop what run started" 0 $?
 # --guard: a JSON guard record.
-gp2=$("$PG" run --guard "$T/run/svc.json" --json -- sleep 300); expect_status "run --guard" 0 $?
+gp2=$("$PG" run --guard "$T/run/svc.json" --json -- sleep infinity); expect_status "run --guard" 0 $?
 case "$gp2" in *'"format":"guard"'*'"pid_file":'*) ok "run --json names the pid_file and the format";; *) bad "run --json: $gp2";; esac
 gp2=$(echo "$gp2" | sed -n 's/.*"pid":\([0-9]*\).*/\1/p')
 started+=("$gp2")
 out=$("$PG" status "$T/run/svc.json"); case "$out" in *"valid — guard record of pid $gp2, match") ok "guard status after run: $out";; *) bad "guard status: $out";; esac
-"$PG" run --guard "$T/run/svc.json" -- sleep 300 >/dev/null 2>&1; expect_status "run --guard refuses a live holder" 3 $?
+"$PG" run --guard "$T/run/svc.json" -- sleep infinity >/dev/null 2>&1; expect_status "run --guard refuses a live holder" 3 $?
 "$PG" stop "$T/run/svc.json" >/dev/null; expect_status "stop the guard record run wrote" 0 $?
 # write: record a process that is already running.
-wp=$(spawn_group sleep 300)
+wp=$(spawn_group sleep infinity)
 # Record it once setsid has exec'd sleep: the .sh then holds the argv it keeps.
-for _ in $(seq 200); do tr '\0' ' ' < "/proc/$wp/cmdline" 2>/dev/null | grep '^sleep 300' >/dev/null && break; sleep 0.01; done
+for _ in $(seq 200); do tr '\0' ' ' < "/proc/$wp/cmdline" 2>/dev/null | grep '^sleep infinity' >/dev/null && break; sleep 0.01; done
 "$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write records a running process" 0 $?
 out=$("$PG" status "$T/w.pid"); case "$out" in *"valid — pid $wp, match") ok "status after write: $out";; *) bad "status after write: $out";; esac
 "$PG" write "$T/w.pid" "$wp" >/dev/null; expect_status "write again of the same process" 0 $?
@@ -271,11 +271,11 @@ write_pidfile "$T/one2.pid" 1
 # --- progress line: on a terminal only, after a second ---
 if command -v script >/dev/null; then
   mkdir -p "$T/slow"
-  sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep 300 & wait"); started+=("$sp")
+  sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep infinity & wait"); started+=("$sp")
   wait_term_handled "$sp" || bad "the slow hook never set its TERM trap"
   PGBIN="$PG" SLOWDIR="$T/slow" script -qec '"$PGBIN" cleanup "$SLOWDIR" --retry TERM/1.6/KILL/2 >/dev/null' /dev/null > "$T/tty.txt" 2>&1
   grep -q "cleanup: " "$T/tty.txt" && ok "a cleanup longer than 1 s shows a progress line on a terminal" || bad "no progress line: $(tr -d '\r' < "$T/tty.txt" | head -c 300)"
-  sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep 300 & wait"); started+=("$sp")
+  sp=$("$PG" run "$T/slow/on_slow.bg.pid" -- bash -c "trap '' TERM; sleep infinity & wait"); started+=("$sp")
   wait_term_handled "$sp" || bad "the slow hook never set its TERM trap"
   "$PG" cleanup "$T/slow" --retry TERM/1.6/KILL/2 >/dev/null 2>"$T/pipe.err"
   [ ! -s "$T/pipe.err" ] && ok "no progress line when stderr is not a terminal" || bad "progress on a pipe: $(head -c 200 "$T/pipe.err")"
@@ -338,7 +338,7 @@ if python3 "$(dirname "$0")/options_parity.py" "$PG" > "$T/options.out"; then ok
 printf '%s' 3999999 > "$T/msg/stale.pid"
 "$PG" stop "$T/msg/stale.pid" --oknodo >/dev/null 2>&1; expect_status "stop --oknodo of a stale record succeeds" 0 $?
 # A hand-written token-less pidfile whose mtime says nothing: could not be verified, not "not the process".
-hp=$(spawn_group sleep 300)
+hp=$(spawn_group sleep infinity)
 printf '%s\n' "$hp" > "$T/msg/hand.pid"; touch -d '-1 hour' "$T/msg/hand.pid"
 out=$("$PG" stop "$T/msg/hand.pid"); st=$?
 [ $st = 5 ] && case "$out" in *"could not be verified"*) true;; *) false;; esac && alive "$hp" \

@@ -48,7 +48,7 @@ EOF
 user_dir=$T/snap; mkdir -p "$user_dir/plug"; chown -R 65534:65534 "$user_dir"
 
 # Case 1: a forged token makes root kill root's process — must not.
-setsid sleep 300 </dev/null >/dev/null 2>&1 & v=$!; started+=("$v")
+setsid sleep infinity </dev/null >/dev/null 2>&1 & v=$!; started+=("$v")
 wait_exec "$v" sleep
 user_pidfile "$user_dir/plug/on_Snapshot__10_x.bg.pid" "$v"
 "$PG" cleanup "$user_dir" --json > "$T/c1.json" 2>&1; st=$?
@@ -68,7 +68,7 @@ alive "$v" && [ "$st" = 3 ] && grep -q "owned by uid 65534, target uid 0" "$T/g1
 kill -KILL "$v" 2>/dev/null; wait "$v" 2>/dev/null
 
 # The user's own process, named by the user's own pidfile, is still stopped by root's cleanup.
-setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u=$!; started+=("$u")
+setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep infinity </dev/null >/dev/null 2>&1 & u=$!; started+=("$u")
 wait_exec "$u" sleep
 rm -f "$user_dir/plug"/*
 user_pidfile "$user_dir/plug/on_Snapshot__11_own.bg.pid" "$u"
@@ -123,7 +123,7 @@ timeout 20 "$PG" run "$user_dir/plug/on_b.pid" -- echo hello > "$T/run2.txt" 2>&
 # ever opened, so root's own hook there is never judged, signalled or finalized.
 if [ -x /usr/bin/python3 ]; then
   rm -rf "$T/swap"; mkdir -p "$T/swap/root/plug" "$T/swap/user"; chmod 700 "$T/swap/root"; chown 65534:65534 "$T/swap/user"
-  "$PG" run "$T/swap/root/plug/on_victim.bg.pid" -- sleep 300 >/dev/null; victim=$(cat "$T/swap/root/plug/on_victim.bg.pid"); started+=("$victim")
+  "$PG" run "$T/swap/root/plug/on_victim.bg.pid" -- sleep infinity >/dev/null; victim=$(cat "$T/swap/root/plug/on_victim.bg.pid"); started+=("$victim")
   as_user bash -c "cd '$T/swap/user'; for i in \$(seq -w 1 40); do mkdir a\$i; echo 30000 > a\$i/on_s\$i.bg.pid; done; mkdir zz; ln -s '$T/swap/root/plug' zz_alt; touch zz/on_victim.bg.pid"
   cat > "$T/flip.py" <<'PYEOF'
 import ctypes, os, sys, time
@@ -154,7 +154,7 @@ fi
 # from a directory or link owned by uid 65534 to a directory owned by uid 0) instead of
 # stopping root's daemon, truncating root's log or writing into root's private directory.
 F=$T/f2; mkdir -p "$F/rootrun" "$F/home/run" "$F/rootdir" "$F/home/real"; chmod 700 "$F/rootrun" "$F/rootdir"; chown -R 65534:65534 "$F/home"
-"$PG" run "$F/rootrun/app.pid" -- sleep 300 > "$T/f2run.txt" 2>&1; rootd=$(cat "$F/rootrun/app.pid" 2>/dev/null); started+=("$rootd")
+"$PG" run "$F/rootrun/app.pid" -- sleep infinity > "$T/f2run.txt" 2>&1; rootd=$(cat "$F/rootrun/app.pid" 2>/dev/null); started+=("$rootd")
 as_user sh -c "mv '$F/home/run' '$F/home/run.real' && ln -s '$F/rootrun' '$F/home/run'"
 "$PG" status "$F/home/run/app.pid" > "$T/f2status.txt" 2>&1; st=$?
 [ "$st" != 0 ] && grep -q 'uid 65534' "$T/f2status.txt" && ok "linked path, status: the same path is refused (exit $st)" || bad "linked path, status: exit $st $(cat "$T/f2status.txt")"
@@ -173,16 +173,16 @@ timeout 20 "$PG" run "$F/home/run2/app.pid" -- true > "$T/f2run2.txt" 2>&1; st=$
   || bad "linked path, run: exit $st, log '$(cat "$F/rootdir/app.stdout.log")', dir: $(ls "$F/rootdir" | tr '\n' ' ') $(cat "$T/f2run2.txt")"
 timeout 20 "$PG" run --guard "$F/home/run2/g.json" -- true > "$T/f2run3.txt" 2>&1; st=$?
 [ "$st" != 0 ] && [ ! -e "$F/rootdir/g.json" ] && [ ! -e "$F/rootdir/g.stdout.log" ] && ok "linked path, run --guard: refused (exit $st), nothing created" || bad "linked path, run --guard: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
-setsid sleep 300 </dev/null >/dev/null 2>&1 & w=$!; started+=("$w"); wait_exec "$w" sleep
+setsid sleep infinity </dev/null >/dev/null 2>&1 & w=$!; started+=("$w"); wait_exec "$w" sleep
 "$PG" write "$F/home/run2/w.pid" "$w" > "$T/f2write.txt" 2>&1; st=$?
 [ "$st" != 0 ] && [ ! -e "$F/rootdir/w.pid" ] && [ ! -e "$F/rootdir/w.sh" ] && ok "linked path, write: refused (exit $st), nothing created" || bad "linked path, write: exit $st, dir: $(ls "$F/rootdir" | tr '\n' ' ')"
 # Safe layouts still work: root's own link (a /var/run -> /run layout) …
 ln -s "$F/rootrun" "$F/varrun"
-"$PG" run "$F/rootrun/app2.pid" -- sleep 300 > /dev/null 2>&1; rootd2=$(cat "$F/rootrun/app2.pid" 2>/dev/null); started+=("$rootd2")
+"$PG" run "$F/rootrun/app2.pid" -- sleep infinity > /dev/null 2>&1; rootd2=$(cat "$F/rootrun/app2.pid" 2>/dev/null); started+=("$rootd2")
 "$PG" stop "$F/varrun/app2.pid" --retry TERM/5 > "$T/f2var.txt" 2>&1; st=$?
 [ -n "$rootd2" ] && ! alive "$rootd2" && [ "$st" = 0 ] && ok "links: root's own symlink (/var/run-style) is followed: root's daemon stopped" || bad "linked path, root link: exit $st $(cat "$T/f2var.txt")"
 # … and a user's link into the user's own tree.
-setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & u2=$!; started+=("$u2"); wait_exec "$u2" sleep
+setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep infinity </dev/null >/dev/null 2>&1 & u2=$!; started+=("$u2"); wait_exec "$u2" sleep
 as_user ln -s "$F/home/real" "$F/home/mine"
 user_pidfile "$F/home/real/u.pid" "$u2"
 "$PG" stop "$F/home/mine/u.pid" --retry TERM/5 > "$T/f2mine.txt" 2>&1; st=$?
@@ -226,7 +226,7 @@ PYEOF
 cd "$1" || exit 1
 trap 'trap "" TERM; setsid /usr/bin/python3 "$3" "$1" "$2"; exit 0' TERM
 echo user-out > on_S__1.bg.stdout.log
-sleep 300 & wait
+sleep infinity & wait
 SHEOF
   chmod 644 "$T/xhook.sh"
   setpriv --reuid=65534 --regid=65534 --clear-groups setsid bash "$T/xhook.sh" "$X/snap/userplug" "$X/snap/rootplug" "$T/xchg.py" </dev/null >/dev/null 2>&1 & h=$!; started+=("$h")
@@ -249,7 +249,7 @@ fi
 # live root hook is no evidence against it: the record is not called stale (cmd-mismatch) and
 # removed while its hook runs on; it is judged as without the file (and the hook stopped).
 S=$T/sticky; rm -rf "$S"; mkdir -p "$S/snap/plug"; chmod 1777 "$S/snap/plug"
-setsid sleep 300 </dev/null >/dev/null 2>&1 & rh=$!; started+=("$rh")
+setsid sleep infinity </dev/null >/dev/null 2>&1 & rh=$!; started+=("$rh")
 wait_exec "$rh" sleep
 /usr/bin/python3 -c 'import os, sys; open(sys.argv[1], "w").write(sys.argv[2]); t = float(sys.argv[3]); os.utime(sys.argv[1], (t, t))' \
   "$S/snap/plug/on_S__root.bg.pid" "$rh" "$(create_time "$rh")"
@@ -269,7 +269,7 @@ as_euid_user() { setpriv --euid=65534 "$@"; }
 as_user_cap_kill() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+kill --ambient-caps=+kill "$@"; }
 R=$T/reach; rm -rf "$R"; mkdir -p "$R/snap/plug"; chown -R 65534:65534 "$R"
 for who in euid cap; do
-  setsid sleep 300 </dev/null >/dev/null 2>&1 & rv=$!; started+=("$rv")
+  setsid sleep infinity </dev/null >/dev/null 2>&1 & rv=$!; started+=("$rv")
   wait_exec "$rv" sleep
   case $who in euid) run_as=as_euid_user; what="real uid 0, effective uid 65534" ;; cap) run_as=as_user_cap_kill; what="uid 65534 with CAP_KILL" ;; esac
   pf=$R/snap/plug/on_Snapshot__20_$who.bg.pid
@@ -287,7 +287,7 @@ for who in euid cap; do
   $run_as "$PG" stop "$R/snap/guard-$who.json" > "$T/rg-$who.txt" 2>&1; st=$?
   alive "$rv" && [ "$st" = 3 ] && ok "reach ($what): a user's guard record naming root's process is refused (exit 3)" || bad "reach ($what) guard: exit $st $(cat "$T/rg-$who.txt")"
   # The user's own process, named by the user's own file: still stopped.
-  setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & uv=$!; started+=("$uv")
+  setpriv --reuid=65534 --regid=65534 --clear-groups setsid sleep infinity </dev/null >/dev/null 2>&1 & uv=$!; started+=("$uv")
   wait_exec "$uv" sleep
   user_pidfile "$R/snap/plug/on_Snapshot__21_$who.bg.pid" "$uv"
   $run_as "$PG" stop "$R/snap/plug/on_Snapshot__21_$who.bg.pid" > "$T/ro-$who.txt" 2>&1; st=$?

@@ -56,7 +56,7 @@ fi
 # --- no /proc: every record is kept, every command says undecided (5) ---
 if is_root && unshare --mount --propagation private true 2>/dev/null; then
   mkdir -p "$T/np/out"
-  p=$(spawn_group sleep 300)
+  p=$(spawn_group sleep infinity)
   "$PG" write "$T/np/out/on_S__1_h.bg.pid" "$p" >/dev/null
   # shellcheck disable=SC2016
   unshare --mount --propagation private bash -c '
@@ -84,7 +84,7 @@ if is_root && [ $$ = 1 ] && [ "$kver" -ge 6014 ] && old=$(cat /proc/sys/kernel/p
    && echo 100000 > /proc/sys/kernel/pid_max 2>/dev/null; then
   echo 50000 > /proc/sys/kernel/ns_last_pid
   mkdir -p "$T/pm/out"
-  p=$(spawn_group sleep 300)
+  p=$(spawn_group sleep infinity)
   "$PG" write "$T/pm/out/on_S__1_h.bg.pid" "$p" >/dev/null
   echo 32768 > /proc/sys/kernel/pid_max
   if [ "$p" -gt "$(cat /proc/sys/kernel/pid_max)" ]; then
@@ -106,7 +106,7 @@ fi
 
 # --- a machine id written after the record: the same boot id proves the same kernel ---
 mkdir -p "$T/mi/out"
-p=$(spawn_group sleep 300)
+p=$(spawn_group sleep infinity)
 "$PG" write "$T/mi/out/on_S__1_h.bg.pid" "$p" >/dev/null
 tok=$(getxattr "$T/mi/out/on_S__1_h.bg.pid")
 setxattr "$T/mi/out/on_S__1_h.bg.pid" "$(echo "$tok" | awk -F: 'BEGIN{OFS=":"} {$2="writtenbeforemachineid"; print}')"
@@ -116,7 +116,7 @@ wait_until "! alive $p" && ok "machine id changed: stopped" || bad "pid $p still
 
 # --- another machine's record: cleanup keeps it and says so (5) ---
 mkdir -p "$T/fm/out"
-p=$(spawn_group sleep 300)
+p=$(spawn_group sleep infinity)
 "$PG" write "$T/fm/out/on_S__1_h.bg.pid" "$p" >/dev/null
 tok=$(getxattr "$T/fm/out/on_S__1_h.bg.pid")
 setxattr "$T/fm/out/on_S__1_h.bg.pid" "$(echo "$tok" | awk -F: 'BEGIN{OFS=":"} {$2="anotherhost"; $3="00000000-0000-4000-8000-000000000000"; print}')"
@@ -130,13 +130,13 @@ kill "$p"
 
 # --- a schedule without a last wait: the target may act before it is called unkillable ---
 for sched in 0 TERM/-1; do
-  p=$(spawn_group sleep 300)
+  p=$(spawn_group sleep infinity)
   "$PG" write "$T/nw.pid" "$p" >/dev/null
   "$PG" stop "$T/nw.pid" --retry "$sched" >/dev/null; expect_status "stop --retry $sched" 0 $?
 done
 
 # --- a procfs file as --cmd-file is read (size 0 is not "empty") ---
-p=$(spawn_group sleep 300)
+p=$(spawn_group sleep infinity)
 "$PG" write "$T/pc.pid" "$p" >/dev/null
 rmxattr "$T/pc.pid"
 "$PG" status "$T/pc.pid" --cmd-file /proc/sys/kernel/hostname >/dev/null; expect_status "a procfs --cmd-file naming another command is read: cmd-mismatch" 1 $?
@@ -144,7 +144,7 @@ kill "$p"
 
 # --- root stops a group whose only survivor is another uid's: refused, named, no KILL ---
 if is_root && command -v setpriv >/dev/null; then
-  g=$(spawn_group bash -c 'sleep 300 & exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 300')
+  g=$(spawn_group bash -c 'sleep infinity & exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep infinity')
   wait_until "[ \$(pgrep -g $g | wc -l) -ge 2 ] && grep -q '^Uid:.65534' /proc/$g/status"
   member=$(pgrep -g "$g" | grep -v "^$g\$" | head -1); started+=("$member")
   "$PG" write "$T/dep.pid" "$g" >/dev/null
@@ -165,12 +165,12 @@ fi
 if is_root && [ -w /proc/sys/kernel/ns_last_pid ] && unshare --pid --fork true 2>/dev/null; then
   mkdir -p "$T/fp/out"
   echo 4999 > /proc/sys/kernel/ns_last_pid
-  decoy=$(spawn_group sleep 300)
+  decoy=$(spawn_group sleep infinity)
   if [ "$decoy" -gt 1000 ]; then
     res=$(unshare --pid --fork bash -c '
       PG=$1; D=$2
       echo $(( $3 - 1 )) > /proc/sys/kernel/ns_last_pid
-      setsid sleep 300 </dev/null >/dev/null 2>&1 & R=$!
+      setsid sleep infinity </dev/null >/dev/null 2>&1 & R=$!
       printf %s "$R" > "$D/on_F__1_h.bg.pid"; touch -d @$(( $(date +%s) - 3600 )) "$D/on_F__1_h.bg.pid"
       "$PG" status "$D/on_F__1_h.bg.pid" > "$D/../status.txt" 2>&1; s1=$?
       "$PG" cleanup "$D" > "$D/../cleanup.txt" 2>&1; s2=$?
@@ -201,7 +201,7 @@ fi
 if is_root && mkdir -p "$T/mt" && mount -t tmpfs tmpfs "$T/mt" 2>/dev/null; then
   for secs in 400000000000 9223372036854775807; do
     rm -rf "$T/mt/out" "$T/mt/index.jsonl"; mkdir -p "$T/mt/out"
-    p=$(spawn_group sleep 300)
+    p=$(spawn_group sleep infinity)
     "$PG" write "$T/mt/out/on_M__1_h.bg.pid" "$p" >/dev/null
     printf 4000000 > "$T/mt/out/on_Z__1_h.bg.pid"; touch -d "@$secs" "$T/mt/out/on_Z__1_h.bg.pid"
     "$PG" cleanup --index "$T/mt/index.jsonl" "$T/mt/out" > "$T/mt/out.txt" 2>&1; st=$?
@@ -222,7 +222,7 @@ if is_root && [ -d /sys/fs/cgroup/pids ] && command -v script >/dev/null; then
   mkdir "$CG"
   mkdir -p "$T/sp/out"
   for i in 1 2 3; do
-    p=$(spawn_group sleep 300)
+    p=$(spawn_group sleep infinity)
     "$PG" write "$T/sp/out/on_S__${i}_h.bg.pid" "$p" >/dev/null
   done
   # script gives pidguard a terminal; the cgroup allows one task: pidguard, no thread more.

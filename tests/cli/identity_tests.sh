@@ -29,7 +29,7 @@ command -v setfattr >/dev/null || { echo "skip - setfattr (attr) is not installe
 mkdir "$T/emfile"
 pids=()
 for i in $(seq 30); do
-  setsid sleep 300 </dev/null >/dev/null 2>&1 & p=$!; started+=("$p"); pids+=("$p")
+  setsid sleep infinity </dev/null >/dev/null 2>&1 & p=$!; started+=("$p"); pids+=("$p")
 done
 for p in "${pids[@]}"; do wait_exec "$p" sleep; done
 for i in $(seq 30); do record "$T/emfile/on_Snapshot__${i}_h.bg.pid" "${pids[$((i-1))]}"; done
@@ -49,7 +49,7 @@ fi
 # /proc mounted hidepid=2; a live process of uid 1000 with a matching record; the checker is
 # uid 65534. Never "gone", nothing removed, nothing signalled.
 if command -v setpriv >/dev/null && unshare --mount --propagation private true 2>/dev/null; then
-  setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & h=$!; started+=("$h")
+  setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep infinity </dev/null >/dev/null 2>&1 & h=$!; started+=("$h")
   wait_exec "$h" sleep
   mkdir "$T/hidden"; record "$T/hidden/h.pid" "$h"; chown -R 65534:65534 "$T/hidden"
   unshare --mount --propagation private sh -c "
@@ -74,7 +74,7 @@ fi
 # A process recorded inside `unshare --time --boottime 86400`, judged from the host: the same
 # pidfs inode, other start ticks — the same process.
 if unshare --time --boottime 86400 --fork true 2>/dev/null && command -v nsenter >/dev/null; then
-  unshare --time --boottime 86400 --fork sh -c 'echo $$ > '"$T"'/timens.pid; exec sleep 300' </dev/null >/dev/null 2>&1 & l=$!; started+=("$l")
+  unshare --time --boottime 86400 --fork sh -c 'echo $$ > '"$T"'/timens.pid; exec sleep infinity' </dev/null >/dev/null 2>&1 & l=$!; started+=("$l")
   for _ in $(seq 50); do [ -s "$T/timens.pid" ] && break; sleep 0.1; done
   tp=$(cat "$T/timens.pid"); started+=("$tp")
   wait_exec "$tp" sleep
@@ -103,7 +103,7 @@ fi
 # of uid 1000 (the owner rule restricts signals to uid 1000's processes, member by member).
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
   mkdir -m 755 "$T/eperm"; chown 1000:1000 "$T/eperm"
-  setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep 300 </dev/null >/dev/null 2>&1 & ep=$!; started+=("$ep")
+  setpriv --reuid=1000 --regid=1000 --clear-groups setsid sleep infinity </dev/null >/dev/null 2>&1 & ep=$!; started+=("$ep")
   wait_exec "$ep" sleep
   setpriv --reuid=1000 --regid=1000 --clear-groups "$PG" write "$T/eperm/on_x.bg.pid" "$ep" >/dev/null 2>&1 \
     || record "$T/eperm/on_x.bg.pid" "$ep"

@@ -56,10 +56,10 @@ PY
 #    directory of root's stale record (it cannot open the record itself, mode 0600); root's stop
 #    removes the record at once (it used to wait 10 s for the directory lock and leave it).
 G=$T/guards; mkdir -m 755 "$G"
-setsid sleep 300 </dev/null >/dev/null 2>&1 & p=$!
+setsid sleep infinity </dev/null >/dev/null 2>&1 & p=$!
 tok=$("$PG" token "$p"); kill -KILL "$p"; wait "$p" 2>/dev/null
 ( umask 077; printf '{"pid":%s,"start_token":"%s"}\n' "$p" "$tok" > "$G/daemon.json" )
-as_user flock -x "$G" sleep 300 </dev/null >/dev/null 2>&1 & l=$!; started+=("$l")
+as_user flock -x "$G" sleep infinity </dev/null >/dev/null 2>&1 & l=$!; started+=("$l")
 for _ in $(seq 200); do flock -n "$G" true 2>/dev/null || break; sleep 0.05; done
 if flock -n "$G" true 2>/dev/null; then bad "lock: the user's flock on the directory never showed"; else
   as_user flock -n "$G/daemon.json" true 2>/dev/null && bad "lock: the user could open root's record" || ok "lock: the user cannot open root's 0600 record to lock it"
@@ -191,7 +191,7 @@ done
 #    pidfile linked into the user's tree aims at nothing, a root-only file linked as a log or as
 #    the index is neither copied nor appended to.
 H=$T/links; mkdir -p "$H/root" "$H/snap/plug"; chmod 700 "$H/root"
-setsid sleep 300 </dev/null >/dev/null 2>&1 & v=$!; started+=("$v")
+setsid sleep infinity </dev/null >/dev/null 2>&1 & v=$!; started+=("$v")
 for _ in $(seq 100); do [ -e "/proc/$v/stat" ] && break; sleep 0.02; done
 root_pidfile "$H/root/daemon.pid" "$v"
 ln "$H/root/daemon.pid" "$H/snap/plug/on_S__1.bg.pid"

@@ -103,7 +103,7 @@ test("require('pidguard/abx-plugins') and import from it resolve through the pac
 
 test('writePidWithMtime: the same bytes and mtime as the original, plus the start token', (t) => {
   const dir = tempDir('abx-write');
-  const child = spawnGroup('exec sleep 300');
+  const child = spawnGroup('exec sleep infinity');
   const start = Date.now() / 1000;
   const ours = path.join(dir, 'ours.pid');
   abx.writePidWithMtime(ours, child.pid, start);
@@ -161,7 +161,7 @@ test('isProcessAlive: a zombie is not alive, EPERM is; a pid <= 0 names no proce
 
 test('isProcessAlive: another user\'s process is alive (EPERM from kill(pid, 0))', (t) => {
   if (process.getuid() !== 0) return t.skip('needs root, to run the check as uid 65534');
-  const child = spawnGroup('exec sleep 300');
+  const child = spawnGroup('exec sleep infinity');
   const r = spawnSync(process.execPath, ['-e',
     `console.log(require(${JSON.stringify(path.join(ROOT, 'node', 'lib', 'abx-plugins.js'))}).isProcessAlive(${child.pid}))`],
   { uid: 65534, gid: 65534, encoding: 'utf8', cwd: '/', timeout: 60000 });
@@ -170,7 +170,7 @@ test('isProcessAlive: another user\'s process is alive (EPERM from kill(pid, 0))
 });
 
 test('killChrome: bad arguments throw at once (TypeError, RangeError with the code), nothing runs', async () => {
-  const child = spawnGroup('exec sleep 300');
+  const child = spawnGroup('exec sleep infinity');
   for (const bad of ['123', String(child.pid), null, undefined, true, 10n, [child.pid]]) {
     assert.throws(() => abx.killChrome(bad), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }, String(bad));
   }
@@ -192,7 +192,7 @@ test('killChrome: bad arguments throw at once (TypeError, RangeError with the co
 
 test('killChrome: a recorded browser is stopped with its group, and its record removed', async () => {
   const dir = tempDir('abx-kill');
-  const browser = spawnGroup('sleep 300 & sleep 300 & wait');
+  const browser = spawnGroup('sleep infinity & sleep infinity & wait');
   await waitFor(() => groupMembers(browser.pid).length === 3);
   abx.writePidWithMtime(path.join(dir, 'chrome.pid'), browser.pid, Date.now() / 1000);
   assert.equal(await abx.killChrome(browser.pid, dir), true);
@@ -201,7 +201,7 @@ test('killChrome: a recorded browser is stopped with its group, and its record r
 });
 
 test('killChrome: our own child is stopped without a record; a TERM-ignoring one by SIGKILL within timeoutMs', async () => {
-  const browser = spawnGroup('trap "" TERM; sleep 300 & wait');
+  const browser = spawnGroup('trap "" TERM; sleep infinity & wait');
   await waitFor(() => groupMembers(browser.pid).length === 2);
   const t0 = Date.now();
   assert.equal(await abx.killChrome(browser.pid, null, 1000), true);
@@ -211,7 +211,7 @@ test('killChrome: our own child is stopped without a record; a TERM-ignoring one
 
 test('killChrome: our own child whose record core cannot prove (no token, mtime an hour off) is stopped as our child', async () => {
   const dir = tempDir('abx-legacy');
-  const browser = spawnGroup('sleep 300 & wait');
+  const browser = spawnGroup('sleep infinity & wait');
   await waitFor(() => groupMembers(browser.pid).length === 2);
   const pidFile = path.join(dir, 'chrome.pid');
   fs.writeFileSync(pidFile, String(browser.pid)); // the original's writer: no token
@@ -225,13 +225,13 @@ test('killChrome: our own child whose record core cannot prove (no token, mtime 
 test('killChrome: a pid that is neither recorded nor our child is not signalled (false)', async () => {
   const dir = tempDir('abx-stranger');
   // A process that is not our child: its parent shell exits at once and it is reparented.
-  const out = execFileSync('setsid', ['sh', '-c', 'sleep 300 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' });
+  const out = execFileSync('setsid', ['sh', '-c', 'sleep 3600 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' });
   const pid = Number(out.trim());
   const token = pidguard.startToken(pid);
   try {
     assert.equal(await abx.killChrome(pid), false);
     // A chrome.pid naming another process does not make this one the browser.
-    const other = spawnGroup('exec sleep 300');
+    const other = spawnGroup('exec sleep infinity');
     abx.writePidWithMtime(path.join(dir, 'chrome.pid'), other.pid, Date.now() / 1000);
     assert.equal(await abx.killChrome(pid, dir), false);
     assert.equal(alive(pid), true);
@@ -255,7 +255,7 @@ function crawl(root, name) {
 test('killZombieChrome: a stale crawl\'s browser is stopped; excluded, in-use and undecided ones are left', async () => {
   const root = tempDir('abx-sweep');
   const sweepOpts = { quiet: true, excludeCurrentRuntimeDirs: false };
-  const start = () => spawnGroup('sleep 300 & wait');
+  const start = () => spawnGroup('sleep infinity & wait');
   // Stale: recorded with its token, no hook.
   const stale = start();
   abx.writePidWithMtime(path.join(crawl(root, 'stale'), 'chrome.pid'), stale.pid, Date.now() / 1000);
@@ -266,7 +266,7 @@ test('killZombieChrome: a stale crawl\'s browser is stopped; excluded, in-use an
   fs.mkdirSync(path.join(root, 'current', '.persona'));
   // In use: its launch hook's pidfile names a live process.
   const inUse = start();
-  const hook = spawnGroup('exec sleep 300');
+  const hook = spawnGroup('exec sleep infinity');
   const busy = crawl(root, 'busy');
   abx.writePidWithMtime(path.join(busy, 'chrome.pid'), inUse.pid, Date.now() / 1000);
   abx.writePidWithMtime(path.join(busy, 'on_CrawlSetup__90_chrome_launch.daemon.bg.pid'), hook.pid, Date.now() / 1000);
@@ -276,7 +276,7 @@ test('killZombieChrome: a stale crawl\'s browser is stopped; excluded, in-use an
   fs.writeFileSync(old, String(legacy.pid));
   fs.utimesSync(old, Date.now() / 1000 - 3600, Date.now() / 1000 - 3600);
   // A dead hook's pidfile in a stale crawl: not in use, and kept (asking is a probe: it never acts).
-  const dead = spawnGroup('exec sleep 300');
+  const dead = spawnGroup('exec sleep infinity');
   const deadHook = path.join(crawl(root, 'stale2'), 'on_Snapshot__01_chrome_tab.daemon.bg.pid');
   abx.writePidWithMtime(deadHook, dead.pid, Date.now() / 1000);
   await pidguard.terminate(dead.pid, { token: pidguard.startToken(dead.pid), schedule: 'KILL/5' });
@@ -329,7 +329,7 @@ test('killZombieChrome: an excluded session whose hook\'s first process exited w
 
 test('killZombieChrome: a missing or malformed chrome.pid is skipped, never a throw; bad options throw at once', async () => {
   const root = tempDir('abx-malformed');
-  const victim = spawnGroup('exec sleep 300');
+  const victim = spawnGroup('exec sleep infinity');
   crawl(root, 'none');
   const contents = ['', 'abc', `${victim.pid}abc`, `${victim.pid} ${victim.pid}`, `-${victim.pid}`, '0', '1e3', `+${victim.pid}`];
   contents.forEach((c, i) => fs.writeFileSync(path.join(crawl(root, `bad${i}`), 'chrome.pid'), c));
@@ -444,7 +444,7 @@ test('spawn + writePidWithMtime: chrome.pid carries the scope, and killChrome st
   process.env.PIDGUARD_TEST_MARKER = marker.split('=')[1];
   t.after(() => endMarked(marker));
   const outputDir = tempDir('abx-launch');
-  const child = abx.spawn('sh', ['-c', "setsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 & exec sleep 300"],
+  const child = abx.spawn('sh', ['-c', "setsid sh -c 'exec sleep 3600' </dev/null >/dev/null 2>&1 & exec sleep infinity"],
     { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const pidFile = path.join(outputDir, 'chrome.pid');

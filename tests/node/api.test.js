@@ -230,7 +230,7 @@ test('terminate refuses protected targets with PIDGUARD_REFUSED and .refusal', a
     });
   }
   // Strict policy (the default) without a token: identity unproven, nothing is sent.
-  const p = spawnGroup('exec sleep 30');
+  const p = spawnGroup('exec sleep infinity');
   await assert.rejects(pidguard.terminate(p.pid), (e) => e.code === 'PIDGUARD_REFUSED' && e.refusal === 'unverifiable');
   assert.ok(alive(p.pid));
 });

@@ -39,7 +39,7 @@ test('cleanup of real hooks: a TERM-trapping group is fully stopped, a stale pid
   // Hook 1: bash that ignores SIGTERM, with two children that inherit the ignored TERM.
   const trapDir = path.join(out, 'trap');
   const trapHook = startHook(trapDir, 'on_Snapshot__10_trap.bg',
-    ['bash', '-c', "trap '' TERM; echo started; sleep 300 & sleep 300 & wait"]);
+    ['bash', '-c', "trap '' TERM; echo started; sleep infinity & sleep infinity & wait"]);
 
   // Hook 2: a Node hook that reports an ArchiveResult on stdout, writes an output file, exits on TERM.
   const nodeDir = path.join(out, 'nodehook');
@@ -83,7 +83,7 @@ test('cleanup of real hooks: a TERM-trapping group is fully stopped, a stale pid
   assert.equal(trap.pid, trapHook.pid);
   assert.equal(trap.succeeded, true);
   assert.equal(trap.pidFileRemoved, true);
-  assert.deepEqual(trap.cmd, ['bash', '-c', "trap '' TERM; echo started; sleep 300 & sleep 300 & wait"]);
+  assert.deepEqual(trap.cmd, ['bash', '-c', "trap '' TERM; echo started; sleep infinity & sleep infinity & wait"]);
   assert.deepEqual(groupMembers(trapHook.pid), [], 'survivors in the trap hook group');
 
   const node = by['on_Snapshot__20_node.bg'];
@@ -130,7 +130,7 @@ test('cleanup of real hooks: a TERM-trapping group is fully stopped, a stale pid
 
 test('the event loop keeps ticking during a 2-second schedule (cleanupBackgroundHooks)', async () => {
   const out = tempDir('loop');
-  const hook = startHook(path.join(out, 'h'), 'on_Snapshot__10_stubborn.bg', ['bash', '-c', "trap '' TERM; sleep 300 & wait"]);
+  const hook = startHook(path.join(out, 'h'), 'on_Snapshot__10_stubborn.bg', ['bash', '-c', "trap '' TERM; sleep infinity & wait"]);
   assert.ok(await waitFor(() => groupMembers(hook.pid).length >= 2));
   const r = await countTicks(() => pidguard.cleanupBackgroundHooks(out, { isTty: true, noFinalize: true, schedule: 'TERM/2/KILL/1' }));
   assert.equal(r.value[0].outcome, 'exited');
@@ -144,7 +144,7 @@ test('the event loop keeps ticking during a 2-second schedule (cleanupBackground
 });
 
 test('the event loop keeps ticking while terminate() waits', async () => {
-  const p = spawnGroup("trap '' TERM; sleep 300 & wait");
+  const p = spawnGroup("trap '' TERM; sleep infinity & wait");
   assert.ok(await waitFor(() => groupMembers(p.pid).length >= 2));
   const token = pidguard.startToken(p.pid);
   const r = await countTicks(() => pidguard.terminate(p.pid, { token, schedule: 'TERM/1.5/KILL/2' }));
@@ -156,7 +156,7 @@ test('the event loop keeps ticking while terminate() waits', async () => {
 
 test('cleanupBackgroundHooksSync blocks the event loop (the counter-check of the test above)', async () => {
   const out = tempDir('sync');
-  const hook = startHook(path.join(out, 'h'), 'on_Snapshot__10_stubborn.bg', ['bash', '-c', "trap '' TERM; sleep 300 & wait"]);
+  const hook = startHook(path.join(out, 'h'), 'on_Snapshot__10_stubborn.bg', ['bash', '-c', "trap '' TERM; sleep infinity & wait"]);
   assert.ok(await waitFor(() => groupMembers(hook.pid).length >= 2));
   let ticks = 0;
   const t = setInterval(() => ticks++, 20);

@@ -45,7 +45,7 @@ test('a leader whose main thread exited is alive: lookup, token, judge, stop', {
 
 test('an equal boot id proves the same kernel whatever the machine id; cleanup stops the hook', async () => {
   const dir = tempDir('edges-mi');
-  const p = spawnGroup('exec sleep 300');
+  const p = spawnGroup('exec sleep infinity');
   assert.ok(await waitFor(() => pidguard.lookup(p.pid).name === 'sleep'));
   const f = pidguard.startToken(p.pid).split(':');
   f[1] = 'writtenbeforemachineid';
@@ -59,7 +59,7 @@ test('an equal boot id proves the same kernel whatever the machine id; cleanup s
 test('without /proc every record is kept: machine-identity-unreadable', { skip: (!isRoot || !have('unshare')) && 'needs root and unshare' }, async () => {
   const dir = tempDir('edges-np');
   fs.mkdirSync(path.join(dir, 'out'));
-  const p = spawnGroup('exec sleep 300');
+  const p = spawnGroup('exec sleep infinity');
   assert.ok(await waitFor(() => pidguard.lookup(p.pid).name === 'sleep'));
   const pf = path.join(dir, 'out', 'on_Snapshot__1_h.bg.pid');
   pidguard.writePidFileWithMtime(pf, p.pid, pidguard.lookup(p.pid).createTime);

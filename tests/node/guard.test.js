@@ -310,7 +310,7 @@ test('acquire refuses a file it cannot trust (never taken over, even with takeov
 
 test('stopPidFile: a live hook group whose members ignore TERM is stopped whole, off the event loop', async () => {
   const dir = tempDir('stop-live');
-  const script = 'trap "" TERM; sleep 300 & sleep 300 & wait';
+  const script = 'trap "" TERM; sleep infinity & sleep infinity & wait';
   const leader = spawnGroup(script);
   const pidFile = path.join(dir, 'on_Snapshot__30_stubborn.bg.pid');
   const cmdFile = path.join(dir, 'on_Snapshot__30_stubborn.bg.sh');
@@ -345,7 +345,7 @@ test('stopPidFile: a stale record naming a live bystander sends nothing and remo
   await exited;
   // The number in the file now names a live bystander leading its own group (as after a reuse);
   // rewriting in place keeps the inode and its token xattr.
-  const bystander = spawnGroup('sleep 300 & sleep 300 & wait');
+  const bystander = spawnGroup('sleep infinity & sleep infinity & wait');
   assert.ok(await waitFor(() => groupMembers(bystander.pid).length === 3));
   const before = groupMembers(bystander.pid);
   fs.writeFileSync(pidFile, String(bystander.pid));

@@ -15,7 +15,7 @@ test.after(killOurs);
 
 /** A group leader (bash) with one member (sleep), once both are up. */
 async function groupWithMember() {
-  const leader = spawnGroup('sleep 300 & wait');
+  const leader = spawnGroup('sleep infinity & wait');
   assert.ok(await waitFor(() => groupMembers(leader.pid).length === 2), 'the group did not form');
   const member = groupMembers(leader.pid).find((p) => p !== leader.pid);
   return { leader, member };
@@ -33,7 +33,7 @@ function reaped(child) {
 }
 
 test('open pins a live process: pid, pinned, fd, token; no constructor', () => {
-  const child = spawnGroup('exec sleep 300');
+  const child = spawnGroup('exec sleep infinity');
   const token = pidguard.startToken(child.pid);
   const h = ProcessRef.open(child.pid, token);
   assert.equal(h.pid, child.pid);
@@ -48,7 +48,7 @@ test('open pins a live process: pid, pinned, fd, token; no constructor', () => {
 });
 
 test('wait() resolves after a signal, off the event loop (a timer sends the signal)', async () => {
-  const child = spawnGroup('exec sleep 300');
+  const child = spawnGroup('exec sleep infinity');
   const h = ProcessRef.open(child.pid, pidguard.startToken(child.pid));
   assert.equal(await h.wait(0.05), false, 'still running');
   const waiting = h.wait(60);
@@ -101,7 +101,7 @@ test('terminate() runs the schedule on the group and keeps the handle usable', a
 test('refused: pid 1, our own pid, no token under the strict policy, a token that does not match', () => {
   assert.throws(() => ProcessRef.open(1, null, 'lenient'), { code: 'PIDGUARD_REFUSED', refusal: 'init' });
   assert.throws(() => ProcessRef.open(process.pid, pidguard.startToken(process.pid)), { code: 'PIDGUARD_REFUSED', refusal: 'own-pid' });
-  const child = spawnGroup('exec sleep 300');
+  const child = spawnGroup('exec sleep infinity');
   assert.throws(() => ProcessRef.open(child.pid), { code: 'PIDGUARD_REFUSED', refusal: 'unverifiable' });
   const other = pidguard.startToken(process.pid);
   assert.throws(() => ProcessRef.open(child.pid, other), { code: 'PIDGUARD_REFUSED', refusal: 'mismatch' });
@@ -117,7 +117,7 @@ test('a process that is gone is PIDGUARD_NO_SUCH_PROCESS', async () => {
 });
 
 test('argument types are checked before anything happens; a closed handle throws', async () => {
-  const child = spawnGroup('exec sleep 300');
+  const child = spawnGroup('exec sleep infinity');
   const h = ProcessRef.open(child.pid, pidguard.startToken(child.pid));
   assert.throws(() => ProcessRef.open('123'), TypeError);
   assert.throws(() => ProcessRef.open(0), { code: 'PIDGUARD_REFUSED' });
@@ -152,7 +152,7 @@ test('the kernel refusing a signal (EPERM) is PIDGUARD_PERMISSION_DENIED, from s
     t.skip('needs root to run a child as another user');
     return;
   }
-  const child = spawnGroup('exec sleep 300');
+  const child = spawnGroup('exec sleep infinity');
   const token = pidguard.startToken(child.pid);
   const script = `
     const pg = require(${JSON.stringify(path.join(ROOT, 'node'))});
@@ -185,7 +185,7 @@ test("docs/node.md's handle example runs and prints what its comments say", () =
 test('pinPidFile: a valid record gives a handle to await, a stale one a report (retired); isProcessAlive', async () => {
   const fs = require('fs');
   const dir = tempDir('pin');
-  const child = spawnGroup('sleep 300');
+  const child = spawnGroup('sleep infinity');
   const pidFile = path.join(dir, 'on_x.pid');
   pidguard.writePidFileWithMtime(pidFile, child.pid, Date.now() / 1000);
   const ref = pidguard.pinPidFile(pidFile, { argv: [] });

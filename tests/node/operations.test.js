@@ -60,7 +60,7 @@ test('every report object and its index.d.ts interface has exactly the fields of
   const stop = await pidguard.stopPidFile(pidFile, { schedule: 'TERM/5/KILL/2' });
   assert.equal(stop.outcome, 'exited');
   // A spawn (under a supervisor, so that supervisorPid is set), stopped and its supervisor reaped.
-  const spawned = pidguard.spawn(['sleep', '300'], path.join(dir, 'spawned.pid'), { scope: 'supervisor' });
+  const spawned = pidguard.spawn(['sleep', 'infinity'], path.join(dir, 'spawned.pid'), { scope: 'supervisor' });
   assert.equal((await pidguard.stopPidFile(path.join(dir, 'spawned.pid'), { schedule: 'TERM/5/KILL/2' })).outcome, 'exited');
   const sup = pidguard.ProcessRef.openChild(spawned.supervisorPid);
   assert.ok(await sup.wait(20));

@@ -20,14 +20,14 @@ function shiftTicks(token, delta) {
 }
 
 test('token and lookup of a live process; match, mismatch, unverifiable', async () => {
-  const p = spawnGroup('exec sleep 30');
+  const p = spawnGroup('exec sleep infinity');
   assert.ok(await waitFor(() => pidguard.lookup(p.pid).name === 'sleep'), 'bash did not exec sleep');
   const info = pidguard.lookup(p.pid);
   assert.equal(info.pid, p.pid);
   assert.equal(info.pgid, p.pid);
   assert.notEqual(info.state, 'Z');
   assert.equal(info.name, 'sleep');
-  assert.deepEqual(info.argv, ['sleep', '30']);
+  assert.deepEqual(info.argv, ['sleep', 'infinity']);
   const tok = pidguard.startToken(p.pid);
   assert.equal(tok, info.token);
   assert.match(tok, /^linux1:[^:]+:[^:]+:\d+:\d+:(\d+|-)$/);
@@ -39,7 +39,7 @@ test('token and lookup of a live process; match, mismatch, unverifiable', async 
 });
 
 test('a record from another boot is a mismatch, from another machine unverifiable, a new machine id alone changes nothing', () => {
-  const p = spawnGroup('exec sleep 30');
+  const p = spawnGroup('exec sleep infinity');
   const f = pidguard.startToken(p.pid).split(':');
   const otherBoot = [...f];
   otherBoot[2] = '00000000-0000-4000-8000-000000000000';
@@ -57,7 +57,7 @@ test('a record from another boot is a mismatch, from another machine unverifiabl
 test('a zombie is gone; once reaped, no such process', async () => {
   // A short sleep is forked by bash, which then execs a long sleep: the long sleep never reaps
   // it, so it stays a zombie. (`true &` raced: bash could reap it before the exec.)
-  const p = spawnGroup('sleep 0.3 & echo $!; exec sleep 30', { stdio: ['ignore', 'pipe', 'ignore'] });
+  const p = spawnGroup('sleep 0.3 & echo $!; exec sleep infinity', { stdio: ['ignore', 'pipe', 'ignore'] });
   const zpid = Number(await new Promise((r) => p.stdout.once('data', (d) => r(String(d).trim()))));
   assert.ok(await waitFor(() => { try { return fs.readFileSync(`/proc/${zpid}/stat`, 'latin1').includes(') Z'); } catch { return false; } }));
   assert.deepEqual(pidguard.judge(zpid), { verdict: 'gone', reason: 'zombie' });
@@ -70,7 +70,7 @@ test('a zombie is gone; once reaped, no such process', async () => {
 
 test('pidfile round trip with token (mode 0644, mtime = start time; a token outlives a clock step)', () => {
   const d = tempDir('rt');
-  const p = spawnGroup('exec sleep 30');
+  const p = spawnGroup('exec sleep infinity');
   const t = Date.now() / 1000;
   const pf = path.join(d, 'on_x.bg.pid');
   pidguard.writePidFileWithMtime(pf, p.pid, t);
@@ -90,7 +90,7 @@ test('pidfile round trip with token (mode 0644, mtime = start time; a token outl
 
 test('pidfile without token uses the mtime rule (tolerance in seconds)', () => {
   const d = tempDir('mt');
-  const p = spawnGroup('exec sleep 30');
+  const p = spawnGroup('exec sleep infinity');
   const info = pidguard.lookup(p.pid);
   const pf = path.join(d, 'on_y.bg.pid');
   fs.writeFileSync(pf, String(p.pid));
@@ -137,7 +137,7 @@ test('the command file decides for a token-less record: a matching command is va
   const p = spawnDetached('sleep', ['30']);
   const pf = path.join(d, 'on_c.bg.pid');
   const sh = path.join(d, 'on_c.bg.sh');
-  pidguard.writeCmdFile(sh, ['sleep', '30']);
+  pidguard.writeCmdFile(sh, ['sleep', 'infinity']);
   pidguard.writePidFileWithMtime(pf, p.pid, Date.now() / 1000);
   assert.equal(pidguard.validatePidFile(pf, { cmdFile: sh }), true);
   assert.equal(pidguard.validate_pid_file(pf, sh), true); // the seed's positional form
@@ -157,7 +157,7 @@ test('the command file decides for a token-less record: a matching command is va
 
 test('terminate: a group whose children ignore SIGTERM ends up empty', async () => {
   const { groupMembers } = require('./helpers');
-  const p = spawnGroup("trap '' TERM; sleep 300 & sleep 300 & wait");
+  const p = spawnGroup("trap '' TERM; sleep infinity & sleep infinity & wait");
   assert.ok(await waitFor(() => groupMembers(p.pid).length >= 3));
   const token = pidguard.startToken(p.pid);
   const r = await pidguard.terminate(p.pid, { token, schedule: 'TERM/0.3/KILL/2' });
@@ -170,7 +170,7 @@ test('terminate: a group whose children ignore SIGTERM ends up empty', async () 
 });
 
 test('terminate returns as soon as the target exits; a wrong token is refused', async () => {
-  const p = spawnGroup('exec sleep 300');
+  const p = spawnGroup('exec sleep infinity');
   const token = pidguard.startToken(p.pid);
   await assert.rejects(pidguard.terminate(p.pid, { token: shiftTicks(token, 7), policy: 'lenient' }),
     (e) => e.code === 'PIDGUARD_REFUSED' && e.refusal === 'mismatch');

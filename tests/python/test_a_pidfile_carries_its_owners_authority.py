@@ -59,13 +59,13 @@ CHILD = textwrap.dedent(
         os.setuid(U)
 
     # Root's bystander, and the user's own process (both in sessions of their own).
-    root_proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
-    own = [subprocess.Popen(["sleep", "600"], start_new_session=True, preexec_fn=as_user) for _ in range(2)]
+    root_proc = subprocess.Popen(["sleep", "infinity"], start_new_session=True)
+    own = [subprocess.Popen(["sleep", "infinity"], start_new_session=True, preexec_fn=as_user) for _ in range(2)]
     deadline = time.monotonic() + 30
     while any(open(f"/proc/{p.pid}/comm").read().strip() != "sleep" for p in [root_proc, *own]):
         assert time.monotonic() < deadline, "the processes never ran sleep"
         time.sleep(0.01)
-    argv = ["sleep", "600"]
+    argv = ["sleep", "infinity"]
     records = {name: user_record(f"on_Snapshot__{name}.bg.pid", root_proc.pid) for name in
                ("argv", "noargv", "safe", "stop", "cleanup")}
     own_records = [user_record(f"on_Own__{i}.bg.pid", p.pid, own_dir) for i, p in enumerate(own)]

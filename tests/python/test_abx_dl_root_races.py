@@ -46,7 +46,7 @@ INNER = textwrap.dedent(
     root_file = os.path.join(root_hooks, "on_x.pid")
 
     # Root's own process (its own session), and root's file of the same name.
-    victim = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    victim = subprocess.Popen(["sleep", "infinity"], start_new_session=True)
     info = pidguard.lookup(victim.pid)
     if mode == "kill":
         # Root's daemon pidfile (root-owned, 0644) and the user's copy with the real token

@@ -43,7 +43,7 @@ def read_index(path):
 
 def test_cleanup_of_real_background_hooks(tmp_path, spawn, capfd):
     out = tmp_path / "snap"
-    forker = start_hook(spawn, out, "chrome_tab", "on_Snapshot__20_tab.bg", ["sh", "-c", "sleep 60 & sleep 60 & wait"])
+    forker = start_hook(spawn, out, "chrome_tab", "on_Snapshot__20_tab.bg", ["sh", "-c", "sleep infinity & sleep infinity & wait"])
     stubborn = start_hook(
         spawn, out, "stubborn", "on_Snapshot__30_stubborn.bg", ["bash", "-c", f"({IGNORE_TERM}) & {IGNORE_TERM}"]
     )
@@ -99,7 +99,7 @@ def test_cleanup_of_real_background_hooks(tmp_path, spawn, capfd):
     assert pairs["on_Snapshot__40_quick.bg"][0]["stderr"] == "oops\n"
     assert pairs["on_Snapshot__40_quick.bg"][1]["output_str"] == "done"
     assert pairs["on_Snapshot__20_tab.bg"][0]["exit_code"] == 143
-    assert pairs["on_Snapshot__20_tab.bg"][0]["cmd"] == ["sh", "-c", "sleep 60 & sleep 60 & wait"]
+    assert pairs["on_Snapshot__20_tab.bg"][0]["cmd"] == ["sh", "-c", "sleep infinity & sleep infinity & wait"]
     # is_tty=False: the same lines went to stdout too.
     printed = [line for line in capfd.readouterr().out.splitlines() if line.startswith("{")]
     assert printed == index.read_text().splitlines()
@@ -111,7 +111,7 @@ def test_cleanup_of_real_background_hooks(tmp_path, spawn, capfd):
 def test_stale_record_naming_a_bystander_sends_nothing(tmp_path, spawn, capfd):
     out = tmp_path / "snap"
     (out / "p").mkdir(parents=True)
-    bystander = spawn.popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+    bystander = spawn.popen(["sh", "-c", "sleep infinity & wait"], start_new_session=True)
     assert wait_until(lambda: len(group_members(bystander.pid)) == 2)
     pid_file = out / "p" / "on_Snapshot__50_old.bg.pid"
     # The original's format, written long before the bystander started: the pid was reused.
@@ -137,8 +137,8 @@ def test_stale_record_naming_a_bystander_sends_nothing(tmp_path, spawn, capfd):
 
 def test_finalize_callback_runs_with_the_gil_and_its_exception_is_reported(tmp_path, spawn):
     out = tmp_path / "snap"
-    a = start_hook(spawn, out, "a", "on_Snapshot__10_a.bg", ["sleep", "60"])
-    b = start_hook(spawn, out, "b", "on_Snapshot__20_b.bg", ["sleep", "60"])
+    a = start_hook(spawn, out, "a", "on_Snapshot__10_a.bg", ["sleep", "infinity"])
+    b = start_hook(spawn, out, "b", "on_Snapshot__20_b.bg", ["sleep", "infinity"])
     seen = []
     boom = RuntimeError("finalize broke")
 
@@ -163,8 +163,8 @@ def test_finalize_callback_runs_with_the_gil_and_its_exception_is_reported(tmp_p
 
 def test_keyboard_interrupt_in_finalize_is_raised_after_cleanup(tmp_path, spawn):
     out = tmp_path / "snap"
-    a = start_hook(spawn, out, "a", "on_Snapshot__10_a.bg", ["sleep", "60"])
-    b = start_hook(spawn, out, "b", "on_Snapshot__20_b.bg", ["sleep", "60"])
+    a = start_hook(spawn, out, "a", "on_Snapshot__10_a.bg", ["sleep", "infinity"])
+    b = start_hook(spawn, out, "b", "on_Snapshot__20_b.bg", ["sleep", "infinity"])
     calls = []
 
     def finalize(report):
@@ -223,7 +223,7 @@ for trial in range(5):
     d = out / f"t{trial}"
     d.mkdir()
     name = "on_Snapshot__20_x.bg"
-    argv = ["sleep", "60"]
+    argv = ["sleep", "infinity"]
     pidguard.write_cmd_file(d / f"{name}.sh", argv)
     hook = subprocess.Popen(argv, start_new_session=True)
     pidguard.write_pid_file_with_mtime(d / f"{name}.pid", hook.pid, time.time())
@@ -233,7 +233,7 @@ for trial in range(5):
     # running the very same command.
     with open("/proc/sys/kernel/ns_last_pid", "w") as f:
         f.write(str(pid - 1))
-    bystander = subprocess.Popen(["sh", "-c", "sleep 60 & exec sleep 60"], start_new_session=True)
+    bystander = subprocess.Popen(["sh", "-c", "sleep infinity & exec sleep infinity"], start_new_session=True)
     time.sleep(0.1)
     (r,) = pidguard.cleanup_background_hooks(d, finalize=lambda r: None)
     time.sleep(0.1)

@@ -84,7 +84,7 @@ def test_cleanup_stops_a_leader_whose_main_thread_exited(spawn, leader_exits, tm
 
 
 def test_an_equal_boot_id_proves_the_same_kernel_whatever_the_machine_id(spawn, tmp_path):
-    p = spawn.popen(["sleep", "300"])
+    p = spawn.popen(["sleep", "infinity"])
     assert wait_until(lambda: pidguard.lookup(p.pid).name == "sleep")
     f = pidguard.start_token(p.pid).split(":")
     f[1] = "writtenbeforemachineid"
@@ -121,7 +121,7 @@ def test_without_proc_every_record_is_kept(spawn, tmp_path):
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("needs root and unshare")
     (tmp_path / "out").mkdir()
-    p = spawn.popen(["sleep", "300"])
+    p = spawn.popen(["sleep", "infinity"])
     assert wait_until(lambda: pidguard.lookup(p.pid).name == "sleep")
     A.write_pid_file_with_mtime(tmp_path / "out" / "on_Snapshot__1_h.bg.pid", p.pid, _create_time(p.pid))
     tok = pidguard.start_token(p.pid)
@@ -151,7 +151,7 @@ try:
     put("pid_max", "100000"); put("ns_last_pid", "50000")
 except OSError as e:
     print(json.dumps({"skip": str(e)})); raise SystemExit(0)
-p = subprocess.Popen(["sleep", "300"], start_new_session=True)
+p = subprocess.Popen(["sleep", "infinity"], start_new_session=True)
 while pidguard.lookup(p.pid).name != "sleep":
     time.sleep(0.01)
 d = os.environ["EDGE_DIR"]

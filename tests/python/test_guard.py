@@ -420,7 +420,7 @@ def test_check_verdicts(tmp_path, spawn):
     guard.remove(p, foreign)
 
     # A holder that exited.
-    child = spawn.popen(["sleep", "60"])
+    child = spawn.popen(["sleep", "infinity"])
     dead = Entry(child.pid, pidguard.start_token(child.pid))
     child.kill()
     child.wait()
@@ -564,7 +564,7 @@ def test_racing_acquires_over_a_stale_holder_have_one_owner(tmp_path, spawn):
     """6 processes acquire at once while the record names a dead holder: exactly one owns it
     (the rest see it held by that owner), every round; the owner's release removes it."""
     racers = Racers(spawn, 6)
-    corpse = spawn.popen(["sleep", "60"])
+    corpse = spawn.popen(["sleep", "infinity"])
     stale = Entry(corpse.pid, pidguard.start_token(corpse.pid), {"who": "dead"})
     corpse.kill()
     corpse.wait()

@@ -33,7 +33,7 @@ def test_cleanup_with_an_index_under_ulimit_10_keeps_or_stops_every_live_hook(tm
     for i in range(40):
         d = tmp_path / f"plugin{i % 4}"
         d.mkdir(exist_ok=True)
-        p = spawn.popen(["sleep", "300"])
+        p = spawn.popen(["sleep", "infinity"])
         name = f"on_Snapshot__{i:02d}_h.bg"
         pidguard.write_pid_file_with_mtime(d / f"{name}.pid", p.pid, time.time())
         (d / f"{name}.stdout.log").write_text("out\n")
@@ -87,7 +87,7 @@ def test_a_daemon_that_reexecutes_itself_gets_its_own_guard_back(tmp_path):
 
 @pytest.mark.skipif(not ROOT, reason="needs root (to become another user in a child)")
 def test_terminate_refused_by_the_kernel_raises_permission_error(spawn):
-    p = spawn.popen(["sleep", "60"])
+    p = spawn.popen(["sleep", "infinity"])
     token = pidguard.start_token(p.pid)
     # The child imports pidguard as root (the interpreter may live where uid 65534 cannot
     # read), then becomes uid 65534 and asks to stop root's process.

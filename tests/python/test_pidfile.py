@@ -37,7 +37,7 @@ def original_write(pid_file, pid, start_time):
 
 
 def test_file_written_by_pidguard_reads_back_with_the_originals_rules(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
     start = time.time()
     pid_file = tmp_path / "on_x.bg.pid"
     pidguard.write_pid_file_with_mtime(pid_file, p.pid, start)
@@ -55,7 +55,7 @@ def test_file_written_by_pidguard_reads_back_with_the_originals_rules(tmp_path, 
 
 
 def test_file_written_the_original_way_validates(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
     pid_file = tmp_path / "on_x.bg.pid"
     original_write(pid_file, p.pid, time.time())
     assert pidguard.validate_pid_file(pid_file) is True
@@ -68,7 +68,7 @@ def test_file_written_the_original_way_validates(tmp_path, spawn):
 
 
 def test_mtime_rule_and_tolerance_without_a_token(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
     ct = psutil.Process(p.pid).create_time()
     pid_file = tmp_path / "on_x.bg.pid"
     original_write(pid_file, p.pid, ct - 100)
@@ -83,7 +83,7 @@ def test_mtime_rule_and_tolerance_without_a_token(tmp_path, spawn):
 
 
 def test_token_decides_over_the_mtime(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
     pid_file = tmp_path / "on_x.bg.pid"
     pidguard.write_pid_file_with_mtime(pid_file, p.pid, time.time())
     token = os.getxattr(pid_file, pidguard.TOKEN_XATTR).decode()
@@ -138,7 +138,7 @@ def test_ten_megabytes_of_digits_is_rejected_quickly(tmp_path):
 
 
 def test_missing_symlink_fifo_and_directory(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
     real = tmp_path / "real.pid"
     original_write(real, p.pid, time.time())
     assert pidguard.check_pid_file(tmp_path / "nope.pid").reason == "missing"
@@ -166,7 +166,7 @@ def test_gone_and_zombie(tmp_path, spawn):
 
 
 def test_cmd_file_round_trip_and_check(tmp_path, spawn):
-    argv = ["sleep", "30"]
+    argv = ["sleep", "infinity"]
     sh = tmp_path / "on_x.bg.sh"
     pidguard.write_cmd_file(sh, argv)
     assert sh.read_text() == "#!/bin/bash\n" + shlex.join(argv) + "\n"
@@ -196,7 +196,7 @@ def test_cmd_file_quotes_like_shlex(tmp_path):
 
 
 def test_paths_may_be_str_bytes_or_pathlike(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
 
     class P:
         def __init__(self, p):
@@ -210,12 +210,12 @@ def test_paths_may_be_str_bytes_or_pathlike(tmp_path, spawn):
         pidguard.write_pid_file_with_mtime(make(pid_file), p.pid, time.time())
         assert pidguard.validate_pid_file(make(pid_file), make(tmp_path / "none.sh"))
         assert pidguard.check_pid_file(make(pid_file)).valid
-        pidguard.write_cmd_file(make(tmp_path / f"on_{i}.sh"), ["sleep", "30"])
+        pidguard.write_cmd_file(make(tmp_path / f"on_{i}.sh"), ["sleep", "infinity"])
         assert pidguard.validate_pid_file(make(pid_file), make(tmp_path / f"on_{i}.sh"))
 
 
 def test_non_utf8_path_bytes(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
     pid_file = os.fsencode(tmp_path) + b"/on_\xff.pid"
     pidguard.write_pid_file_with_mtime(pid_file, p.pid, time.time())
     assert open(pid_file, "rb").read() == str(p.pid).encode()
@@ -224,7 +224,7 @@ def test_non_utf8_path_bytes(tmp_path, spawn):
 
 
 def test_write_refuses_a_symlink_and_leaves_its_target_alone(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
     target = tmp_path / "precious"
     target.write_text("keep me")
     link = tmp_path / "on_x.bg.pid"
@@ -239,7 +239,7 @@ def test_write_refuses_a_symlink_and_leaves_its_target_alone(tmp_path, spawn):
 
 
 def test_write_mode_ignores_umask(tmp_path, spawn):
-    p = spawn.popen(["sleep", "30"])
+    p = spawn.popen(["sleep", "infinity"])
     old = os.umask(0)
     try:
         pidguard.write_pid_file_with_mtime(tmp_path / "a.pid", p.pid, time.time())

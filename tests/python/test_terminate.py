@@ -15,7 +15,7 @@ IGNORE_TERM = "trap '' TERM; while :; do sleep 0.2; done"
 
 
 def test_terminates_a_group_leader_and_its_group_after_term(spawn):
-    p = spawn.popen(["sh", "-c", "sleep 60 & sleep 60 & wait"])
+    p = spawn.popen(["sh", "-c", "sleep infinity & sleep infinity & wait"])
     assert wait_until(lambda: len(group_members(p.pid)) == 3)
     kids = [m for m in group_members(p.pid) if m != p.pid]
     token = pidguard.start_token(p.pid)
@@ -42,7 +42,7 @@ def test_escalates_to_kill_for_a_group_that_ignores_term(spawn):
 
 
 def test_reap_option_reaps_our_child(spawn):
-    p = spawn.popen(["sleep", "60"])
+    p = spawn.popen(["sleep", "infinity"])
     r = pidguard.terminate(p.pid, pidguard.start_token(p.pid), reap=True)
     assert r.outcome == "exited" and r.exit_code == 143
     assert proc_state(p.pid) is None  # reaped: no zombie left
@@ -50,7 +50,7 @@ def test_reap_option_reaps_our_child(spawn):
 
 def test_non_leader_is_terminated_alone(spawn):
     # A child that does not lead a group: its group is someone else's (here: the shell's).
-    p = spawn.popen(["sh", "-c", "sleep 60 & echo $!; wait; exec sleep 60"], stdout=__import__("subprocess").PIPE)
+    p = spawn.popen(["sh", "-c", "sleep infinity & echo $!; wait; exec sleep infinity"], stdout=__import__("subprocess").PIPE)
     child = int(p.stdout.readline())
     r = pidguard.terminate(child, pidguard.start_token(child))
     assert r.outcome == "exited" and not r.group
@@ -60,7 +60,7 @@ def test_non_leader_is_terminated_alone(spawn):
 
 
 def test_mismatched_token_is_refused_and_nothing_is_sent(spawn):
-    p = spawn.popen(["sleep", "60"])
+    p = spawn.popen(["sleep", "infinity"])
     token = pidguard.start_token(p.pid)
     prefix, machine, boot, ns, ticks, ino = token.split(":")
     for bad, refusal in [
@@ -77,7 +77,7 @@ def test_mismatched_token_is_refused_and_nothing_is_sent(spawn):
 
 
 def test_policies_without_a_token(spawn):
-    p = spawn.popen(["sleep", "60"])
+    p = spawn.popen(["sleep", "infinity"])
     with pytest.raises(pidguard.RefusedError) as e:
         pidguard.terminate(p.pid)
     assert e.value.refusal == "unverifiable"
@@ -135,13 +135,13 @@ for policy in ("strict", "lenient"):
     except pidguard.RefusedError as e:
         out["init-" + policy] = e.refusal
 # Record a process, let it die and be reaped, give its pid to a bystander group leader.
-victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
+victim = subprocess.Popen(["sleep", "infinity"], start_new_session=True)
 token = pidguard.start_token(victim.pid)
 pid = victim.pid
 victim.kill(); victim.wait()
 with open("/proc/sys/kernel/ns_last_pid", "w") as f:
     f.write(str(pid - 1))
-bystander = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+bystander = subprocess.Popen(["sh", "-c", "sleep infinity & wait"], start_new_session=True)
 out["reused"] = bystander.pid == pid
 time.sleep(0.2)
 try:
@@ -171,7 +171,7 @@ def test_pid_reuse_in_a_private_namespace_never_signals_the_new_owner():
 
 
 def test_judge_and_stop_pid_file_as_node_and_c_have_them(tmp_path, spawn):
-    p = spawn.popen(["sleep", "60"])
+    p = spawn.popen(["sleep", "infinity"])
     token = pidguard.start_token(p.pid)
     j = pidguard.judge(p.pid, token)
     assert (j.verdict, j.reason) == ("match", "token-equal")
@@ -188,7 +188,7 @@ def test_judge_and_stop_pid_file_as_node_and_c_have_them(tmp_path, spawn):
 
 
 def test_stop_pid_file_takes_a_guard_record_too(tmp_path, spawn):
-    p = spawn.popen(["sleep", "60"])
+    p = spawn.popen(["sleep", "infinity"])
     path = tmp_path / "g.json"
     pidguard.guard.create(path, pidguard.guard.Entry(p.pid, pidguard.start_token(p.pid)))
     r = pidguard.stop_pid_file(path, schedule="TERM/5/KILL/5")

@@ -11,3 +11,4 @@ pub use cleanup::{cleanup_background_hooks, MAX_THREADS, PARALLEL_MIN_HOOKS};
 pub use outcome::{CleanupOptions, HookOutcome, HookReport};
 pub use finalize::{new_id, MAX_INDEX_LOG_BYTES, MAX_LOG_BYTES};
 pub(crate) use finalize::Index;
+pub(crate) use listing::glob_match;

@@ -263,6 +263,27 @@ pub(crate) fn adopt_into_leaf(pid: i32, pidfd: BorrowedFd<'_>) -> std::result::R
     }
 }
 
+/// Why a mkdir in the cgroup directory `dir` (open as `fd`) was refused, for a person: whose
+/// directory it is and what permission creating a cgroup needs; empty unless `e` is EACCES or
+/// EPERM. The owner and mode are read with fstat on the open directory (a failed read says so).
+fn denied_why(fd: BorrowedFd<'_>, dir: &str, e: &std::io::Error) -> String {
+    if !matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EPERM)) {
+        return String::new();
+    }
+    let owner = match nix::sys::stat::fstat(fd) {
+        Ok(st) => format!("{dir} belongs to uid {} (mode {:o})", st.st_uid, st.st_mode & 0o7777),
+        Err(e) => format!("the owner of {dir} could not be read ({e})"),
+    };
+    format!(
+        " — {owner}, and this process runs as uid {} (effective {}): creating a cgroup needs write \
+         permission on that directory, which its owner has or a delegation gives (run as root, or \
+         in a cgroup delegated to this user, e.g. `systemd-run --user --scope -p Delegate=yes`); \
+         or start it under the supervisor scope instead",
+        nix::unistd::getuid(),
+        nix::unistd::geteuid()
+    )
+}
+
 /// Make a cgroup v2 leaf for one command: `pidguard/run-<our pid>-<16 random hex digits>` on
 /// the cgroup2 mount found in `/proc/self/mountinfo`, below our own cgroup (the `0::` line of
 /// `/proc/self/cgroup`) or, for a privileged caller, below the deepest cgroup on that path no
@@ -298,7 +319,10 @@ pub(crate) fn create_leaf() -> std::result::Result<NewLeaf, String> {
     match cgroup::mkdir_at(base_dir.as_fd(), LEAVES_DIR) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
-        Err(e) => return Err(step(&format!("create {}", shown()), e)),
+        Err(e) => {
+            let why = denied_why(base_dir.as_fd(), &format!("{}{base}", mount.display()), &e);
+            return Err(step(&format!("create {}", shown()), e) + &why);
+        }
     }
     let parent = cgroup::open_at(base_dir.as_fd(), LEAVES_DIR, libc::O_RDONLY | libc::O_DIRECTORY).map_err(|e| step("open the pidguard cgroup", e))?;
     if caller.privileged() {
@@ -315,7 +339,8 @@ pub(crate) fn create_leaf() -> std::result::Result<NewLeaf, String> {
     in_flight().push(name.clone());
     if let Err(e) = cgroup::mkdir_at(parent.as_fd(), &name) {
         in_flight().retain(|n| *n != name);
-        return Err(step("create a cgroup leaf", e));
+        let why = denied_why(parent.as_fd(), &shown(), &e);
+        return Err(step(&format!("create a cgroup leaf in {}", shown()), e) + &why);
     }
     let opened = (|| {
         let dir = cgroup::open_at(parent.as_fd(), &name, libc::O_RDONLY | libc::O_DIRECTORY)?;

@@ -48,7 +48,10 @@ pub fn spawn_group(script: &str) -> Proc {
             .arg(script)
             .process_group(0)
             .stdin(Stdio::null())
-            // bash reports each child it sees killed ("Killed  sleep 300"): the tests kill them
+            // Nothing of ours held open: a process that outlived its test (killed test binary)
+            // must not keep the harness's pipe open and stall whoever reads it to the end.
+            .stdout(Stdio::null())
+            // bash reports each child it sees killed ("Killed  sleep infinity"): the tests kill them
             // on purpose, and the line would read as a failure in the test output.
             .stderr(Stdio::null())
             .spawn()

@@ -105,7 +105,7 @@ fn round(i: u32, dir: &Path, stats: &mut Stats, verbose: bool) {
 
     // 1. The recorded process: a group leader.
     fault::clear();
-    let mut rec = spawn_leader("sleep", &["1000"]);
+    let mut rec = spawn_leader("sleep", &["infinity"]);
     let p = rec.id() as i32;
     write_pid_file_with_mtime(&pid_file, p, now()).expect("write pidfile");
     let token: StartToken = start_token(p).expect("token of the recorded process");
@@ -131,7 +131,7 @@ fn round(i: u32, dir: &Path, stats: &mut Stats, verbose: bool) {
     rec.kill().unwrap();
     rec.wait().unwrap();
     set_last_pid(p - 1).expect("write ns_last_pid");
-    let mut by = spawn_leader("sh", &["-c", "sleep 1000 & sleep 1000 & wait"]);
+    let mut by = spawn_leader("sh", &["-c", "sleep infinity & sleep infinity & wait"]);
     let b = by.id() as i32;
     if b != p {
         stats.not_reused += 1;
