@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::signal::{terminate, terminate_scopes, ExitStatus, Outcome, Refusal, Signal, TerminateOptions, TerminateReport};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pidfile::unchanged::remove_if_unchanged_in;
-use crate::identity::{Policy, ProcessRef, Scope};
+use crate::identity::{ProcessRef, Scope};
 use crate::pidfile::cmd::RecordedCommand;
 use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck};
 use crate::sys::DirFd;

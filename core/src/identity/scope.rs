@@ -23,7 +23,7 @@ use super::delivery::Delivery;
 use super::token::StartToken;
 use crate::error::{Error, ErrorKind, Result};
 use crate::signo::Signal;
-use crate::sys::{self, cgroup, procfs};
+use crate::sys::{self, cgroup};
 
 /// The extended attribute of an abx-dl pidfile that records its scope (a [`ScopeRecord`] as
 /// text), beside the start token's `user.pidguard.token`.
