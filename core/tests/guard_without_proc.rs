@@ -57,7 +57,7 @@ fn without_proc_a_live_holder_is_held_and_a_free_record_is_created() {
         return;
     }
     let d = TempDir::new("guard-no-proc");
-    let p = spawn_group("exec sleep 300");
+    let p = spawn_group("exec sleep infinity");
     let tok = pidguard::start_token(p.pid()).unwrap();
     guard::create(&d.path().join("g.json"), &Entry::new(p.pid(), tok.to_string())).unwrap();
     let before = std::fs::read(d.path().join("g.json")).unwrap();

@@ -306,7 +306,7 @@ test('killZombieChrome: an excluded session whose hook\'s first process exited w
     const said = path.join(current, 'browser.pid');
     let s;
     try {
-      s = pidguard.spawn(['sh', '-c', `sleep 300 & echo $! > ${said}.tmp && mv ${said}.tmp ${said}`], hookFile, { scope, cwd: current });
+      s = pidguard.spawn(['sh', '-c', `sleep 3600 & echo $! > ${said}.tmp && mv ${said}.tmp ${said}`], hookFile, { scope, cwd: current });
     } catch (e) {
       if (scope === 'cgroup') { t.diagnostic(`cgroup: skipped, no leaf can be made here: ${e.message}`); continue; }
       throw e;
