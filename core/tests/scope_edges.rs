@@ -301,10 +301,12 @@ fn pile_body() {
             let o = Command::new(&cli).arg("run").arg("--scope=cgroup").arg(dir.path().join(format!("c{i}.pid"))).args(["--", "true"]).output().unwrap();
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         }
-        // The last command may not have exited yet.
+        // Ours still running, the other uid's, the library's last spawn's (only this process's
+        // next spawn knows its spawn returned: its spawner, this process, is alive) and the last
+        // CLI run's (its command may not have exited yet).
         let left = leaves(&cg.join("pidguard"));
         println!("after 20 CLI runs: {} leaves: {left:?}", left.len());
-        assert!(left.len() <= 3, "{left:?}");
+        assert!(left.len() <= 4, "{left:?}");
     } else {
         println!("note: no {} built: the CLI half is not run", cli.display());
     }
