@@ -113,7 +113,7 @@ for p in "${PLUGINS[@]}"; do
   node --check "$W/overlay/abx-plugins-$p/abx_plugins/plugins/chrome/chrome_utils.js"
   echo "abx-plugins $p: patched chrome_utils.js parses"
 done
-"$W/venv/archivebox/bin/python" -m compileall -q "$W/overlay/archivebox/archivebox/machine/models.py" "$W/overlay/archivebox/archivebox/crawls/models.py" "$W/overlay/archivebox/archivebox/core/models.py"
+"$W/venv/archivebox/bin/python" -m compileall -q "$W/overlay/archivebox/archivebox/machine/models.py" "$W/overlay/archivebox/archivebox/crawls/models.py" "$W/overlay/archivebox/archivebox/core/models.py" "$W/overlay/archivebox/archivebox/services/process_service.py"
 echo "archivebox: patched models compile (they import in the scenarios, through Django)"
 
 echo "== an ArchiveBox data directory (archivebox init) =="
