@@ -52,9 +52,11 @@ if ! id archivebox >/dev/null 2>&1; then
   CREATED_USER=archivebox
 fi
 PY=$W/python-3.13/bin/python3
-if [ ! -x "$PY" ]; then
-  rm -rf "$W/python-3.13.tmp"
-  cp -a "$PY_HOME" "$W/python-3.13.tmp" && mv "$W/python-3.13.tmp" "$W/python-3.13"
+if [ ! -f "$W/python-3.13/.copied" ]; then # a copy cut short is made again
+  rm -rf "$W/python-3.13" "$W/python-3.13.tmp" "$W/venv"
+  cp -a "$PY_HOME" "$W/python-3.13.tmp"
+  touch "$W/python-3.13.tmp/.copied"
+  mv "$W/python-3.13.tmp" "$W/python-3.13"
 fi
 chmod -R a+rX "$W/python-3.13"
 
