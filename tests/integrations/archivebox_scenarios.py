@@ -125,10 +125,11 @@ def crawl_cleanup(Process, Machine):
     chrome_dir.mkdir(parents=True, exist_ok=True)
 
     def drop():  # abx-dl's permanent drop for hooks when real uid is 0 and effective is not
+        uid, gid = os.geteuid(), os.getegid()
         os.seteuid(0)
-        os.setgroups([os.getegid()])
-        os.setgid(os.getegid())
-        os.setuid(999)
+        os.setgroups([gid])
+        os.setgid(gid)
+        os.setuid(uid)
 
     browser = subprocess.Popen(["sleep", "1002"], preexec_fn=drop)
     pid_file = chrome_dir / "chrome.pid"
