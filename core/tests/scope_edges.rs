@@ -198,7 +198,7 @@ fn foreign_cgroup_body() {
         assert_eq!(r.outcome, StopOutcome::Refused(Refusal::UntrustedPidfile), "{:?}", r.detail);
         assert!(r.detail.clone().unwrap_or_default().contains("not a pidguard leaf"), "{:?}", r.detail);
         assert!(r.signals().is_empty(), "nothing signalled");
-        let c = cleanup_background_hooks(&dir.path(), &CleanupOptions { no_finalize: true, ..CleanupOptions::default() }, None).unwrap();
+        let c = cleanup_background_hooks(dir.path(), &CleanupOptions { no_finalize: true, ..CleanupOptions::default() }, None).unwrap();
         let h = c.first().map(|h| (h.outcome.clone(), h.signals.clone()));
         println!("cleanup: {h:?}");
         assert!(matches!(h, Some((HookOutcome::Refused(Refusal::UntrustedPidfile), ref sig)) if sig.is_empty()), "{h:?}");
