@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::{cmd_file_for, ensure_vacant, RecordFormat};
+use super::vacant::{cmd_file_for, ensure_vacant, RecordFormat};
 use crate::error::{Error, ErrorKind, Result};
 use crate::guard::{self, AcquireOptions, Entry};
 use crate::identity::lookup;
