@@ -198,7 +198,7 @@ fn foreign_cgroup_body() {
         assert_eq!(r.outcome, StopOutcome::Refused(Refusal::UntrustedPidfile), "{:?}", r.detail);
         assert!(r.detail.clone().unwrap_or_default().contains("not a pidguard leaf"), "{:?}", r.detail);
         assert!(r.signals().is_empty(), "nothing signalled");
-        let c = cleanup_background_hooks(&dir.path(), &CleanupOptions { no_finalize: true, ..CleanupOptions::default() }, None).unwrap();
+        let c = cleanup_background_hooks(dir.path(), &CleanupOptions { no_finalize: true, ..CleanupOptions::default() }, None).unwrap();
         let h = c.first().map(|h| (h.outcome.clone(), h.signals.clone()));
         println!("cleanup: {h:?}");
         assert!(matches!(h, Some((HookOutcome::Refused(Refusal::UntrustedPidfile), ref sig)) if sig.is_empty()), "{h:?}");
@@ -407,3 +407,49 @@ fn small_supervisor_body() {
     std::hint::black_box(&heap);
 }
 scenario!(the_supervisor_is_a_small_program_not_a_copy_of_the_spawner, small_supervisor_body);
+
+/// The adopted process exits right after the move and its pid is reused by a bystander (forced
+/// with `ns_last_pid`) before the record is written: nothing is recorded — not the bystander's
+/// token under the adopted pid — and the bystander is left alone.
+fn adopt_reuse_body() {
+    use std::os::unix::process::CommandExt;
+    let cg = test_cgroup();
+    let dir = TempDir::new("adoptreuse");
+    let p = bystander_in(&cg);
+    let pid = p.id() as i32;
+    let child = std::rc::Rc::new(std::cell::RefCell::new(Some(p)));
+    let by: std::rc::Rc<std::cell::RefCell<Option<std::process::Child>>> = Default::default();
+    let (c2, b2) = (child.clone(), by.clone());
+    let ran = common::race_at(pidguard::sys::fault::Point::AfterAdoptMove, move || {
+        if let Some(mut c) = c2.borrow_mut().take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for _ in 0..20 {
+            std::fs::write("/proc/sys/kernel/ns_last_pid", (pid - 1).to_string()).unwrap();
+            let mut c = Command::new("sleep");
+            c.arg("infinity").stdin(Stdio::null()).process_group(0);
+            let c = c.spawn().unwrap();
+            if c.id() as i32 == pid {
+                *b2.borrow_mut() = Some(c);
+                return;
+            }
+            end(c);
+        }
+        panic!("could not place a bystander at pid {pid}");
+    });
+    let pf = dir.path().join("a.pid");
+    let r = launch::record_existing_scoped(&pf, pid, launch::RecordFormat::AbxDl, true);
+    pidguard::sys::fault::clear_point_hook();
+    println!("adopt across a reuse: {r:?}");
+    assert_eq!(ran.get(), 1, "the point was reached");
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), pidguard::ErrorKind::NoSuchProcess, "{e}");
+    assert!(!pf.exists(), "nothing recorded");
+    let b = by.borrow_mut().take().expect("the bystander");
+    assert!(alive(b.id() as i32), "the bystander runs on");
+    assert_eq!(cgroup_of(b.id() as i32), rel(&cg), "the bystander was not moved");
+    assert!(leaves(&cg.join("pidguard")).is_empty(), "no leaf left: {:?}", leaves(&cg.join("pidguard")));
+    end(b);
+}
+scenario!(an_adopted_pid_reused_after_the_move_is_never_recorded, adopt_reuse_body);

@@ -367,6 +367,17 @@ for mode in $MODES; do
   "$PG" stop "$pf" > /dev/null 2>&1; wait_count 'sleep 4871' 5 || end_matching 'sleep 4871'
 done
 
+# ---- 9. empty leaves do not pile up (issue 34) ----------------------------------------------
+if [ $HIDDEN = 0 ]; then
+  D=$T/pile; mkdir -p "$D"
+  n0=$(own_leaves | grep -c .)
+  for i in $(seq 20); do "$PG" run "$D/t$i.pid" --scope cgroup -- true > /dev/null 2>&1 || bad "pile: run $i failed"; done
+  n=$(own_leaves | grep -c .)
+  if [ "$n" -le $((n0 + 1)) ]; then ok "20 runs of a command that exits by itself leave at most one leaf ($n, $n0 before)"
+  else bad "pile: $n leaves after 20 runs ($n0 before): $(own_leaves | tr '\n' ' ')"; fi
+  for i in $(seq 20); do "$PG" stop "$D/t$i.pid" > /dev/null 2>&1; done
+fi
+
 # ---- the hidden run -------------------------------------------------------------------------
 if [ $HIDDEN = 0 ]; then
   unshare --mount --propagation private bash "$0" --hidden > "$T/hidden.txt" 2>&1

@@ -17,6 +17,7 @@
 // No Rust runtime set-up: the program is `main` as C sees it, and touches as little memory as it
 // can (its resident size is what a scope costs while the command runs).
 
+/// The program's entry, as C calls it: supervisors are Linux's.
 #[cfg(not(target_os = "linux"))]
 #[no_mangle]
 pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
@@ -30,9 +31,13 @@ fn say(msg: &[u8]) {
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
 }
 
+/// The program's entry, as C calls it.
+///
+/// # Safety
+/// `argv` holds `argc` valid NUL-terminated strings (as the kernel passes them).
 #[cfg(target_os = "linux")]
 #[no_mangle]
-pub extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     // argv[1]: the command's pid, decimal.
     let mut child: i32 = 0;
     if argc == 2 {

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::{cmd_file_for, ensure_vacant, RecordFormat};
+use super::vacant::{cmd_file_for, ensure_vacant, RecordFormat};
 use crate::error::{Error, ErrorKind, Result};
 use crate::guard::{self, AcquireOptions, Entry};
 use crate::identity::lookup;
@@ -127,6 +127,7 @@ pub fn record_existing_scoped(pid_file: &Path, pid: i32, format: RecordFormat, a
         return Err(gone("while it was being read"));
     }
     let adopted = crate::identity::adopt_into_leaf(pid, fd.as_fd()).map_err(|why| Error::new(ErrorKind::Io, why).with_pid(pid))?;
+    crate::sys::fault::point(crate::sys::fault::Point::AfterAdoptMove);
     // Verified after the move: still the pinned process, still the token read before it.
     if exited() || crate::identity::start_token(pid).ok().as_ref() != Some(&token) {
         let _ = adopted.undo(pid, fd.as_fd());

@@ -135,6 +135,10 @@ pub enum Point {
     BeforeScopePin,
     /// `launch::spawn` started the command (in its scope); its pidfile is about to be written.
     BeforeSpawnRecord,
+    /// `launch::record_existing_scoped` (`pidguard write --adopt`) moved the pinned process into
+    /// its leaf; the move is about to be verified and the record written (the window a pid
+    /// reuse would fall in).
+    AfterAdoptMove,
 }
 
 #[cfg(feature = "fault-injection")]
