@@ -23,6 +23,7 @@
 mod convert;
 pub mod guard;
 pub mod handle;
+mod records;
 
 use napi::bindgen_prelude::*;
 use napi::Env;
