@@ -921,12 +921,12 @@ export declare namespace guard {
     /** The pidfile's path. */
     get path(): string
     /** Our record (this process's pid and start token, and the fields given to `acquire`). */
-    get entry(): guard.Entry
+    get entry(): Entry
     /**
      * The stale (or, with `takeover`, live) holder whose record was replaced; `null` when the
      * name was free.
      */
-    get replaced(): guard.Verdict | null
+    get replaced(): Verdict | null
     /**
      * Whether the file still holds exactly our record (false after `release()`, `keep()`, a
      * takeover, or when someone removed it).
@@ -942,7 +942,7 @@ export declare namespace guard {
      * Stop managing the record without removing it (to hand it to a process that releases it
      * itself), and return it. Later `release()` calls return `false`.
      */
-    keep(): guard.Entry
+    keep(): Entry
   }
 
   /** The answer of `check`, and the `holder` of a `PIDGUARD_HELD` error. */
@@ -990,7 +990,7 @@ export declare namespace guard {
    * trusted or parsed is an error, not a "dead" verdict), `PIDGUARD_BAD_TOKEN` when the token is
    * not a pidguard start token, `PIDGUARD_IO`.
    */
-  export function check(path: string | Buffer): guard.Verdict
+  export function check(path: string | Buffer): Verdict
 
   /**
    * Create the guard pidfile `path` holding `entry`: it appears fully written or not at all,
@@ -1008,7 +1008,7 @@ export declare namespace guard {
    * Throws `PIDGUARD_INVALID_JSON` (not one JSON object of strings), `PIDGUARD_BAD_PID`,
    * `PIDGUARD_BAD_TOKEN` (all in the family `PIDGUARD_MALFORMED`).
    */
-  export function decode(content: string | Buffer): guard.Entry
+  export function decode(content: string | Buffer): Entry
 
   /**
    * The exact text `create` writes for `entry`: one JSON object (`pid`, `start_token`, then the
@@ -1027,7 +1027,7 @@ export declare namespace guard {
    * family `PIDGUARD_MALFORMED`; `PIDGUARD_PERMISSION_DENIED`, `PIDGUARD_IO`. A refusal never
    * means "the holder is dead".
    */
-  export function read(path: string | Buffer): guard.Entry
+  export function read(path: string | Buffer): Entry
 
   /**
    * Remove `path` only if its bytes are exactly `encode(entry)`, safely against a concurrent

@@ -4,8 +4,9 @@ on, and every circle.
 
 Usage: python3 scripts/layers.py [SRC_DIR] [--check]
 
-SRC_DIR defaults to core/src. Every `crate::`, `super::` and `self::` path in code (comments and
-`#[cfg(test)]` modules left out) is an arrow from the file that writes it to the file that defines
+SRC_DIR defaults to core/src. Every `crate::`, `super::` and `self::` path in code, and every bare
+path into a child module (`guard::register(m)` in lib.rs; comments and `#[cfg(test)]` modules left
+out) is an arrow from the file that writes it to the file that defines
 the item it names, following `pub use` re-exports to the defining file (so `crate::identity::X`,
 re-exported by identity/mod.rs from identity/handle.rs, is an arrow to handle.rs). An arrow to a
 module itself (`crate::sys::procfs`) points at that module's file.
@@ -30,6 +31,8 @@ MOD_DECL = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_][A-Za-z0-9_
 INLINE_MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{", re.M)
 USE = re.compile(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);")
 PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+# A path that starts with a bare name (not after `::`, `crate`, `self` or `super`).
+BARE = re.compile(r"(?<![:\w])([a-z_][a-z0-9_]*)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 
 
 def strip(text):
@@ -186,6 +189,18 @@ def main():
             paths += [p for p in expand(u.group(2))]
         for p in PATH.finditer(text):
             paths.append(p.group(1) + p.group(2))
+        # A bare path into a child module (`guard::register(m)` in lib.rs) is an import too,
+        # unless a `use` of another crate brought that name in (`use pidguard::guard;`).
+        shadowed = set()
+        for u in USE.finditer(text):
+            for q in expand(u.group(2)):
+                segs = q.split("::")
+                if segs[0] not in ("crate", "self", "super") and absolute(m, q) is None:
+                    shadowed.add(segs[-1])
+        for b in BARE.finditer(text):
+            name = b.group(1)
+            if name not in shadowed and (m + (name,) in files or m + (name,) in inline):
+                paths.append("self::" + name + b.group(2))
         for p in paths:
             a = absolute(m, p)
             if a is None:

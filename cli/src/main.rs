@@ -15,7 +15,7 @@ use std::process::ExitCode as ProcessExit;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use pidguard::report::{HookView, PidFileCheckView, StopView};
-use pidguard::{cleanup_background_hooks, CleanupOptions, ExitCode, Policy, Schedule};
+use pidguard::{cleanup_background_hooks, CleanupOptions, ExitCode};
 
 /// The text after `--help`: every exit code, from core's table.
 fn exit_codes_help() -> String {
@@ -75,10 +75,15 @@ enum Cmd {
     Stop {
         /// The pidfile.
         pidfile: PathBuf,
-        /// start-stop-daemon's `--retry` syntax: `TERM/5/KILL/2`, `-9/1`, a bare `5`, `.../forever`.
-        #[arg(long, default_value = "TERM/2/KILL/1")]
-        retry: String,
-        /// Also act on a record whose identity cannot be verified (written before tokens existed).
+        /// The escalation schedule in start-stop-daemon's `--retry` syntax: `TERM/5/KILL/2`,
+        /// `-9/1`, a bare `5`, `.../forever` (default `TERM/2/KILL/1`). `--retry` is its old name.
+        #[arg(long, visible_alias = "retry", value_name = "SCHEDULE")]
+        schedule: Option<String>,
+        /// `strict` (default): act only on a proven identity; `lenient`: also on a record whose
+        /// identity cannot be verified (written before tokens existed), with a warning.
+        #[arg(long, value_name = "strict|lenient", conflicts_with = "lenient")]
+        policy: Option<String>,
+        /// The same as `--policy lenient` (its old name).
         #[arg(long)]
         lenient: bool,
         /// The `.sh` command file to check the live argv against (default: beside the pidfile).
@@ -88,6 +93,9 @@ enum Cmd {
         /// a finite number ≥ 0 is bad input: stop acts on the answer).
         #[arg(long, allow_negative_numbers = true)]
         tolerance: Option<f64>,
+        /// Signal the process alone, not the process group it leads (core's `group` = false).
+        #[arg(long)]
+        no_group: bool,
         /// Exit 0 instead of 1 when there was nothing to do (no pidfile, a stale record, the
         /// process already gone), as start-stop-daemon's `--oknodo`: a repeated stop succeeds.
         #[arg(long)]
@@ -101,15 +109,24 @@ enum Cmd {
         /// The output directory to search recursively.
         dir: PathBuf,
         /// Append abx-dl's `Process` and `ArchiveResult` JSON lines here (with the hooks' output)
-        /// and delete the logs of hooks that ended; without it every log is kept.
+        /// and delete the logs of hooks that ended; without it every log is kept. `--index` is
+        /// its old name.
+        #[arg(long, visible_alias = "index", value_name = "FILE")]
+        index_path: Option<PathBuf>,
+        /// The escalation schedule in start-stop-daemon's `--retry` syntax (default
+        /// `TERM/2/KILL/1`). `--retry` is its old name.
+        #[arg(long, visible_alias = "retry", value_name = "SCHEDULE")]
+        schedule: Option<String>,
+        /// File-name glob of the pidfiles (default `on_*.pid`).
         #[arg(long)]
-        index: Option<PathBuf>,
-        /// The escalation schedule.
-        #[arg(long, default_value = "TERM/2/KILL/1")]
-        retry: String,
-        /// File-name glob of the pidfiles.
-        #[arg(long, default_value = "on_*.pid")]
-        pattern: String,
+        pattern: Option<String>,
+        /// Tolerance of the mtime rule for token-less pidfiles, seconds (default 5; anything but
+        /// a finite number ≥ 0 is bad input).
+        #[arg(long, allow_negative_numbers = true)]
+        tolerance: Option<f64>,
+        /// Do not finalize: no index lines, every log kept (always so without `--index-path`).
+        #[arg(long)]
+        no_finalize: bool,
         /// Print JSON (the fields are listed from core's report table by `command()`).
         #[arg(long)]
         json: bool,
@@ -284,22 +301,15 @@ fn main() -> ProcessExit {
             }
             probe.exit_code(&pidfile, os_error).into()
         }
-        Cmd::Stop { pidfile, retry, lenient, cmd_file, tolerance, oknodo, json } => {
-            let schedule: Schedule = match retry.parse() {
-                Ok(s) => s,
-                Err(e) => return bad_input(e),
+        Cmd::Stop { pidfile, schedule, policy, lenient, cmd_file, tolerance, no_group, oknodo, json } => {
+            // Core parses and checks every option; `--cmd-file` absent is core's default (the
+            // `.sh` beside the pidfile).
+            let policy = policy.or(lenient.then(|| "lenient".to_string()));
+            let opts = match pidguard::StopOptions::from_args(schedule.as_deref(), policy.as_deref(), cmd_file, tolerance, Some(!no_group)) {
+                Ok(o) => o,
+                Err(e) => return fail(&e),
             };
-            let policy = if lenient { Policy::Lenient } else { Policy::Strict };
-            let mut opts = pidguard::StopOptions {
-                schedule,
-                policy,
-                cmd_file: cmd_file.or_else(|| pidguard::options::default_cmd_file(&pidfile)),
-                ..Default::default()
-            };
-            if let Some(t) = tolerance {
-                opts.tolerance = t;
-            }
-            let progress = progress::Progress::stop(!json, &pidfile, &retry);
+            let progress = progress::Progress::stop(!json, &pidfile, &opts.schedule.to_string());
             let result = pidguard::stop_pid_file(&pidfile, &opts);
             progress.finish();
             let r = match result {
@@ -337,15 +347,15 @@ fn main() -> ProcessExit {
             }
             Err(e) => fail(&e),
         },
-        Cmd::Cleanup { dir, index, retry, pattern, json } => {
-            let schedule: Schedule = match retry.parse() {
-                Ok(s) => s,
-                Err(e) => return bad_input(e),
-            };
+        Cmd::Cleanup { dir, index_path, schedule, pattern, tolerance, no_finalize, json } => {
             // Without an index there is nowhere to record a hook's output: keep the logs (no
-            // finalize) rather than delete them unrecorded.
-            let no_finalize = index.is_none();
-            let opts = CleanupOptions { index_path: index, is_tty: true, schedule, pattern, no_finalize, ..Default::default() };
+            // finalize) rather than delete them unrecorded. The command prints its own report,
+            // so the index lines never go to stdout (is_tty).
+            let no_finalize = no_finalize || index_path.is_none();
+            let opts = match CleanupOptions::from_args(index_path, Some(true), schedule.as_deref(), pattern.as_deref(), tolerance, Some(no_finalize)) {
+                Ok(o) => o,
+                Err(e) => return fail(&e),
+            };
             let progress = progress::Progress::start(!json, &dir);
             let result = cleanup_background_hooks(&dir, &opts, None);
             progress.finish();

@@ -180,7 +180,7 @@ pub struct StopOptions {
     /// The escalation schedule (default `TERM/2/KILL/1`).
     pub schedule: Schedule,
     /// `Strict` (default): act only on a proven identity (a matching token, or for a token-less
-    /// file the mtime and command rules of [`check_pid_file`](crate::check_pid_file)). `Lenient`: also act on a
+    /// file the mtime and command rules of [`check_pid_file`]). `Lenient`: also act on a
     /// token-less file whose mtime is off (`mtime-skew`), with a warning; a recorded token that
     /// cannot be confirmed is still refused.
     pub policy: Policy,

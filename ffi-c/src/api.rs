@@ -8,7 +8,7 @@ use pidguard_core as pg;
 use crate::boundary::{non_null, opt_path, out, path, path as path_arg, schedule as schedule_arg, text_out, token, utf8};
 use crate::options::pidguard_stop_options;
 use crate::results::*;
-use crate::status::set_last_error;
+use crate::last_error::set_last_error;
 use crate::types::*;
 
 /// The version of libpidguard ("0.1.0"): a NUL-terminated string in static storage, never NULL,

@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 
 use pidguard_core::{Error, ErrorKind, Schedule, StartToken};
 
-use crate::status::{set_last_error, set_last_failure, status_of};
+use crate::last_error::{set_last_error, set_last_failure, status_of};
 
 /// What an exported body returns before conversion to a status.
 pub(crate) type FfiResult<T = ()> = Result<T, Error>;

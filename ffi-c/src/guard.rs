@@ -9,7 +9,7 @@ use pidguard_core::Error;
 
 use crate::boundary::{bytes, get, obj, obj_mut, out, path as path_arg, text_out, utf8, FfiResult};
 use crate::results::c_string;
-use crate::status::last_held;
+use crate::last_error::last_held;
 use crate::types::{pidguard_reason, pidguard_verdict};
 
 

@@ -22,6 +22,7 @@
 mod boundary;
 mod api;
 mod guard;
+mod last_error;
 mod options;
 mod process;
 mod report;

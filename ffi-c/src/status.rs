@@ -1,13 +1,12 @@
 //! Status codes, `pidguard_strerror` and the per-thread last error.
 
-use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CString};
 use std::sync::OnceLock;
 
-use pidguard_core::guard::Verdict as GuardVerdict;
-use pidguard_core::{Error, ErrorKind, Refusal};
+use pidguard_core::ErrorKind;
 
 use crate::boundary::{run_value, text_out};
+use crate::last_error::{last_errno, last_refusal, status_of, with_last_message};
 use crate::types::pidguard_refusal;
 
 /// The status every pidguard function returns: 0, or the negation of a stable error-kind code.
@@ -88,12 +87,6 @@ pub enum pidguard_status {
     PIDGUARD_EBAD_TOKEN = -23,
 }
 
-/// The C status of an error kind: `-kind.code()`. Mechanical, so a kind appended to core's table
-/// gets its status without any change here (the header parity test asks for its name).
-pub(crate) fn status_of(kind: ErrorKind) -> c_int {
-    -kind.code()
-}
-
 /// The broad status that `status` refines: PIDGUARD_EUNTRUSTED for PIDGUARD_ESYMLINK,
 /// PIDGUARD_EIS_DIRECTORY, PIDGUARD_ENOT_REGULAR_FILE, PIDGUARD_EHARD_LINKED,
 /// PIDGUARD_EINSECURE_MODE and PIDGUARD_ETOO_LARGE; PIDGUARD_EMALFORMED for
@@ -134,49 +127,6 @@ pub extern "C" fn pidguard_strerror(status: c_int) -> *const c_char {
     })
 }
 
-struct LastError {
-    message: String,
-    errno: c_int,
-    /// The holder named by a `Held` error, while that error is the thread's last one.
-    held: Option<GuardVerdict>,
-    /// The rule behind a `Refused` error, while that error is the thread's last one.
-    refusal: Option<Refusal>,
-}
-
-thread_local! {
-    static LAST: RefCell<LastError> = const { RefCell::new(LastError { message: String::new(), errno: 0, held: None, refusal: None }) };
-}
-
-/// Record the calling thread's last error. NUL bytes are replaced so that C sees one string.
-/// Forgets the holder of an earlier `Held` error.
-pub(crate) fn set_last_error(message: &str, errno: Option<i32>) {
-    set_last(message, errno, None, None);
-}
-
-/// Record a failed call's error as the calling thread's last one, with the holder of a `Held`
-/// error (pidguard_last_held()) and the rule of a `Refused` one (pidguard_last_error_refusal()).
-pub(crate) fn set_last_failure(e: &Error) {
-    set_last(e.message(), e.errno(), e.holder().cloned(), e.refusal());
-}
-
-fn set_last(message: &str, errno: Option<i32>, held: Option<GuardVerdict>, refusal: Option<Refusal>) {
-    let text = message.replace('\0', "?");
-    // try_with: during thread teardown the slot may be gone; losing the message beats aborting.
-    let _ = LAST.try_with(|l| {
-        if let Ok(mut l) = l.try_borrow_mut() {
-            l.message = text;
-            l.errno = errno.unwrap_or(0);
-            l.held = held;
-            l.refusal = refusal;
-        }
-    });
-}
-
-/// The holder carried by the calling thread's last error, if it was `Held`.
-pub(crate) fn last_held() -> Option<GuardVerdict> {
-    LAST.try_with(|l| l.try_borrow().ok().and_then(|l| l.held.clone())).ok().flatten()
-}
-
 /// Copy the message of the calling thread's most recent failure into `buf`, like `snprintf`.
 ///
 /// - `buf`: where to write; may be NULL when `buf_len` is 0 (to ask for the length).
@@ -195,7 +145,7 @@ pub(crate) fn last_held() -> Option<GuardVerdict> {
 pub extern "C" fn pidguard_last_error_message(buf: *mut c_char, buf_len: usize) -> usize {
     // A NULL `buf` only asks for the length, whatever `buf_len` says.
     let text = text_out(buf, if buf.is_null() { 0 } else { buf_len }, "buf");
-    run_value(0, || LAST.try_with(|l| text.map_or(0, |t| t.write(&l.borrow().message))).unwrap_or(0))
+    run_value(0, || with_last_message(|m| text.map_or(0, |t| t.write(m))))
 }
 
 /// The errno of the calling thread's most recent failure, when it came from a system call or
@@ -203,7 +153,7 @@ pub extern "C" fn pidguard_last_error_message(buf: *mut c_char, buf_len: usize) 
 /// call has failed on this thread. Same lifetime rules as pidguard_last_error_message().
 #[no_mangle]
 pub extern "C" fn pidguard_last_error_errno() -> c_int {
-    run_value(0, || LAST.try_with(|l| l.borrow().errno).unwrap_or(0))
+    run_value(0, last_errno)
 }
 
 /// The rule behind the calling thread's most recent failure when it was PIDGUARD_EREFUSED
@@ -212,9 +162,7 @@ pub extern "C" fn pidguard_last_error_errno() -> c_int {
 /// pidguard_last_error_message().
 #[no_mangle]
 pub extern "C" fn pidguard_last_error_refusal() -> pidguard_refusal {
-    run_value(pidguard_refusal::PIDGUARD_REFUSAL_NONE, || {
-        LAST.try_with(|l| l.borrow().refusal).ok().flatten().into()
-    })
+    run_value(pidguard_refusal::PIDGUARD_REFUSAL_NONE, || last_refusal().into())
 }
 
 #[cfg(test)]

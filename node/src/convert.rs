@@ -56,7 +56,7 @@ pub fn js_error(env: &Env, e: &pidguard::Error) -> napi::Error {
             obj.set("family", code_of(e.kind().family()))?;
         }
         if let Some(h) = e.holder() {
-            obj.set("holder", crate::guard::verdict(h.clone()))?;
+            obj.set("holder", crate::records::verdict(h.clone()))?;
         }
         Ok(napi::Error::from_unknown_without_coercion(obj.to_unknown()))
     };

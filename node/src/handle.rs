@@ -12,7 +12,7 @@ use napi::Env;
 use napi_derive::napi;
 
 use crate::convert::{self, call, js_error, task, CoreTask};
-use crate::TerminateReport;
+use pidguard::report::TerminateView as TerminateReport;
 
 /// Options of `ProcessRef#terminate`; every default is core's.
 #[napi(object)]

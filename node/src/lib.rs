@@ -24,6 +24,7 @@ mod convert;
 pub mod guard;
 pub mod handle;
 pub mod probe;
+mod records;
 
 use napi::bindgen_prelude::*;
 use napi::Env;

@@ -11,7 +11,7 @@ use pyo3::types::{PyBool, PyFloat};
 
 use pidguard::report::TerminateView;
 
-use crate::{bool_arg, core_call, pid_arg, policy_arg, seconds_arg, terminate_options, to_py_err, token_arg, type_name};
+use crate::convert::{bool_arg, core_call, pid_arg, policy_arg, seconds_arg, terminate_options, to_py_err, token_arg, type_name};
 
 /// A process pinned by a pidfd: every signal and wait goes to exactly the process that held
 /// the pid when the handle was opened, never to a later holder of the number.
