@@ -255,7 +255,7 @@ fn main() -> ProcessExit {
             // Core's status: the record's check, and its scope's member count (a record whose
             // first process exited while its scope runs is running).
             let probe = match pidguard::CheckOptions::from_parts(cmd_file.as_deref(), argv.as_deref(), tolerance)
-                .and_then(|opts| pidguard::ops::status_pid_file(&pidfile, &opts))
+                .and_then(|opts| pidguard::probe::status_pid_file(&pidfile, &opts))
             {
                 Ok(p) => p,
                 Err(e) => return fail(&e),

@@ -3,7 +3,7 @@
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
-use pidguard::ops::ProbeView as Probe;
+use pidguard::probe::ProbeView as Probe;
 
 use crate::convert::{self, call, path, PathArg};
 use crate::PinOptions;

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use super::{unusable, Judged, StopOutcome, StopReport};
+use super::judged::{unusable, Judged};
+use super::report::{StopOutcome, StopReport};
 use crate::error::{Error, Result};
 use crate::identity::ProcessRef;
 use crate::ops::Allows;
