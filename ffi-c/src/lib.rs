@@ -22,6 +22,7 @@
 mod boundary;
 mod api;
 mod guard;
+mod probe;
 mod process;
 mod report;
 mod results;

@@ -8,6 +8,7 @@
 #![deny(unsafe_code)]
 
 mod guard;
+mod probe;
 mod process;
 
 use std::ffi::OsString;
@@ -699,6 +700,8 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(judge, m)?)?;
     m.add_function(wrap_pyfunction!(stop_pid_file, m)?)?;
     m.add_function(wrap_pyfunction!(pin_pid_file, m)?)?;
+    m.add_function(wrap_pyfunction!(probe::probe_pid_file, m)?)?;
+    m.add_class::<pidguard::probe::ProbeView>()?;
     m.add_function(wrap_pyfunction!(is_process_alive, m)?)?;
     m.add_class::<process::PendingPin>()?;
     m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;
