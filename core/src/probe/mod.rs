@@ -3,7 +3,9 @@
 //! ([`crate::ops`]); a probe never signals, removes or waits.
 
 mod record;
+mod running;
 mod view;
 
 pub use record::{probe_pid_file, status_pid_file, Probe};
+pub use running::{processes_running, RunningProcess};
 pub use view::ProbeView;
