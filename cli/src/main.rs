@@ -293,17 +293,8 @@ fn main() -> ProcessExit {
             }
             let r = match pidguard::stop_pid_file(&pidfile, &opts) {
                 Ok(r) => r,
-                Err(e) => {
-                    if e.kind() == pidguard::ErrorKind::PermissionDenied {
-                        // Core says "cannot be read" (its errno is the kind's, EPERM, not the
-                        // system's); add what the system says.
-                        if let Some(os) = report::open_error(&pidfile) {
-                            eprintln!("pidguard: {}: {os}", pidfile.display());
-                            return ExitCode::for_io(&os).into();
-                        }
-                    }
-                    return fail(&e);
-                }
+                // Core's error carries the system's own error of the read it judged.
+                Err(e) => return fail(&e),
             };
             // Core sets the lenient policy's warning only when it changed the decision.
             if let Some(w) = &r.warning {

@@ -11,8 +11,8 @@ use crate::sys::DirFd;
 
 /// The error [`super::stop_pid_file`] and [`super::pin_pid_file`] give for a record that cannot be judged at
 /// all (`Malformed`: only `stop_pid_file`).
-pub(super) fn unusable(pid_file: &Path, reason: CheckReason) -> Error {
-    match reason {
+pub(super) fn unusable(pid_file: &Path, check: &PidFileCheck) -> Error {
+    match check.reason {
         CheckReason::Malformed => Error::at(ErrorKind::Malformed, pid_file, "content is not one pid from 1 to 4194304"),
         CheckReason::BadToken => Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token"),
         // A directory named as the pidfile is a mistake of the caller (bad input), not a planted
@@ -21,11 +21,11 @@ pub(super) fn unusable(pid_file: &Path, reason: CheckReason) -> Error {
             Error::at(ErrorKind::InvalidArgument, pid_file, "is a directory, not a pidfile")
         }
         CheckReason::NotRegular => Error::at(ErrorKind::Untrusted, pid_file, "not a regular file"),
-        // A path refused by the unsafe-transition rule says which step; any other failure keeps
-        // the kind's own text (the CLI asks the system for its errno).
-        _ => match crate::pidfile::open_error(pid_file) {
-            Some(e) if crate::sys::chase::is_unsafe_transition(&e) => Error::io_at(pid_file, "cannot be read", &e),
-            _ => Error::at(ErrorKind::PermissionDenied, pid_file, "cannot be read"),
+        // The system's own error of the read that was judged (its errno decides the kind; a
+        // path refused by the unsafe-transition rule says which step): no second open to word it.
+        _ => match check.os_error() {
+            Some(e) => Error::io_at(pid_file, "cannot be read", e),
+            None => Error::at(ErrorKind::PermissionDenied, pid_file, "cannot be read"),
         },
     }
 }

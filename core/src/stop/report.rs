@@ -177,6 +177,23 @@ impl StopReport {
         }
     }
 
+    /// The explanation a shell shows for this report, said once here: for a refusal, `<pidfile>:
+    /// refused to signal (<refusal>)` with its particulars (`: owned by uid 65534, target uid
+    /// 0`); for a signalling error, its message; otherwise the warning, if any (the lenient
+    /// policy's). `None` when there is nothing to explain.
+    pub fn message(&self) -> Option<String> {
+        match &self.outcome {
+            StopOutcome::Refused(r) => Some(match &self.detail {
+                Some(d) => format!("{}: refused to signal ({r}): {d}", self.pid_file.display()),
+                None => format!("{}: refused to signal ({r})", self.pid_file.display()),
+            }),
+            StopOutcome::Error(e) => Some(e.clone()),
+            StopOutcome::Stale(_) | StopOutcome::AlreadyGone | StopOutcome::Exited(_) | StopOutcome::Unkillable | StopOutcome::Foreign => {
+                self.warning.clone()
+            }
+        }
+    }
+
     /// Every signal sent, in order.
     pub fn signals(&self) -> &[Signal] {
         self.terminate.as_ref().map(|t| t.signals.as_slice()).unwrap_or(&[])

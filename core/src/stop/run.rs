@@ -86,7 +86,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     };
     // What the record allows is the table's (`crate::ops::stop`); the particulars are said here.
     match crate::ops::stop(check.reason, opts.policy) {
-        Allows::Fail => return Err(unusable(pid_file, check.reason)),
+        Allows::Fail => return Err(unusable(pid_file, &check)),
         Allows::Nothing => return Ok(report),
         Allows::Leave => {
             report.outcome = StopOutcome::Foreign;
