@@ -1267,6 +1267,37 @@ typedef struct pidguard_cleanup_options {
 } pidguard_cleanup_options;
 
 /**
+ * What pidguard_probe_pid_file() found: the record's check plus how many processes its scope
+ * still holds. Nothing was signalled or removed. `check.token` stays valid until the next call
+ * on the same thread that returns a result.
+ */
+typedef struct pidguard_probe_result {
+    /**
+     * The record's check (as pidguard_check_pid_file_with() answers it).
+     */
+    struct pidguard_pid_file_check check;
+    /**
+     * The kind of scope recorded with the record; PIDGUARD_SCOPE_GROUP when none is.
+     */
+    pidguard_scope scope;
+    /**
+     * How many processes the recorded scope still holds, each pinned and proven inside it; -1
+     * when it was not counted (no scope recorded, a record not dated on this machine and PID
+     * namespace, or a scope that could not be read).
+     */
+    int64_t scope_members;
+    /**
+     * Whether the record is in use: anything but proven not running (a record that cannot be
+     * judged may name a live process).
+     */
+    bool in_use;
+    /**
+     * Whether the record runs: its process, or — its first process gone — its scope.
+     */
+    bool running;
+} pidguard_probe_result;
+
+/**
  * The options of pidguard_spawn(). Zero-initialised (`pidguard_spawn_options o = {0};`) it
  * means: scope PIDGUARD_SCOPE_MODE_AUTO, the caller's working directory, the default log files,
  * an abx-dl pidfile.
@@ -1959,6 +1990,26 @@ int pidguard_stop_options_init(struct pidguard_stop_options *options_out);
  * PIDGUARD_EINVALID_ARGUMENT for a NULL `options_out`. Thread-safe.
  */
 int pidguard_cleanup_options_init(struct pidguard_cleanup_options *options_out);
+
+/**
+ * Probe a pidfile of either format (core's `probe_pid_file`): the record's check plus how many
+ * processes its recorded scope still holds. Nothing is signalled, nothing removed, nothing
+ * waited on: a probe never acts. With no recorded command in `options`, the `.sh` beside an
+ * abx-dl pidfile is used when it exists.
+ *
+ * - `pid_file`: the pidfile's path. Required.
+ * - `options`: the recorded command and the tolerance (see pidguard_check_options), or NULL
+ *   for the defaults.
+ * - `result_out`: receives the answer (a struct the caller allocates); written only on success.
+ *
+ * Returns 0 (every problem with an abx-dl pidfile is its check's reason);
+ * PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `result_out`, both `cmd_file` and
+ * `argv`, a NULL or non-UTF-8 string in `argv`; PIDGUARD_EMALFORMED,
+ * PIDGUARD_EPERMISSION_DENIED or PIDGUARD_EIO for a guard record that cannot be read.
+ */
+int pidguard_probe_pid_file(const char *pid_file,
+                            const struct pidguard_check_options *options,
+                            struct pidguard_probe_result *result_out);
 
 /**
  * Pin the process `pid` and check it against `expected_token` under `policy`.

@@ -403,6 +403,17 @@ export interface ProcessTerminateOptions {
   reap?: boolean
 }
 
+/** A live process whose command line names one of the strings asked for. */
+export interface RunningProcess {
+  /** The pid, as read when listed (not pinned: an answer, never a target to signal). */
+  pid: number
+  /**
+   * Its working directory (`/proc/<pid>/cwd`), when it could be read; `None` for another
+   * user's process or where there is no `/proc` — its directory is then unknown.
+   */
+  cwd?: string
+}
+
 /** Options of `spawn`; every default is core's. */
 export interface SpawnOptions {
   /**
@@ -734,6 +745,16 @@ export declare function pinPidFile(pidFile: string | Buffer, options?: PinOption
 export declare function probePidFile(pidFile: string | Buffer, options?: PinOptions | null): Probe
 
 /**
+ * The live processes (not exited, not this one) whose command line contains one of `needles`
+ * (core's `processes_running`): `{ pid, cwd }`, `cwd` undefined when it cannot be read. Never
+ * signals; synchronous (it reads the process list, never waits). The pids are an answer, not a
+ * target: pin one (`lookup`, `ProcessRef`) before acting on it.
+ * 
+ * Throws `PIDGUARD_PERMISSION_DENIED`/`PIDGUARD_IO` when the process list cannot be read.
+ */
+export declare function processesRunning(needles: Array<string>): Array<RunningProcess>
+
+/**
  * Start `argv` in a new session inside a scope, with its output in files (stdin `/dev/null`,
  * this process's environment), and record it in `pidFile` (core's `launch::spawn`, what
  * `pidguard run` does). Synchronous: it returns once the command has exec'd and is recorded,
@@ -861,6 +882,7 @@ export {
   moveRecord as move_record,
   pinPidFile as pin_pid_file,
   probePidFile as probe_pid_file,
+  processesRunning as processes_running,
   spawnPiped as spawn_piped,
   startToken as start_token,
   stopPidFile as stop_pid_file,

@@ -28,6 +28,8 @@ export const {
   pin_pid_file,
   probePidFile,
   probe_pid_file,
+  processesRunning,
+  processes_running,
   spawn,
   spawnPiped,
   spawn_piped,

@@ -280,7 +280,7 @@ fn main() -> ProcessExit {
             // Core's status: the record's check, and its scope's member count (a record whose
             // first process exited while its scope runs is running).
             let probe = match pidguard::CheckOptions::from_parts(cmd_file.as_deref(), argv.as_deref(), tolerance)
-                .and_then(|opts| pidguard::ops::status_pid_file(&pidfile, &opts))
+                .and_then(|opts| pidguard::probe::status_pid_file(&pidfile, &opts))
             {
                 Ok(p) => p,
                 Err(e) => return fail(&e),
@@ -314,17 +314,8 @@ fn main() -> ProcessExit {
             progress.finish();
             let r = match result {
                 Ok(r) => r,
-                Err(e) => {
-                    if e.kind() == pidguard::ErrorKind::PermissionDenied {
-                        // Core says "cannot be read" (its errno is the kind's, EPERM, not the
-                        // system's); add what the system says.
-                        if let Some(os) = report::open_error(&pidfile) {
-                            eprintln!("pidguard: {}: {os}", pidfile.display());
-                            return ExitCode::for_io(&os).into();
-                        }
-                    }
-                    return fail(&e);
-                }
+                // Core's error carries the system's own error of the read it judged.
+                Err(e) => return fail(&e),
             };
             // Core sets the lenient policy's warning only when it changed the decision.
             if let Some(w) = &r.warning {

@@ -39,16 +39,6 @@ pub fn error_text(e: &pidguard::Error) -> String {
     }
 }
 
-/// Why `path` cannot be opened for reading, as the system says it. Core's check says only
-/// `unreadable`, and `stop_pid_file`'s error carries its kind's errno rather than the system's:
-/// this text goes into the message, and core chooses the exit status from it
-/// ([`pidguard::ExitCode::for_check`], [`pidguard::ExitCode::for_io`]). Neither follows a
-/// symlink nor blocks on a FIFO.
-pub fn open_error(path: &Path) -> Option<std::io::Error> {
-    // Core opens it as its check did (for root: no unsafe transition on the path either).
-    pidguard::pidfile::open_error(path)
-}
-
 /// `match`, or `mismatch (start-ticks-differ)`: the reason only where it adds something.
 pub fn verdict_text(v: Verdict, why: Reason) -> String {
     match (v, why) {

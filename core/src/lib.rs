@@ -62,6 +62,7 @@ pub mod identity;
 pub mod launch;
 pub mod ops;
 pub mod options;
+pub mod probe;
 pub mod pidfile;
 pub mod report;
 pub mod signal;
@@ -82,7 +83,7 @@ pub use pidfile::Format;
 pub use options::{check_pid_file, check_pid_file_with, validate_pid_file, CheckOptions};
 pub use pidfile::mtime::{write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
 pub use signal::{terminate, terminate_pid, terminate_scopes, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, TerminateOptions, TerminateReport};
-pub use ops::{probe_pid_file, Probe};
+pub use probe::{probe_pid_file, Probe};
 pub use stop::{pin_pid_file, stop_pid_file, PidFilePin, StopOptions, StopOutcome, StopReport};
 
 /// The pidguard version (the crate version).

@@ -49,7 +49,7 @@ fn case(scope: ScopeMode) {
     assert_eq!(probe.answer, Answer::Running, "{scope:?}: {probe:?}");
     assert!(probe.in_use() && probe.scope_members >= Some(1), "{scope:?}: {probe:?}");
 
-    let status = pidguard::ops::status_pid_file(&pidfile, &CheckOptions::default()).expect("status");
+    let status = pidguard::probe::status_pid_file(&pidfile, &CheckOptions::default()).expect("status");
     assert!(alive(child), "{scope:?}: status signalled the scope");
     assert!(status.running(), "{scope:?}: {status:?}");
 

@@ -385,12 +385,9 @@ pub extern "C" fn pidguard_stop_pid_file_with(
 /// One stop, its report into `result_out`: the body both stop functions share.
 fn stop_into(pid_file: &std::path::Path, opts: &pg::StopOptions, result_out: crate::boundary::Out<pidguard_stop_result>) -> crate::boundary::FfiResult {
     let r = pg::stop_pid_file(pid_file, opts)?;
-    // The explanation of a refusal or an error, or the warning, as the thread's last error.
-    if let Some(refusal) = r.outcome.refusal() {
-        set_last_error(&format!("{}: refused to signal ({refusal})", pid_file.display()), None);
-    }
-    for text in r.outcome.error().into_iter().chain(r.warning.as_deref()) {
-        set_last_error(text, None);
+    // Core's explanation of a refusal or an error, or the warning, as the thread's last error.
+    if let Some(text) = r.message() {
+        set_last_error(&text, None);
     }
     write_result(result_out, |kept| pidguard_stop_result::of(&r, kept))
 }

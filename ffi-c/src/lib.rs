@@ -24,6 +24,7 @@ mod api;
 mod guard;
 mod last_error;
 mod options;
+mod probe;
 mod process;
 mod report;
 mod results;

@@ -444,36 +444,16 @@ function findSessionFiles(root, isRuntime) {
 }
 
 /**
- * Live processes running one of abx-plugins' Chrome hook scripts, from /proc: `{ pid, cwd }`
- * (`cwd` null when it cannot be read). `null` when /proc cannot be listed: nothing can then be
- * said about which crawls are in use.
+ * Live processes running one of abx-plugins' Chrome hook scripts (core's `processesRunning`):
+ * `{ pid, cwd }` (`cwd` null when it cannot be read). `null` when the process list cannot be
+ * read: nothing can then be said about which crawls are in use.
  */
 function chromeHookProcesses() {
-  let names;
   try {
-    names = fs.readdirSync('/proc');
+    return pidguard.processesRunning(CHROME_HOOK_SCRIPTS).map((p) => ({ pid: p.pid, cwd: p.cwd == null ? null : path.resolve(p.cwd) }));
   } catch (_) {
     return null;
   }
-  const hooks = [];
-  for (const name of names) {
-    if (!/^[1-9][0-9]*$/.test(name) || Number(name) === process.pid) continue;
-    let cmdline;
-    try {
-      cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'latin1');
-    } catch (_) {
-      continue; // exited meanwhile (its /proc entry is gone)
-    }
-    if (!CHROME_HOOK_SCRIPTS.some((s) => cmdline.includes(s))) continue;
-    const pid = Number(name);
-    if (!pidguard.isProcessAlive(pid)) continue;
-    let cwd = null;
-    try {
-      cwd = path.resolve(fs.readlinkSync(`/proc/${name}/cwd`));
-    } catch (_) { /* another user's hook: its directory is unknown */ }
-    hooks.push({ pid, cwd });
-  }
-  return hooks;
 }
 
 /** Whether `ancestor` is `pid` or one of its ancestors now (parent pids read by core's `lookup`). */
@@ -524,7 +504,7 @@ function hasAncestor(pid, ancestor) {
  * Throws `TypeError` at once for `snapDir` that is not a string or null, `options` that is not
  * an object, or exclusion lists that are not arrays of strings; after that it never rejects: a
  * record that cannot be read is skipped. When a hook process's directory
- * cannot be read, or /proc cannot be listed, nothing tells which crawls are in use: no browser is
+ * cannot be read, or the process list cannot be read, nothing tells which crawls are in use: no browser is
  * stopped.
  */
 function killZombieChrome(snapDir = null, options = {}) {
@@ -581,12 +561,12 @@ async function sweep(root, quiet, excluded) {
     if (live) liveSessions.add(path.resolve(sessionDir));
   }
 
-  // Sessions in use, by their hook processes (read from /proc once, when first needed).
+  // Sessions in use, by their hook processes (listed by core once, when first needed).
   let hooks;
   const crawlInUse = (crawlDir, browserPid) => {
     if (hooks === undefined) {
       hooks = chromeHookProcesses();
-      if (hooks === null) log('[!] /proc cannot be listed: which crawls are in use is unknown, nothing is stopped');
+      if (hooks === null) log('[!] the process list cannot be read: which crawls are in use is unknown, nothing is stopped');
     }
     if (hooks === null) return true;
     for (const h of hooks) {

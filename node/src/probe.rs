@@ -3,7 +3,7 @@
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
-use pidguard::ops::ProbeView as Probe;
+use pidguard::probe::ProbeView as Probe;
 
 use crate::convert::{self, call, path, PathArg};
 use crate::PinOptions;
@@ -26,5 +26,19 @@ pub fn probe_pid_file(env: Env, pid_file: PathArg, options: Option<PinOptions>) 
     call(&env, || {
         let opts = pidguard::CheckOptions::from_parts(cmd_file.as_deref(), argv.as_deref(), tolerance)?;
         pidguard::probe_pid_file(&path(&pid_file), &opts).map(|p| (&p).into())
+    })
+}
+
+/// The live processes (not exited, not this one) whose command line contains one of `needles`
+/// (core's `processes_running`): `{ pid, cwd }`, `cwd` undefined when it cannot be read. Never
+/// signals; synchronous (it reads the process list, never waits). The pids are an answer, not a
+/// target: pin one (`lookup`, `ProcessRef`) before acting on it.
+///
+/// Throws `PIDGUARD_PERMISSION_DENIED`/`PIDGUARD_IO` when the process list cannot be read.
+#[napi]
+pub fn processes_running(env: Env, needles: Vec<String>) -> Result<Vec<pidguard::probe::RunningProcess>> {
+    call(&env, || {
+        let n: Vec<&str> = needles.iter().map(String::as_str).collect();
+        pidguard::probe::processes_running(&n)
     })
 }

@@ -9,6 +9,7 @@
 
 mod convert;
 mod guard;
+mod probe;
 mod process;
 
 use std::path::PathBuf;
@@ -524,6 +525,8 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(judge, m)?)?;
     m.add_function(wrap_pyfunction!(stop_pid_file, m)?)?;
     m.add_function(wrap_pyfunction!(pin_pid_file, m)?)?;
+    m.add_function(wrap_pyfunction!(probe::probe_pid_file, m)?)?;
+    m.add_class::<pidguard::probe::ProbeView>()?;
     m.add_function(wrap_pyfunction!(is_process_alive, m)?)?;
     m.add_class::<process::PendingPin>()?;
     m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;

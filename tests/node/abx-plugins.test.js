@@ -463,3 +463,17 @@ test('spawn + writePidWithMtime: chrome.pid carries the scope, and killChrome st
   assert.equal(fs.existsSync(pidFile), false, 'the record is removed');
   await exited;
 });
+
+test('processesRunning: core lists the live processes whose command line names a string, with their cwd; killZombieChrome reads no /proc itself', async () => {
+  const dir = tempDir('abx-running');
+  const marker = `pidguard-running-marker-${process.pid}`;
+  const p = spawnGroup(`exec -a ${marker} sleep 300`, { cwd: dir });
+  assert.ok(await waitFor(() => pidguard.processesRunning([marker]).length === 1, 10000), 'listed');
+  const [found] = pidguard.processesRunning([marker]);
+  assert.equal(found.pid, p.pid);
+  assert.equal(fs.realpathSync(found.cwd), fs.realpathSync(dir));
+  process.kill(-p.pid, 'SIGKILL');
+  assert.ok(await waitFor(() => pidguard.processesRunning([marker]).length === 0, 10000), 'gone once killed');
+  const source = fs.readFileSync(path.join(ROOT, 'node', 'lib', 'abx-plugins.js'), 'utf8');
+  assert.doesNotMatch(source, /['`]\/proc/, 'abx-plugins.js opens no /proc path itself');
+});

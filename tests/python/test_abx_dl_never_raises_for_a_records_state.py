@@ -80,3 +80,21 @@ def test_a_users_record_whose_group_holds_roots_process_returns_false(tmp_path, 
             deadline = time.monotonic() + 10
             while _alive(root_child) and time.monotonic() < deadline:
                 time.sleep(0.01)
+
+
+def test_probe_pid_file_answers_and_never_acts(tmp_path):
+    """``probe_pid_file`` says whether a record is in use, and removes or signals nothing: a
+    live record runs; once its process is gone it is not in use, and the record is still there."""
+    record = str(tmp_path / "hook.pid")
+    p = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        pidguard.write_pid_file_with_mtime(record, p.pid, pidguard.lookup(p.pid).create_time)
+        live = pidguard.probe_pid_file(record)
+        assert (live.reason, live.answer, live.in_use, live.running, live.pid) == ("valid", "running", True, True, p.pid)
+        assert _alive(p.pid)
+    finally:
+        p.kill()
+        p.wait()
+    gone = pidguard.probe_pid_file(record)
+    assert (gone.reason, gone.answer, gone.in_use, gone.scope, gone.scope_members) == ("gone", "not-running", False, "group", None)
+    assert os.path.exists(record), "a probe removed the record"

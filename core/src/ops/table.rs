@@ -1,6 +1,6 @@
 //! The decision table of [`super`], printed as markdown for docs/design.md.
 
-use super::{decide, on_live_scope, scope_consulted, Allows, Answer, Decision, Operation, ScopeAllows, OPERATIONS, REASONS};
+use super::rules::{decide, on_live_scope, scope_consulted, Allows, Answer, Decision, Operation, ScopeAllows, OPERATIONS, REASONS};
 use crate::identity::Policy;
 
 fn op_name(op: Operation) -> &'static str {

@@ -120,6 +120,24 @@ pub(crate) fn pin_pidfile(check: &PidFileCheck, pin: Option<ProcessRef>) -> Pidf
     PidfileTarget::Pinned(h)
 }
 
+/// Whether a record with this reason is dated on this machine and in this PID namespace, so
+/// that its recorded scope is judged (its own identity decides: cgroup id and boot, supervisor
+/// token). The recorded process may be gone while its tree runs on.
+pub const fn scope_consulted(r: CheckReason) -> bool {
+    match r {
+        CheckReason::Valid | CheckReason::Zombie | CheckReason::Gone | CheckReason::Mismatch => true,
+        CheckReason::Missing
+        | CheckReason::Unreadable
+        | CheckReason::NotRegular
+        | CheckReason::Malformed
+        | CheckReason::BadToken
+        | CheckReason::Foreign
+        | CheckReason::Unverifiable
+        | CheckReason::MtimeSkew
+        | CheckReason::CmdMismatch => false,
+    }
+}
+
 /// What a record's scope allows, judged with the record (see [`scope_target`]).
 #[derive(Debug)]
 pub(crate) enum ScopeTarget {
@@ -143,7 +161,7 @@ pub(crate) enum ScopeTarget {
 pub(crate) fn scope_target(check: &PidFileCheck) -> ScopeTarget {
     use crate::identity::{Scope, ScopeState};
     let Some(rec) = &check.scope else { return ScopeTarget::Absent(None) };
-    if !crate::ops::scope_consulted(check.reason) {
+    if !scope_consulted(check.reason) {
         return ScopeTarget::Absent(None);
     }
     let kind = rec.kind();

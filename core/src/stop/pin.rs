@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use super::{unusable, Judged, StopOutcome, StopReport};
+use super::judged::{unusable, Judged};
+use super::report::{StopOutcome, StopReport};
 use crate::error::{Error, Result};
 use crate::identity::ProcessRef;
 use crate::ops::Allows;
@@ -74,7 +75,7 @@ pub fn pin_pid_file(pid_file: &Path, recorded: Option<RecordedCommand<'_>>, tole
     // What the record allows is the table's (`crate::ops::pin`).
     let allows = crate::ops::pin(check.reason);
     match allows {
-        Allows::Fail => return Err(unusable(pid_file, check.reason)),
+        Allows::Fail => return Err(unusable(pid_file, &check)),
         Allows::Nothing => return Ok(PidFilePin::Left(report)),
         Allows::Leave => {
             report.outcome = StopOutcome::Foreign;

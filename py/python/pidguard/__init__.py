@@ -42,6 +42,7 @@ from ._pidguard import (
     HookReport,
     Judgement,
     PidFileCheck,
+    Probe,
     ProcessInfo,
     Spawned,
     StopReport,
@@ -52,6 +53,7 @@ from ._pidguard import (
     is_process_alive,
     judge,
     lookup,
+    probe_pid_file,
     spawn,
     start_token,
     stop_pid_file,
@@ -101,6 +103,7 @@ __all__ = [
     "write_cmd_file",
     "check_pid_file",
     "stop_pid_file",
+    "probe_pid_file",
     # starting a command in a scope
     "spawn",
     # identity and signalling
@@ -116,6 +119,7 @@ __all__ = [
     "HookReport",
     "Judgement",
     "PidFileCheck",
+    "Probe",
     "ProcessInfo",
     "Spawned",
     "StopReport",

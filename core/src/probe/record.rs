@@ -1,8 +1,8 @@
-//! The probe: "is this record in use?", answered without any side effect.
+//! The probe's record: "is this record in use?", answered without any side effect.
 
 use std::path::Path;
 
-use super::{on_live_scope, probe as probe_rule, scope_consulted, Answer, Operation, ScopeAllows};
+use crate::ops::{on_live_scope, probe as probe_rule, scope_consulted, Answer, Operation, ScopeAllows};
 use crate::error::Result;
 use crate::identity::{Scope, ScopeKind, ScopeState};
 use crate::options::CheckOptions;
@@ -20,7 +20,7 @@ pub struct Probe {
     pub scope: ScopeKind,
     /// How many processes the recorded scope still holds, each pinned and proven inside it
     /// when counted; `None` when no scope is recorded, the record's reason does not consult it
-    /// ([`super::scope_consulted`]) or it could not be read.
+    /// ([`crate::ops::scope_consulted`]) or it could not be read.
     pub scope_members: Option<usize>,
     /// The answer: `Running` when the recorded process runs or its scope still holds processes;
     /// `NotRunning` only on proof; `Undecided`/`Unusable` when nothing proves it either way.
@@ -43,7 +43,7 @@ impl Probe {
     /// still holds processes): `pid N exited; its scope (supervisor) still holds M
     /// process(es)`. `None` otherwise (the record's own check says it all).
     pub fn scope_text(&self) -> Option<String> {
-        let n = self.scope_members.filter(|&n| n > 0 && self.running() && super::check(self.check.reason) != Answer::Running)?;
+        let n = self.scope_members.filter(|&n| n > 0 && self.running() && crate::ops::check(self.check.reason) != Answer::Running)?;
         let pid = self.check.pid.map(|p| format!("pid {p} {}; ", self.check.reason)).unwrap_or_default();
         Some(format!("{pid}its scope ({}) still holds {n} process{}", self.scope, if n == 1 { "" } else { "es" }))
     }
@@ -75,7 +75,7 @@ pub fn probe_pid_file(pid_file: &Path, opts: &CheckOptions<'_>) -> Result<Probe>
 /// The answer of `op` (`Probe` or `Status`) for a checked record, its scope counted.
 pub(crate) fn probe_checked(format: Format, check: PidFileCheck, op: Operation) -> Probe {
     let own = match op {
-        Operation::Status => super::status(check.reason),
+        Operation::Status => crate::ops::status(check.reason),
         _ => probe_rule(check.reason),
     };
     let scope = check.scope.as_ref().map_or(ScopeKind::Group, |r| r.kind());

@@ -1,172 +1,17 @@
-//! Stopping the process a pidfile names (`pidguard stop`, start-stop-daemon's `--stop`).
+//! The stop itself: judge the record, ask the table what it allows, run the schedule.
 
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::signal::{terminate, terminate_scopes, ExitStatus, Outcome, Refusal, Signal, TerminateOptions, TerminateReport};
-use crate::error::{Error, ErrorKind, Result};
-use crate::pidfile::unchanged::remove_if_unchanged_in;
+use super::judged::{unusable, Judged};
+use super::report::{StopOptions, StopOutcome, StopReport};
+use crate::error::{ErrorKind, Result};
 use crate::identity::{ProcessRef, Scope};
-use crate::pidfile::cmd::RecordedCommand;
-use crate::pidfile::mtime::{check_pinned_opened, CheckReason, CmdRule, PidFileCheck};
-use crate::sys::DirFd;
-use crate::pidfile::Format;
-use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
 use crate::ops::Allows;
-
-mod pin;
-pub use pin::{pin_pid_file, PidFilePin};
-
-pub use crate::options::StopOptions;
-
-/// What [`stop_pid_file`] did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StopOutcome {
-    /// The record names no process of its own any more (missing file, gone, zombie without a
-    /// live group, proven reuse): nothing was signalled; the pidfile was removed if it was
-    /// still the file that was judged.
-    Stale(CheckReason),
-    /// The process (and its group) exited before anything was sent.
-    AlreadyGone,
-    /// It (and its group) exited after this signal.
-    Exited(Signal),
-    /// Still alive after the whole schedule; the pidfile is kept.
-    Unkillable,
-    /// Not signalled: a safety rule, the owner rule of the pidfile or the policy refused it;
-    /// the pidfile is kept.
-    Refused(Refusal),
-    /// Another machine's or PID namespace's record: left alone, pidfile kept.
-    Foreign,
-    /// Signalling failed (for example `EPERM`); the pidfile is kept.
-    Error(String),
-}
-
-impl StopOutcome {
-    /// The signal after which the target exited, for the exited outcome.
-    pub fn after(&self) -> Option<Signal> {
-        match self {
-            StopOutcome::Exited(s) => Some(*s),
-            _ => None,
-        }
-    }
-
-    /// Why signalling was refused, for the refused outcome.
-    pub fn refusal(&self) -> Option<Refusal> {
-        match self {
-            StopOutcome::Refused(r) => Some(*r),
-            _ => None,
-        }
-    }
-
-    /// Why the record is stale, for the stale outcome.
-    pub fn stale_reason(&self) -> Option<CheckReason> {
-        match self {
-            StopOutcome::Stale(r) => Some(*r),
-            _ => None,
-        }
-    }
-
-    /// The message, for the error outcome.
-    pub fn error(&self) -> Option<&str> {
-        match self {
-            StopOutcome::Error(e) => Some(e),
-            _ => None,
-        }
-    }
-
-    /// A stable kebab-case slug.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            StopOutcome::Stale(_) => "stale",
-            StopOutcome::AlreadyGone => "already-gone",
-            StopOutcome::Exited(_) => "exited",
-            StopOutcome::Unkillable => "unkillable",
-            StopOutcome::Refused(_) => "refused",
-            StopOutcome::Foreign => "foreign",
-            StopOutcome::Error(_) => "error",
-        }
-    }
-}
-
-impl fmt::Display for StopOutcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StopOutcome::Stale(r) => write!(f, "stale ({r})"),
-            StopOutcome::Exited(s) => write!(f, "exited after {s}"),
-            StopOutcome::Refused(r) => write!(f, "refused ({r})"),
-            StopOutcome::Error(e) => write!(f, "error: {e}"),
-            o => f.write_str(o.as_str()),
-        }
-    }
-}
-
-/// The report of [`stop_pid_file`].
-#[derive(Clone, Debug)]
-pub struct StopReport {
-    /// The pidfile.
-    pub pid_file: PathBuf,
-    /// What [`check_pid_file`](crate::check_pid_file) said about it.
-    pub check: PidFileCheck,
-    /// What was done.
-    pub outcome: StopOutcome,
-    /// The termination report, when the process was pinned and the schedule ran.
-    pub terminate: Option<TerminateReport>,
-    /// Whether the pidfile was removed (only stale or stopped records, and only if the file
-    /// was still the one judged).
-    pub pid_file_removed: bool,
-    /// A warning, e.g. that the identity was taken on the lenient policy.
-    pub warning: Option<String>,
-    /// The particulars of a refusal, when there are any (`owned by uid 65534, target uid 0`).
-    pub detail: Option<String>,
-    /// The format of the pidfile ([`Format::of`]).
-    pub format: Format,
-    /// What was (or would have been) stopped: the recorded scope — a cgroup leaf or a
-    /// supervisor's tree — or the process group (`group`: no scope recorded, or the recorded one
-    /// is gone).
-    pub scope: crate::identity::ScopeKind,
-}
-
-impl StopReport {
-    /// The report of a record judged and not acted on yet: its check's reason as a stale
-    /// outcome (the operation replaces it once it decides), nothing sent, nothing removed.
-    fn before_acting(pid_file: &Path, check: PidFileCheck, format: Format) -> StopReport {
-        StopReport {
-            pid_file: pid_file.to_path_buf(),
-            outcome: StopOutcome::Stale(check.reason),
-            check,
-            terminate: None,
-            pid_file_removed: false,
-            warning: None,
-            detail: None,
-            format,
-            scope: crate::identity::ScopeKind::Group,
-        }
-    }
-
-    /// The outcome of a termination that ran for this record, and the particulars of a refusal
-    /// for survivors skipped for their uid.
-    fn take_outcome(&mut self, t: &TerminateReport) {
-        self.outcome = match &t.outcome {
-            Outcome::AlreadyGone => StopOutcome::AlreadyGone,
-            Outcome::Exited { after } => StopOutcome::Exited(*after),
-            Outcome::Unkillable => StopOutcome::Unkillable,
-            Outcome::Refused(r) => StopOutcome::Refused(*r),
-            Outcome::Error(e) => StopOutcome::Error(e.clone()),
-        };
-        if let (Outcome::Refused(Refusal::UntrustedPidfile), false) = (&t.outcome, t.survivors.is_empty()) {
-            self.detail = Some(skipped_detail(t));
-        }
-    }
-
-    /// Every signal sent, in order.
-    pub fn signals(&self) -> &[Signal] {
-        self.terminate.as_ref().map(|t| t.signals.as_slice()).unwrap_or(&[])
-    }
-    /// The exit status (known only for the caller's own child).
-    pub fn exit(&self) -> ExitStatus {
-        self.terminate.as_ref().map(|t| t.exit).unwrap_or(ExitStatus::Unknown)
-    }
-}
+use crate::pidfile::cmd::RecordedCommand;
+use crate::pidfile::mtime::{CheckReason, PidFileCheck};
+use crate::pidfile::target::{pin_pidfile, scope_target, PidfileTarget, ScopeTarget};
+use crate::pidfile::Format;
+use crate::signal::{terminate, terminate_scopes, Refusal, TerminateOptions, TerminateReport};
 
 /// Stop the process a pidfile names — an abx-dl pidfile or a guard record (the format is told
 /// by [`Format::of`], reported in [`StopReport::format`]) — with its process group, and nothing
@@ -240,7 +85,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     };
     // What the record allows is the table's (`crate::ops::stop`); the particulars are said here.
     match crate::ops::stop(check.reason, opts.policy) {
-        Allows::Fail => return Err(unusable(pid_file, check.reason)),
+        Allows::Fail => return Err(unusable(pid_file, &check)),
         Allows::Nothing => return Ok(report),
         Allows::Leave => {
             report.outcome = StopOutcome::Foreign;
@@ -306,60 +151,6 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     }
     report.terminate = Some(t);
     Ok(report)
-}
-
-/// The error [`stop_pid_file`] and [`pin_pid_file`] give for a record that cannot be judged at
-/// all (`Malformed`: only `stop_pid_file`).
-fn unusable(pid_file: &Path, reason: CheckReason) -> Error {
-    match reason {
-        CheckReason::Malformed => Error::at(ErrorKind::Malformed, pid_file, "content is not one pid from 1 to 4194304"),
-        CheckReason::BadToken => Error::at(ErrorKind::Malformed, pid_file, "the token xattr is not a pidguard start token"),
-        // A directory named as the pidfile is a mistake of the caller (bad input), not a planted
-        // file; a symlink or FIFO there stays a refusal.
-        CheckReason::NotRegular | CheckReason::Unreadable if crate::pidfile::is_directory_not_followed(pid_file) => {
-            Error::at(ErrorKind::InvalidArgument, pid_file, "is a directory, not a pidfile")
-        }
-        CheckReason::NotRegular => Error::at(ErrorKind::Untrusted, pid_file, "not a regular file"),
-        // A path refused by the unsafe-transition rule says which step; any other failure keeps
-        // the kind's own text (the CLI asks the system for its errno).
-        _ => match crate::pidfile::open_error(pid_file) {
-            Some(e) if crate::sys::chase::is_unsafe_transition(&e) => Error::io_at(pid_file, "cannot be read", &e),
-            _ => Error::at(ErrorKind::PermissionDenied, pid_file, "cannot be read"),
-        },
-    }
-}
-
-/// An abx-dl pidfile judged through its directory's descriptor: the directory is opened once,
-/// the record is opened from it (`pidfile::retire::open_strict_in`), and a stale record is
-/// retired by content through that same descriptor — never by a second lookup of the path,
-/// which a user who swaps a directory for a symlink between the two calls could aim anywhere.
-/// The owner and mode in [`PidFileCheck::owner`] are the `fstat` of the descriptor read.
-struct Judged<'a> {
-    dir: Option<(DirFd, &'a std::ffi::OsStr)>,
-    check: PidFileCheck,
-    pin: Option<ProcessRef>,
-}
-
-impl<'a> Judged<'a> {
-    fn new(pid_file: &'a Path, recorded: Option<RecordedCommand<'_>>, tolerance: f64) -> Judged<'a> {
-        let cmd = recorded.map_or(CmdRule::None, CmdRule::Command);
-        match DirFd::parent_of(pid_file, crate::protect::walk()) {
-            Ok((dir, name)) => {
-                let (check, pin) = check_pinned_opened(crate::pidfile::retire::open_strict_in(&dir, name), cmd, tolerance);
-                Judged { dir: Some((dir, name)), check, pin }
-            }
-            Err(e) => {
-                let (check, pin) = check_pinned_opened(Err(e), cmd, tolerance);
-                Judged { dir: None, check, pin }
-            }
-        }
-    }
-
-    /// Remove the record if it still holds what `check` judged (pid, mtime, token), from the
-    /// directory it was judged in. Whether it was removed.
-    fn retire(&self, pid_file: &Path, check: &PidFileCheck) -> bool {
-        self.dir.as_ref().is_some_and(|(dir, name)| remove_if_unchanged_in(dir, name, pid_file, check))
-    }
 }
 
 /// [`stop_pid_file`] for a guard record: the record's token decides under `opts.policy`; the
@@ -429,7 +220,7 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
 /// outcome. `main`: the recorded process, pinned, when it is alive; if it is no longer inside its
 /// scope (root may move a process out of its cgroup) it is stopped with its group at the same
 /// time, as a record without a scope is, and the report says so.
-fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
+pub(super) fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
     report.scope = scope.kind();
     let outside = main.filter(|h| !h.has_exited() && scope.lacks(h.pid()));
     let (mut t, other) = match outside {
@@ -469,17 +260,4 @@ fn run_schedule(h: crate::identity::ProcessRef, opts: &StopOptions, report: &mut
     let t = terminate(vec![h], &topts).pop().expect("one target, one report");
     report.take_outcome(&t);
     t
-}
-
-/// The detail of a group whose only survivors were skipped for their uid: their pids, and that
-/// nothing was sent to them.
-pub(crate) fn skipped_detail(t: &TerminateReport) -> String {
-    let pids: Vec<String> = t.survivors.iter().map(|p| p.to_string()).collect();
-    format!(
-        "the group's survivor{} {} not signalled: {} uid is not the pidfile owner's (no signal reached {})",
-        if pids.len() == 1 { "" } else { "s" },
-        if pids.len() == 1 { format!("pid {} was", pids[0]) } else { format!("pids {} were", pids.join(", ")) },
-        if pids.len() == 1 { "its" } else { "their" },
-        if pids.len() == 1 { "it" } else { "them" },
-    )
 }

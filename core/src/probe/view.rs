@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{Answer, Probe};
+use super::record::Probe;
 
 /// What `probe_pid_file` found: the record's check plus how many processes its scope still
 /// holds. A probe never acts: nothing was signalled or removed.
@@ -30,18 +30,6 @@ pub struct ProbeView {
     pub in_use: bool,
     /// Whether the record runs: its process, or — its first process gone — its scope.
     pub running: bool,
-}
-
-impl Answer {
-    /// A stable kebab-case slug (`not-running`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Answer::Running => "running",
-            Answer::NotRunning => "not-running",
-            Answer::Undecided => "undecided",
-            Answer::Unusable => "unusable",
-        }
-    }
 }
 
 impl From<&Probe> for ProbeView {
