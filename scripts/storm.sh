@@ -54,7 +54,9 @@ if [ "${STORM_INNER:-0}" != 1 ]; then
   trap cleanup EXIT
   # The inner run: in both cgroups, then in a PID namespace of its own.
   rc=0
-  STORM_INNER=1 PIDGUARD=$PIDGUARD sh -c 'echo 0 > "$1/cgroup.procs" && { [ -z "$2" ] || echo 0 > "$2/cgroup.procs"; } && exec unshare --pid --fork --mount-proc bash "$3" "$4"' sh "$CG" "$PCG" "$0" "$ROUNDS" || rc=$?
+  # With a v1 pids directory only `pidguard run` joins it (the storm inherits it), so that this
+  # script's own forks (the timed `pidguard stop`) never wait for the storm's pids.
+  STORM_INNER=1 STORM_PCG=$PCG PIDGUARD=$PIDGUARD sh -c 'echo 0 > "$1/cgroup.procs" && exec unshare --pid --fork --mount-proc bash "$2" "$3"' sh "$CG" "$0" "$ROUNDS" || rc=$?
   exit $rc
 fi
 
@@ -77,7 +79,11 @@ worst=0; bad=0
 for mode in cgroup supervisor; do
   for r in $(seq "$ROUNDS"); do
     pf=$T/$mode-$r.pid
-    "$PIDGUARD" run --scope "$mode" "$pf" sh -c "$STORM" >/dev/null
+    if [ -n "${STORM_PCG:-}" ]; then
+      sh -c 'echo 0 > "$1/cgroup.procs" && shift && exec "$@"' sh "$STORM_PCG" "$PIDGUARD" run --scope "$mode" "$pf" sh -c "$STORM" >/dev/null
+    else
+      "$PIDGUARD" run --scope "$mode" "$pf" sh -c "$STORM" >/dev/null
+    fi
     sleep 0.5
     # The rate over 250 ms windows, measured again (up to 20 times) until it is a storm's.
     for _ in $(seq 20); do
