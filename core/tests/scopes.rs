@@ -1128,10 +1128,15 @@ fn storm_body(mode: Mode) {
         let pf = dir.path().join("storm.pid");
         let s = spawn(&pf, &["sh", "-c", STORM], mode);
         assert!(wait_for(Duration::from_secs(10), || others().len() >= 80), "the storm runs");
-        let (a, t) = (ns_last_pid(), std::time::Instant::now());
-        // A rate is measured over a window: this wait is the window, not a synchronisation.
-        std::thread::sleep(Duration::from_millis(500));
-        let rate = (ns_last_pid() - a) as f64 / t.elapsed().as_secs_f64();
+        // The rate over a 250 ms window (the wait is the window, not a synchronisation),
+        // measured again until it is a storm's: a loaded machine slows the storm down at times.
+        let mut rate = 0.0;
+        wait_for(Duration::from_secs(15), || {
+            let (a, t) = (ns_last_pid(), std::time::Instant::now());
+            std::thread::sleep(Duration::from_millis(250));
+            rate = (ns_last_pid() - a) as f64 / t.elapsed().as_secs_f64();
+            rate >= 200.0
+        });
         let t0 = std::time::Instant::now();
         let r = stop_pid_file(&pf, &StopOptions { schedule: sched("TERM/1/KILL/1"), ..StopOptions::default() }).unwrap();
         let took = t0.elapsed();
@@ -1169,3 +1174,35 @@ fn many_members_body(mode: Mode) {
     end_all();
 }
 scenario!(a_scope_larger_than_the_free_descriptors_is_stopped, many_members_body, [Cgroup, Supervisor]);
+
+/// A scope is held for a signal (frozen, or stopped with `SIGSTOP` first) and released after:
+/// a tree that ignores the schedule's only signal (`INT`) is left running, not frozen or
+/// stopped, and a member stopped before the stop stays stopped (only what the stop stopped is
+/// continued).
+fn held_and_released_body(mode: Mode) {
+    let dir = TempDir::new("held");
+    let pf = dir.path().join("held.pid");
+    let s = spawn(&pf, &["sh", "-c", "trap '' INT; sleep 4770 & sleep 4771 & wait"], mode);
+    let sleeps = || others().into_iter().filter(|p| p.4 == "sleep").collect::<Vec<_>>();
+    assert!(wait_for(Duration::from_secs(10), || sleeps().len() == 2));
+    let cmdline = |p: i32| std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default();
+    let paused = sleeps().into_iter().find(|p| cmdline(p.0).contains("4771")).unwrap().0;
+    let running = sleeps().into_iter().find(|p| cmdline(p.0).contains("4770")).unwrap().0;
+    let state = |p: i32| stat(p).map(|s| s.3);
+    kill(paused, libc::SIGSTOP);
+    assert!(wait_for(Duration::from_secs(10), || state(paused) == Some('T')));
+    let r = stop_pid_file(&pf, &StopOptions { schedule: sched("INT/0.3"), ..StopOptions::default() }).unwrap();
+    println!("stop: {:?} signals {:?}", r.outcome, r.signals());
+    assert_eq!(r.outcome, StopOutcome::Unkillable, "{:?}", r.outcome);
+    assert!(state(s.pid).is_some_and(|c| c != 'T') && state(running).is_some_and(|c| c != 'T'), "left stopped: sh {:?}, sleep {:?}", state(s.pid), state(running));
+    assert_eq!(state(paused), Some('T'), "a member stopped before the stop stays stopped");
+    if let Some(d) = leaf_dir(&s) {
+        assert_eq!(std::fs::read_to_string(d.join("cgroup.freeze")).unwrap().trim(), "0", "the leaf is thawed");
+        assert!(std::fs::read_to_string(d.join("cgroup.events")).unwrap().contains("frozen 0"));
+    }
+    let r = stop(&pf);
+    assert!(matches!(r.outcome, StopOutcome::Exited(_)), "{:?}", r.outcome);
+    assert!(!pf.exists());
+    end_all();
+}
+scenario!(a_held_scope_is_released_after_its_signal, held_and_released_body, [Cgroup, Supervisor]);
