@@ -82,12 +82,14 @@ static inline pid_t spawn(char *const argv[], int new_session, const char *out_l
     if (pid == 0) {
         close(p[0]);
         if (new_session && setsid() < 0) _exit(126);
-        if (out_log) {
-            int fd = open(out_log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        /* Never the harness's pipes: a child that outlives a failed CHECK (exit without its
+           kill) must not hold them open and stall the harness reading to the end. */
+        {
+            int fd = open(out_log ? out_log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
             if (fd >= 0) { dup2(fd, 1); close(fd); }
         }
-        if (err_log) {
-            int fd = open(err_log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        {
+            int fd = open(err_log ? err_log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
             if (fd >= 0) { dup2(fd, 2); close(fd); }
         }
         execv(argv[0], argv);

@@ -306,7 +306,7 @@ static void judge_lookup_terminate(void) {
     CHECK(info.uid == (int64_t)getuid() && info.start_ticks > 0 && isfinite(info.create_time));
     /* The fields added from core's ProcessInfo: kept per thread until the next lookup. */
     CHECK(info.token && strcmp(info.token, token) == 0);
-    CHECK(info.argv && info.n_argv == 2 && strcmp(info.argv[0], "/bin/sleep") == 0 && strcmp(info.argv[1], "300") == 0);
+    CHECK(info.argv && info.n_argv == 2 && strcmp(info.argv[0], "/bin/sleep") == 0 && strcmp(info.argv[1], "infinity") == 0);
     CHECK(info.argv[2] == NULL && info.exe && strstr(info.exe, "sleep") != NULL);
 
     pidguard_verdict v;
