@@ -194,6 +194,32 @@ static void scoped_tree_is_stopped_whole(const char *work, int32_t mode, pidguar
         CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
 }
 
+/* A record whose first process is gone while its scope still runs (the recorded sleep killed,
+ * the setsid daemon left in the scope): pidguard_probe_pid_file() says running, counts the
+ * daemon, and signals nothing; the record's stop then reaches the daemon. */
+static void a_probe_never_acts(const char *work, int32_t mode, const char *name) {
+    char dir[512], pid_file[600];
+    make_dir(dir, sizeof dir, work, name);
+    join_path(pid_file, sizeof pid_file, dir, "tree.pid");
+    pidguard_spawn_result s;
+    pid_t daemon;
+    char token[256];
+    start_tree(dir, mode, &s, &daemon, token, sizeof token);
+    CHECK(kill(s.pid, SIGKILL) == 0);
+    if (s.supervisor_pid == 0) CHECK(waitpid(s.pid, NULL, 0) == s.pid); /* our own child */
+    for (int i = 0; i < 2000 && kill(s.pid, 0) == 0; i++) pause_ms(10); /* the supervisor reaps it */
+    CHECK(kill(s.pid, 0) != 0);
+    pidguard_probe_result p;
+    CHECK_OK(pidguard_probe_pid_file(pid_file, NULL, &p));
+    CHECK(p.running && p.in_use && p.scope_members >= 1 && p.check.reason == PIDGUARD_CHECK_GONE);
+    CHECK(is_running(daemon));
+    pidguard_stop_result r;
+    CHECK_OK(pidguard_stop_pid_file(pid_file, NULL, PIDGUARD_POLICY_STRICT, "TERM/5/KILL/5", 5.0, &r));
+    for (int i = 0; i < 2000 && is_running(daemon); i++) pause_ms(10);
+    CHECK(!is_running(daemon));
+    if (s.supervisor_pid) reap(&s);
+}
+
 /* The documented limitation of PIDGUARD_SCOPE_MODE_GROUP: the daemon that left the group lives. */
 static void group_stop_leaves_the_setsid_daemon(const char *work) {
     char dir[512], pid_file[600];
@@ -300,11 +326,13 @@ int main(int argc, char **argv) {
     if (!pidfd_available()) {
         printf("skipped: scoped stops need pidfds (valgrind 3.19 has none)\n");
     } else {
-        if (leaf_possible(argv[1]))
+        if (leaf_possible(argv[1])) {
             scoped_tree_is_stopped_whole(argv[1], PIDGUARD_SCOPE_MODE_CGROUP, PIDGUARD_SCOPE_CGROUP);
-        else
+            a_probe_never_acts(argv[1], PIDGUARD_SCOPE_MODE_CGROUP, "probe-cgroup");
+        } else
             printf("skipped: no cgroup v2 leaf can be made here\n");
         scoped_tree_is_stopped_whole(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR, PIDGUARD_SCOPE_SUPERVISOR);
+        a_probe_never_acts(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR, "probe-supervisor");
     }
     printf("spawn: %d checks passed\n", checks_passed);
     return 0;

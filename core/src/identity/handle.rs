@@ -46,6 +46,10 @@ pub enum PinMode {
 ///   nothing once the process is reaped (the directory then answers `ESRCH`, even if the number
 ///   was reused within the same clock tick). Only the instant between that read and the
 ///   `kill(2)` remains open. `wait` polls every 10 ms; the exit status is `Unknown`.
+/// - **scope-only** (`pin_pid_file` of a record whose first process is gone while its scope
+///   still holds processes): no pidfd, no process; `signal` returns `AlreadyGone`,
+///   `signal_group` and a termination reach every process of the scope, `has_exited` and `wait`
+///   say exited at once, the exit status is `Unknown`.
 #[derive(Debug)]
 pub struct ProcessRef {
     pid: i32,
