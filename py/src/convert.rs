@@ -401,3 +401,52 @@ impl Verdict {
 pub(crate) fn holder_object(py: Python<'_>, e: &pidguard::Error) -> PyResult<Option<Py<Verdict>>> {
     e.holder().map(|v| Py::new(py, Verdict(v.clone()))).transpose()
 }
+
+/// A tolerance argument: seconds, or None (what None means is core's: `CheckOptions::from_parts`).
+pub(crate) struct Tolerance(pub(crate) Option<f64>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Tolerance {
+    type Error = PyErr;
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_none() {
+            return Ok(Tolerance(None));
+        }
+        tolerance_arg(&obj.to_owned()).map(|t| Tolerance(Some(t)))
+    }
+}
+
+/// Core's check options from the converted arguments (`CheckOptions::from_parts`).
+pub(crate) fn check_options(cmd: Option<&Recorded>, tolerance: Option<f64>) -> pidguard::Result<pidguard::CheckOptions<'_>> {
+    let (file, argv) = match cmd {
+        Some(Recorded::File(p)) => (Some(p.as_path()), None),
+        Some(Recorded::Argv(a)) => (None, Some(a.as_slice())),
+        None => (None, None),
+    };
+    pidguard::CheckOptions::from_parts(file, argv, tolerance)
+}
+
+/// The recorded command, converted: a `.sh` path or an argv list.
+pub(crate) enum Recorded {
+    File(PathBuf),
+    Argv(Vec<String>),
+}
+
+
+/// A list (or tuple) is an argv, each item a str; anything else is a path.
+pub(crate) fn recorded_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Recorded>> {
+    match obj {
+        Some(o) if o.is_instance_of::<pyo3::types::PyList>() || o.is_instance_of::<pyo3::types::PyTuple>() => {
+            let argv = o
+                .try_iter()?
+                .map(|a| a.and_then(|a| str_arg(&a, "each expected_argv item")))
+                .collect::<PyResult<Vec<String>>>()?;
+            Ok(Some(Recorded::Argv(argv)))
+        }
+        _ => Ok(opt_path_arg(obj, "cmd_file")?.map(Recorded::File)),
+    }
+}
+
+/// The pidfile and recorded-command arguments of the check functions, converted.
+pub(crate) fn check_args(pid_file: &Bound<'_, PyAny>, cmd_file: Option<&Bound<'_, PyAny>>) -> PyResult<(PathBuf, Option<Recorded>)> {
+    Ok((path_arg(pid_file, "pid_file")?, recorded_arg(cmd_file)?))
+}

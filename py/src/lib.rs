@@ -91,54 +91,6 @@ fn validate_pid_file(
     core_call(py, move || Ok(pidguard::check_pid_file_with(&path, &check_options(cmd.as_ref(), tol)?).valid))
 }
 
-/// A tolerance argument: seconds, or None (what None means is core's: `CheckOptions::from_parts`).
-pub(crate) struct Tolerance(Option<f64>);
-
-impl<'a, 'py> FromPyObject<'a, 'py> for Tolerance {
-    type Error = PyErr;
-    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        if obj.is_none() {
-            return Ok(Tolerance(None));
-        }
-        tolerance_arg(&obj.to_owned()).map(|t| Tolerance(Some(t)))
-    }
-}
-
-/// Core's check options from the converted arguments (`CheckOptions::from_parts`).
-fn check_options(cmd: Option<&Recorded>, tolerance: Option<f64>) -> pidguard::Result<pidguard::CheckOptions<'_>> {
-    let (file, argv) = match cmd {
-        Some(Recorded::File(p)) => (Some(p.as_path()), None),
-        Some(Recorded::Argv(a)) => (None, Some(a.as_slice())),
-        None => (None, None),
-    };
-    pidguard::CheckOptions::from_parts(file, argv, tolerance)
-}
-
-/// The recorded command, converted: a `.sh` path or an argv list.
-enum Recorded {
-    File(PathBuf),
-    Argv(Vec<String>),
-}
-
-
-/// A list (or tuple) is an argv, each item a str; anything else is a path.
-fn recorded_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Recorded>> {
-    match obj {
-        Some(o) if o.is_instance_of::<pyo3::types::PyList>() || o.is_instance_of::<pyo3::types::PyTuple>() => {
-            let argv = o
-                .try_iter()?
-                .map(|a| a.and_then(|a| str_arg(&a, "each expected_argv item")))
-                .collect::<PyResult<Vec<String>>>()?;
-            Ok(Some(Recorded::Argv(argv)))
-        }
-        _ => Ok(opt_path_arg(obj, "cmd_file")?.map(Recorded::File)),
-    }
-}
-
-fn check_args(pid_file: &Bound<'_, PyAny>, cmd_file: Option<&Bound<'_, PyAny>>) -> PyResult<(PathBuf, Option<Recorded>)> {
-    Ok((path_arg(pid_file, "pid_file")?, recorded_arg(cmd_file)?))
-}
-
 /// Like `validate_pid_file`, but returns a PidFileCheck saying why (its `reason`), with the
 /// pid, verdict, recorded token, mtime and create time. Never raises for file or process
 /// problems; TypeError/ValueError for bad arguments.

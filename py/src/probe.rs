@@ -3,7 +3,7 @@
 use pidguard::probe::ProbeView;
 use pyo3::prelude::*;
 
-use crate::{check_args, check_options, core_call, Tolerance};
+use crate::convert::{check_args, check_options, core_call, Tolerance};
 
 /// Probe a pidfile of either format (core's ``probe_pid_file``): the record's check plus how
 /// many processes its recorded scope still holds. Nothing is signalled, nothing removed — a
