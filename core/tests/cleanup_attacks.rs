@@ -260,7 +260,7 @@ fn a_cmd_file_of_another_user_is_no_evidence() {
     let p = snap.join("p");
     fs::create_dir_all(&p).unwrap();
     fs::set_permissions(&p, fs::Permissions::from_mode(0o1777)).unwrap();
-    let child = std::process::Command::new("sleep").arg("300").process_group(0).spawn().unwrap();
+    let child = std::process::Command::new("sleep").arg("infinity").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).process_group(0).spawn().unwrap();
     let hook = common::Proc(child);
     let pid = hook.pid();
     let name = "on_S__root.bg";

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// A `sleep infinity` leading its own process group; killed (group and all) and reaped on drop.
+/// A `sleep 1000` leading its own process group; killed (group and all) and reaped on drop.
 struct Sleeper(Child);
 
 impl Sleeper {

@@ -336,7 +336,7 @@ fn a_pidfile_naming_the_caller_is_refused_or_stale() {
 #[test]
 fn own_group_member_is_terminated_alone() {
     // Started without a new process group: it shares the test's group, which it does not lead.
-    let child = Proc(Command::new("sleep").arg("1000").stdin(Stdio::null()).spawn().unwrap());
+    let child = Proc(Command::new("sleep").arg("infinity").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).stdin(Stdio::null()).spawn().unwrap());
     let token = start_token(child.pid()).unwrap();
     let h = ProcessRef::open(child.pid(), Some(&token), Policy::Strict).unwrap();
     assert!(!h.leads_group());
@@ -355,7 +355,7 @@ fn own_group_is_never_signalled() {
         }
         // Lead-by-another: join the group of a process we started, so our own group is one
         // that a target leads.
-        let leader = Proc(Command::new("sleep").arg("1000").process_group(0).stdin(Stdio::null()).spawn().unwrap());
+        let leader = Proc(Command::new("sleep").arg("infinity").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).process_group(0).stdin(Stdio::null()).spawn().unwrap());
         let l = leader.pid();
         assert_eq!(unsafe { libc::setpgid(0, l) }, 0, "setpgid: {}", std::io::Error::last_os_error());
         assert_eq!(unsafe { libc::getpgrp() }, l);
@@ -563,7 +563,7 @@ fn spawn_user_group(with_root_member: bool) -> (Proc, Option<Proc>) {
     );
     assert!(wait_for(Duration::from_secs(5), || pidguard::sys::procfs::read_uids(leader.pid()).is_ok_and(|u| u.0 == 65534)));
     let member = with_root_member.then(|| {
-        Proc(Command::new("sleep").arg("1000").process_group(leader.pid()).stdin(std::process::Stdio::null()).spawn().unwrap())
+        Proc(Command::new("sleep").arg("infinity").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).process_group(leader.pid()).stdin(std::process::Stdio::null()).spawn().unwrap())
     });
     (leader, member)
 }
@@ -621,7 +621,7 @@ fn a_root_member_of_the_users_group_is_never_signalled() {
 #[test]
 fn stopped_process_and_group_are_ended_by_term_not_kill() {
     // A lone stopped process.
-    let p = Proc(Command::new("sleep").arg("1000").process_group(0).spawn().unwrap());
+    let p = Proc(Command::new("sleep").arg("infinity").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).process_group(0).spawn().unwrap());
     unsafe { libc::kill(p.pid(), libc::SIGSTOP) };
     assert!(wait_for(Duration::from_secs(5), || state(p.pid()) == Some('T')));
     let h = ProcessRef::open(p.pid(), Some(&start_token(p.pid()).unwrap()), Policy::Strict).unwrap();
@@ -691,7 +691,7 @@ fn exit_status_is_read_for_own_children_and_unknown_otherwise() {
 #[test]
 fn a_zombie_target_returns_at_once() {
     let dir = TempDir::new("zombie");
-    let mut p = Proc(Command::new("sleep").arg("1000").process_group(0).spawn().unwrap());
+    let mut p = Proc(Command::new("sleep").arg("infinity").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).process_group(0).spawn().unwrap());
     let pid = p.pid();
     let pf = dir.path().join("on_Z__1_x.bg.pid");
     write_pid_file_with_mtime(&pf, pid, now()).unwrap();

@@ -49,7 +49,7 @@ fn a_member_that_becomes_root_after_the_group_was_checked_gets_no_signal() {
     // The leader: the pidfile owner's own process, leading its group.
     let leader = Proc(
         Command::new("sleep")
-            .arg("120")
+            .arg("infinity").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null())
             .uid(NOBODY)
             .gid(NOBODY)
             .process_group(0)
@@ -146,7 +146,7 @@ fn pin_pid_file_of_another_users_record_aims_only_at_that_users_processes() {
     }
     let dir = common::TempDir::new("pin-owner");
     let roots = common::spawn_group("sleep infinity");
-    let theirs = Proc(Command::new("sleep").arg("120").uid(NOBODY).gid(NOBODY).process_group(0).spawn().unwrap());
+    let theirs = Proc(Command::new("sleep").arg("infinity").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).uid(NOBODY).gid(NOBODY).process_group(0).spawn().unwrap());
     let (rf, uf) = (dir.path().join("r.pid"), dir.path().join("u.pid"));
     for (pf, pid) in [(&rf, roots.pid()), (&uf, theirs.pid())] {
         let ct = pidguard::lookup(pid).unwrap().create_time;

@@ -88,6 +88,10 @@ class Spawner:
     def popen(self, argv, **kw):
         kw.setdefault("start_new_session", True)
         kw.setdefault("stdin", subprocess.DEVNULL)
+        # Never pytest's own output: a process that outlived a crashed run must not hold the
+        # harness's pipe open (a test that reads the output passes stdout=PIPE).
+        kw.setdefault("stdout", subprocess.DEVNULL)
+        kw.setdefault("stderr", subprocess.DEVNULL)
         p = subprocess.Popen(argv, **kw)
         self.procs.append(p)
         return p
