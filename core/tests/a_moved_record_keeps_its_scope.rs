@@ -136,7 +136,7 @@ fn a_record_owned_by_another_user_is_not_moved() {
     }
     let dir = tmp("foreign");
     // Without the other test's marker (set in this process's environment): not its survivor.
-    let mut child = std::process::Command::new("sleep").arg("300").env_remove("PIDGUARD_TEST_MARKER").spawn().unwrap();
+    let mut child = std::process::Command::new("sleep").arg("infinity").env_remove("PIDGUARD_TEST_MARKER").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let pid = child.id() as i32;
     let from = dir.join("user.pid");
     let to = dir.join("root.pid");
