@@ -49,6 +49,7 @@ step node bash scripts/test-node.sh
 step cli bash scripts/test-cli.sh
 step abx-dl bash scripts/test-abx-dl.sh
 step abx-plugins bash scripts/test-abx-plugins.sh
+step integrations bash scripts/test-integrations.sh
 step cross bash scripts/test-cross.sh
 for f in scripts/test-*.sh; do
   name=$(basename "$f" .sh); name=${name#test-}
