@@ -73,13 +73,13 @@ fn run_case(case: &Value, dir: &Path) -> Value {
             }))
         }
         "stop" => answer((|| {
-            let mut opts = pidguard::StopOptions::default();
-            if let Some(s) = case["schedule"].as_str() {
-                opts.schedule = s.parse()?;
-            }
-            if let Some(t) = tolerance {
-                opts.tolerance = t;
-            }
+            let opts = pidguard::StopOptions::from_args(
+                case["schedule"].as_str(),
+                case["policy"].as_str(),
+                None,
+                tolerance,
+                case["group"].as_bool(),
+            )?;
             pidguard::stop_pid_file(&dir.join("absent.pid"), &opts)?;
             Ok(serde_json::json!({ "ok": true }))
         })()),

@@ -166,7 +166,8 @@ pub(crate) fn schedule_arg(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<S
 }
 
 pub(crate) fn policy_arg(obj: &Bound<'_, PyAny>) -> PyResult<Policy> {
-    str_arg(obj, "policy")?.parse::<Policy>().map_err(|e| PyValueError::new_err(e.message().to_string()))
+    // Core's refusal, as its class (InvalidArgumentError, a ValueError), as on every surface.
+    str_arg(obj, "policy")?.parse::<Policy>().map_err(|e| to_py_err(obj.py(), e))
 }
 
 /// The options of `terminate` and `ProcessRef.terminate`; `None` (or absent) keeps core's

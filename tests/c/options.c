@@ -2,7 +2,7 @@
  * tests/c/options_parity.py, which sets every case up and compares. One call per run:
  *
  *   options check PIDFILE CMDFILE|- TOLERANCE|- [--argv WORD...]
- *   options stop  PIDFILE SCHEDULE|- TOLERANCE|-
+ *   options stop  PIDFILE SCHEDULE|- TOLERANCE|- [POLICY GROUP]
  *
  * `-` is "not given" (C has no null: the tolerance is then has_tolerance = false; stop takes
  * core's defaults from pidguard_stop_options_init()) and calls pidguard_stop_pid_file_with(). Prints `reason SLUG`, `ok`, or `error TEXT` (pidguard_strerror of the status). */
@@ -49,6 +49,10 @@ int main(int argc, char **argv) {
             return 2;
         }
         o.schedule = given(argv[3]);
+        if (argc > 6) {
+            o.policy = atoi(argv[5]);
+            o.group = strcmp(argv[6], "0") != 0;
+        }
         if (tol) {
             o.tolerance = strtod(tol, NULL);
         }

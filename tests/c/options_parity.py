@@ -60,7 +60,10 @@ def run_case(case, d):
             p.kill()
             p.wait()
     if case["op"] == "stop":
-        args = [PROGRAM, "stop", str(d / "absent.pid"), case.get("schedule", "-"), tol]
+        # C's policy is an enum: an unknown name is a number that is neither (99).
+        policy = {"strict": "0", "lenient": "1"}.get(case.get("policy", "strict"), "99")
+        group = "0" if case.get("group") is False else "1"
+        args = [PROGRAM, "stop", str(d / "absent.pid"), case.get("schedule", "-"), tol, policy, group]
         return parse(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
     raise AssertionError(f"unknown op {case['op']}")
 

@@ -59,6 +59,10 @@ def run_case(case, d):
     if case["op"] == "stop":
         if "schedule" in case:
             args += ["--schedule", case["schedule"]]
+        if "policy" in case:
+            args += ["--policy", case["policy"]]
+        if case.get("group") is False:
+            args += ["--no-group"]
         r = subprocess.run([PG, "stop", str(d / "absent.pid"), "--oknodo", *args], capture_output=True, text=True)
         if r.returncode == BAD_INPUT:
             return {"error": "invalid-argument"}

@@ -61,7 +61,7 @@ async function runCase(c, dir) {
     }
   }
   if (c.op === 'stop') {
-    if ('schedule' in c) opts.schedule = c.schedule;
+    for (const k of ['schedule', 'policy', 'group']) if (k in c) opts[k] = c[k];
     try {
       await pidguard.stopPidFile(path.join(dir, 'absent.pid'), opts);
       return { ok: true };

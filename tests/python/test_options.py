@@ -61,8 +61,9 @@ def run_case(case, tmp_path):
             p.kill()
             p.wait()
     if case["op"] == "stop":
-        if "schedule" in case:
-            kw["schedule"] = case["schedule"]
+        for k in ("schedule", "policy", "group"):
+            if k in case:
+                kw[k] = case[k]
         return answer(lambda: pidguard.stop_pid_file(tmp_path / "absent.pid", **kw) and {"ok": True})
     raise AssertionError(f"unknown op {case['op']}")
 
