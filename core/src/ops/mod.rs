@@ -1,6 +1,6 @@
 //! What a record allows: one table. Every operation on a pidfile — `check`, `validate`,
 //! `status`, `probe`, `stop`, `pin` and the cleanup's judge — decides what a checked record
-//! ([`CheckReason`]) lets it do here, in one exhaustive `match` per operation with no catch-all:
+//! ([`CheckReason`](crate::CheckReason)) lets it do here, in one exhaustive `match` per operation with no catch-all:
 //! a new reason does not compile until each operation has decided it. The operations themselves
 //! (`crate::stop`, `crate::hooks::judge`, [`crate::probe`]) ask this module and act on the answer;
 //! docs/design.md prints the table ([`markdown_table`]) and a test keeps the two equal.

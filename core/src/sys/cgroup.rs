@@ -145,13 +145,13 @@ pub(crate) fn child_cgroups(dir: BorrowedFd<'_>) -> io::Result<Vec<String>> {
 /// cgroup directory (`cgroup.procs`, whose owner and mode say who may move processes in).
 pub(crate) fn owner_mode_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<(u32, u32)> {
     let st = nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)?;
-    Ok((st.st_uid, st.st_mode & 0o7777))
+    Ok((st.st_uid, u32::from(st.st_mode) & 0o7777))
 }
 
 /// `fstat` of a descriptor: (owner uid, permission bits).
 pub(crate) fn owner_mode(fd: BorrowedFd<'_>) -> io::Result<(u32, u32)> {
     let st = nix::sys::stat::fstat(fd)?;
-    Ok((st.st_uid, st.st_mode & 0o7777))
+    Ok((st.st_uid, u32::from(st.st_mode) & 0o7777))
 }
 
 /// Read a whole small cgroup file from offset 0 (`pread`, so a kept descriptor can be read
