@@ -527,6 +527,7 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
 }
 
 /// The name of the supervisor program [`spawn_supervised`] execs (`core/src/bin/pidguard-scope.rs`).
+#[cfg(target_os = "linux")]
 pub(crate) const SUPERVISOR_PROGRAM: &str = "pidguard-scope";
 
 /// Where the supervisor program is, looked for before the fork: beside the shared object that
