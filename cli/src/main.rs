@@ -52,7 +52,7 @@ enum Cmd {
         #[arg(long)]
         adopt: bool,
     },
-    /// Say whether a pidfile (abx-dl or guard JSON) still names the process it recorded (exit 0 when valid, 1 when not).
+    /// Say whether a pidfile (abx-dl or guard JSON) still names the process it recorded, or its scope still runs (exit 0 when running, 1 when not).
     Status {
         /// The pidfile.
         pidfile: PathBuf,
@@ -290,6 +290,8 @@ fn main() -> ProcessExit {
             // core's choice between 77 and 4.
             let os_error = c.os_error();
             if json {
+// The record's check (a PidFileCheck: its `valid` is the record's own; the exit
+                // status, 0 for a record whose scope still runs, is status's answer).
                 report::print_json(serde_json::to_string(&PidFileCheckView::from(c)));
                 if let Some(e) = os_error {
                     eprintln!("pidguard: {}: {e}", pidfile.display());

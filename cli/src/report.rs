@@ -104,9 +104,11 @@ pub fn list_text(dir: &Path, entries: &[pidguard::DirEntryStatus]) -> String {
     }
     let mut out = String::new();
     for e in entries {
-        let line = match &e.check {
-            Ok(c) => check_text(&e.path, e.format, c, c.os_error()),
-            Err(err) => format!("{}: cannot be checked: {err}", printable(&pidguard::report::path_text(e.path.as_os_str()))),
+        let line = match (&e.check, &e.scope_text) {
+            // What `status` prints for a record that runs only through its scope.
+            (Ok(_), Some(t)) => format!("{}: running — {t}", printable(&pidguard::report::path_text(e.path.as_os_str()))),
+            (Ok(c), None) => check_text(&e.path, e.format, c, c.os_error()),
+            (Err(err), _) => format!("{}: cannot be checked: {err}", printable(&pidguard::report::path_text(e.path.as_os_str()))),
         };
         out.push_str(&format!("{:<9} {line}\n", e.state.as_str()));
     }

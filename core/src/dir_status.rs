@@ -6,15 +6,18 @@
 use std::path::{Path, PathBuf};
 
 use crate::identity::Verdict;
-use crate::options::{status, CheckOptions};
+use crate::ops::Answer;
+use crate::options::CheckOptions;
 use crate::pidfile::mtime::{CheckReason, PidFileCheck};
 use crate::pidfile::Format;
+use crate::probe::{status_pid_file, Probe};
 use crate::{Error, Result};
 
 /// What a listed pidfile says about its process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryState {
-    /// The record is valid: the process it recorded is running (the same check as `status`).
+    /// The record runs, as `status` says: the process it recorded is running, or that process
+    /// is gone while its scope still holds processes.
     Running,
     /// The record is proven stale: the process exited, is a zombie, or its pid now belongs to
     /// another process; or the file is missing, malformed or not a regular file.
@@ -34,8 +37,21 @@ impl EntryState {
         }
     }
 
-    /// The state a check says: valid → running; unreadable or unverifiable → undecided (a
-    /// failed read is never a fact); anything else → stale.
+    /// The state `status`'s answer says ([`status_pid_file`]): running (its process, or its
+    /// scope); not running → stale; undecided → undecided; a file that cannot be judged → as
+    /// its check says ([`EntryState::of`]).
+    pub fn of_probe(probe: &Probe) -> EntryState {
+        match probe.answer {
+            Answer::Running => EntryState::Running,
+            Answer::NotRunning => EntryState::Stale,
+            Answer::Undecided => EntryState::Undecided,
+            Answer::Unusable => EntryState::of(&probe.check),
+        }
+    }
+
+    /// The state a check alone says: valid → running; unreadable or unverifiable → undecided (a
+    /// failed read is never a fact); anything else → stale. (A record's scope is not consulted
+    /// here: [`EntryState::of_probe`] does.)
     pub fn of(check: &PidFileCheck) -> EntryState {
         match check.reason {
             _ if check.valid => EntryState::Running,
@@ -56,13 +72,18 @@ pub struct DirEntryStatus {
     /// The check `status` makes of it (with the `.sh` beside it, when there is one), or the
     /// error of a guard record that could not be checked (unreadable or malformed JSON).
     pub check: std::result::Result<PidFileCheck, Error>,
-    /// What the check says, in one word; `Undecided` when the check failed.
+    /// What `status` says, in one word ([`EntryState::of_probe`]); `Undecided` when the check
+    /// failed.
     pub state: EntryState,
+    /// For a record that runs only through its scope, what `status` prints for it
+    /// ([`Probe::scope_text`]: `pid N gone; its scope (cgroup) still holds M processes`).
+    pub scope_text: Option<String>,
 }
 
 /// Every entry directly in `dir` (not recursive) whose name matches the file-name glob
-/// `pattern` (`*` and `?`; for example `*.pid`), sorted by name, each checked as `pidguard
-/// status` checks one pidfile (default tolerance, the `.sh` beside it). Symlinks and other
+/// `pattern` (`*` and `?`; for example `*.pid`), sorted by name, each judged as `pidguard
+/// status` judges one pidfile ([`status_pid_file`]: default tolerance, the `.sh` beside it, and
+/// a record whose process is gone while its scope still holds processes is running). Symlinks and other
 /// non-regular entries are listed with the check's `NotRegular` (never followed).
 ///
 /// Errors: `InvalidArgument` for an empty pattern or one with `/`; the error of opening or
@@ -85,13 +106,13 @@ pub fn dir_status(dir: &Path, pattern: &str) -> Result<Vec<DirEntryStatus>> {
         .into_iter()
         .map(|name| {
             let path = dir.join(name);
-            let check = status(&path, &CheckOptions::default());
-            let (format, check) = match check {
-                Ok((f, c)) => (f, Ok(c)),
-                Err(e) => (Format::of(&path), Err(e)),
-            };
-            let state = check.as_ref().map(EntryState::of).unwrap_or(EntryState::Undecided);
-            DirEntryStatus { path, format, check, state }
+            match status_pid_file(&path, &CheckOptions::default()) {
+                Ok(p) => {
+                    let (state, scope_text) = (EntryState::of_probe(&p), p.scope_text());
+                    DirEntryStatus { path, format: p.format, check: Ok(p.check), state, scope_text }
+                }
+                Err(e) => DirEntryStatus { format: Format::of(&path), path, check: Err(e), state: EntryState::Undecided, scope_text: None },
+            }
         })
         .collect())
 }
