@@ -370,6 +370,16 @@ for mode in $MODES; do
   if [ $st = 0 ] && grep -q 'running — .*still holds 1 process$' "$D/status.txt" && [ -n "$kept" ] && untouched "$kept" && [ $st2 = 3 ] && [ "$(count 'sleep 4872')" = 0 ]; then
     ok "$(tag $mode) status of a record whose first process exited while its scope runs: running, 1 process (exit 0); run refuses (exit 3)"
   else bad "$(tag $mode) status of a running scope: exit $st, run exit $st2, first $first alive: $(alive "$first" && echo yes || echo no): $(cat "$D/status.txt" "$D/run2.txt")"; end_matching 'sleep 4872'; fi
+  # The same record owned by uid 65534: root's scope is not that user's to claim. status does
+  # not count it (the record's own answer: gone, exit 1), as stop refuses it (exit 3); nothing
+  # is signalled either way.
+  chown 65534:65534 "$pf"
+  "$PG" status "$pf" > "$D/status-u.txt" 2>&1; stu=$?
+  "$PG" stop "$pf" > "$D/stop-u.txt" 2>&1; sst=$?
+  if [ $stu = 1 ] && ! grep -q 'still holds' "$D/status-u.txt" && [ $sst = 3 ] && [ -e "$pf" ] && untouched "$kept"; then
+    ok "$(tag $mode) status of a uid-65534 record naming root's $(kind_of $mode): not counted (exit 1), as stop refuses it (exit 3)"
+  else bad "$(tag $mode) status of a record naming another user's scope: status exit $stu, stop exit $sst: $(cat "$D/status-u.txt" "$D/stop-u.txt")"; fi
+  chown 0:0 "$pf"
   "$PG" stop "$pf" > /dev/null 2>&1; wait_count 'sleep 4871' 5 || end_matching 'sleep 4871'
 done
 

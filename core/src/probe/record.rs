@@ -4,9 +4,10 @@ use std::path::Path;
 
 use crate::ops::{on_live_scope, probe as probe_rule, scope_consulted, Answer, Operation, ScopeAllows};
 use crate::error::Result;
-use crate::identity::{Scope, ScopeKind, ScopeState};
+use crate::identity::ScopeKind;
 use crate::options::CheckOptions;
 use crate::pidfile::mtime::PidFileCheck;
+use crate::pidfile::target::{scope_target, ScopeTarget};
 use crate::pidfile::Format;
 
 /// What [`probe_pid_file`] found.
@@ -62,8 +63,10 @@ impl Probe {
 /// no recorded command in `opts`, the `.sh` beside it when it exists): the record's check plus
 /// "its scope still holds N processes". Nothing is signalled, nothing removed, nothing waited
 /// on: a probe never acts. The scope is counted with its own identity (cgroup id and boot,
-/// supervisor token) and only for a record dated on this machine and in this PID namespace;
-/// a scope that could not be read leaves the count `None` and the answer the record's own.
+/// supervisor token) and only for a record dated on this machine and in this PID namespace,
+/// under the owner rule a stop applies (a pidfile owned by another uid than a privileged
+/// caller's counts only a scope of that uid); a scope that could not be read, or that the
+/// record may not claim, leaves the count `None` and the answer the record's own.
 ///
 /// Errors: those of reading a guard record (`Malformed`, `PermissionDenied`, `Io`); an abx-dl
 /// pidfile's problems are its check's reason, never an error.
@@ -80,11 +83,14 @@ pub(crate) fn probe_checked(format: Format, check: PidFileCheck, op: Operation) 
     };
     let scope = check.scope.as_ref().map_or(ScopeKind::Group, |r| r.kind());
     let counts = on_live_scope(op) == ScopeAllows::Count && scope_consulted(check.reason);
+    // The scope is judged as a stop would judge it (`scope_target`: the pidfile's owner rule
+    // included), so a scope the record may not claim — another user's leaf or supervisor named
+    // in a user's pidfile — is never counted as the record's: status and stop agree.
     let scope_members = match (&check.scope, counts) {
-        (Some(rec), true) => match Scope::open(rec, None) {
-            ScopeState::Open(s) => s.members().ok().map(|m| m.len()),
-            ScopeState::Gone(_) | ScopeState::Mismatch(_) => Some(0),
-            ScopeState::Unverifiable(_) | ScopeState::Refused(_) => None,
+        (Some(_), true) => match scope_target(&check) {
+            ScopeTarget::Open(s) => s.members().ok().map(|m| m.len()),
+            ScopeTarget::Absent(_) => Some(0),
+            ScopeTarget::Keep(..) => None,
         },
         _ => None,
     };
