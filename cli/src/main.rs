@@ -166,7 +166,7 @@ enum Cmd {
 /// ([`pidguard::report::FIELDS`]): what is printed, then the report's fields in order.
 fn json_help(sub: &str) -> Option<String> {
     let (what, name) = match sub {
-        "status" => ("Print the check as one JSON object", "PidFileCheck"),
+        "status" => ("Print the check as one JSON object, plus `probe` (the Probe: answer, running, scope_members)", "PidFileCheck"),
         "stop" => ("Print the report as one JSON object", "StopReport"),
         "cleanup" => ("Print a JSON array (and no progress line), one object per hook", "HookReport"),
         _ => return None,
@@ -292,7 +292,12 @@ fn main() -> ProcessExit {
             if json {
 // The record's check (a PidFileCheck: its `valid` is the record's own; the exit
                 // status, 0 for a record whose scope still runs, is status's answer).
-                report::print_json(serde_json::to_string(&PidFileCheckView::from(c)));
+                // …followed by `probe`: core's Probe of the same record under status's rules
+                // (`answer`, `running`, `scope_members`), so a script reads the answer the exit
+                // status gives, with the scope's count.
+                let check = serde_json::to_string(&PidFileCheckView::from(c));
+                let answer = serde_json::to_string(&pidguard::probe::ProbeView::from(&probe));
+                report::print_json(check.and_then(|c| answer.map(|a| format!("{},\"probe\":{a}}}", c.strip_suffix('}').unwrap_or(&c)))));
                 if let Some(e) = os_error {
                     eprintln!("pidguard: {}: {e}", pidfile.display());
                 }

@@ -363,9 +363,10 @@ for mode in $MODES; do
   # `list` says what `status` says (it called the record stale); `status --json` exits as status.
   "$PG" list "$D" > "$D/list.txt" 2>&1
   "$PG" status --json "$pf" > "$D/status.json" 2>&1; stj=$?
-  if grep -q '^running .*running — .*still holds 1 process$' "$D/list.txt" && grep -q '1 running, 0 stale' "$D/list.txt" && [ $stj = 0 ]; then
-    ok "$(tag $mode) list of that record: running, 1 process; status --json exits 0"
-  else bad "$(tag $mode) list / status --json of a running scope (json exit $stj): $(cat "$D/list.txt" "$D/status.json")"; fi
+  jp=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["probe"]; print(d["valid"], p["answer"], p["running"], p["scope_members"])' "$D/status.json" 2>&1)
+  if grep -q '^running .*running — .*still holds 1 process$' "$D/list.txt" && grep -q '1 running, 0 stale' "$D/list.txt" && [ $stj = 0 ] && [ "$jp" = "False running True 1" ]; then
+    ok "$(tag $mode) list of that record: running, 1 process; status --json exits 0 with probe: running, 1 member"
+  else bad "$(tag $mode) list / status --json of a running scope (json exit $stj, valid/answer/running/members: $jp): $(cat "$D/list.txt" "$D/status.json")"; fi
   "$PG" run "$pf" -- sleep 4872 > "$D/run2.txt" 2>&1; st2=$?
   if [ $st = 0 ] && grep -q 'running — .*still holds 1 process$' "$D/status.txt" && [ -n "$kept" ] && untouched "$kept" && [ $st2 = 3 ] && [ "$(count 'sleep 4872')" = 0 ]; then
     ok "$(tag $mode) status of a record whose first process exited while its scope runs: running, 1 process (exit 0); run refuses (exit 3)"
