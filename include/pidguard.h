@@ -1325,6 +1325,13 @@ typedef struct pidguard_spawn_options {
      * abx-dl pidfile and its `.sh`.
      */
     bool guard;
+    /**
+     * The command's whole environment: a NULL-terminated array of `NAME=value` strings (as
+     * execve()'s `envp`; a value may hold `=`, it ends at the first one of the name), or NULL
+     * for the caller's `environ`. Its `PATH` is where a program without `/` is looked up. The
+     * caller's own environment is never changed.
+     */
+    const char *const *env;
 } pidguard_spawn_options;
 
 /**
@@ -2476,7 +2483,8 @@ int pidguard_cleanup_report_scope(const struct pidguard_cleanup_report *report,
  * 2. The scope: a cgroup v2 leaf of its own (the command joins it before it execs, so not even
  *    its first fork escapes), or a supervisor — a child of the caller that is a child subreaper,
  *    starts the command and exits with its status once the whole tree has exited.
- * 3. stdin is /dev/null, stdout and stderr go to the log files; the environment is the caller's.
+ * 3. stdin is /dev/null, stdout and stderr go to the log files; the environment is the caller's,
+ *    or `options->env`.
  * 4. The pidfile (abx-dl format with the start token and the scope in extended attributes, plus
  *    the `.sh`; or a guard record with a `scope` field). If it cannot be written, everything
  *    started is killed and reaped: nothing runs unrecorded.
@@ -2496,7 +2504,8 @@ int pidguard_cleanup_report_scope(const struct pidguard_cleanup_report *report,
  * - `result_out`: receives what was started.
  *
  * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `result_out`, an empty argv,
- * a NULL or non-UTF-8 string in `argv`, or an unknown scope; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
+ * a NULL or non-UTF-8 string in `argv`, an unknown scope, or an `env` entry without `=`, with
+ * an empty name or (never, from C) a NUL; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
  * cannot be used; PIDGUARD_EHELD when `pid_file` still names a live process;
  * PIDGUARD_EUNTRUSTED (or a refinement) for a symlink or non-regular file at the pidfile or a
  * log — all before anything is created; PIDGUARD_EIO when PIDGUARD_SCOPE_MODE_CGROUP was asked

@@ -434,6 +434,14 @@ export interface SpawnOptions {
    * abx-dl pidfile and its `.sh` (default false).
    */
   guard?: boolean
+  /**
+   * The command's environment: exactly these names and string values, in the object's key
+   * order (default: this process's environment). Its `PATH` is where a bare program name is
+   * looked up. `process.env` is never touched. A name that is empty or holds `=` or NUL, or a
+   * value with NUL: `PIDGUARD_INVALID_ARGUMENT`; a value that is not a string: a `TypeError`
+   * (unlike `child_process.spawn`, nothing is coerced; `undefined` is not skipped).
+   */
+  env?: Record<string, string>
 }
 
 /**
@@ -756,7 +764,7 @@ export declare function processesRunning(needles: Array<string>): Array<RunningP
 
 /**
  * Start `argv` in a new session inside a scope, with its output in files (stdin `/dev/null`,
- * this process's environment), and record it in `pidFile` (core's `launch::spawn`, what
+ * this process's environment unless `options.env` is given), and record it in `pidFile` (core's `launch::spawn`, what
  * `pidguard run` does). Synchronous: it returns once the command has exec'd and is recorded,
  * and never waits for the command. `stopPidFile` and `cleanupBackgroundHooks` then stop every
  * process of the scope, `setsid` or not.

@@ -43,6 +43,11 @@ use crate::pidfile::cmd::write_cmd_file;
 /// Errors: `NotFound` naming the missing program (`not found in $PATH` when it was searched) or
 /// the missing `--cwd` directory; `InvalidArgument` when `cwd` is not a directory; `PermissionDenied` when the program exists but may not be executed.
 pub fn check_command(program: &std::ffi::OsStr, cwd: Option<&Path>) -> Result<()> {
+    check_command_in(program, cwd, None)
+}
+
+/// [`check_command`] with `path` (a `PATH` value) in place of the caller's `$PATH` when given.
+fn check_command_in(program: &std::ffi::OsStr, cwd: Option<&Path>, path: Option<&std::ffi::OsStr>) -> Result<()> {
     use std::os::unix::ffi::OsStrExt;
     if let Some(d) = cwd {
         match std::fs::metadata(d) {
@@ -66,7 +71,7 @@ pub fn check_command(program: &std::ffi::OsStr, cwd: Option<&Path>) -> Result<()
         };
         return executable(&p).map_err(|e| Error::io_at(shown, "cannot start", &e));
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let path = path.map(|p| p.to_os_string()).or_else(|| std::env::var_os("PATH")).unwrap_or_else(|| "/usr/bin:/bin".into());
     let mut denied = None;
     for dir in std::env::split_paths(&path) {
         let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
@@ -205,6 +210,14 @@ pub struct SpawnOptions {
     /// `stdio: ['ignore', 'pipe', 'pipe']`); the write ends are the command's only (and its
     /// descendants'), so a read sees end-of-file once all of them have closed them.
     pub pipe_output: bool,
+    /// The command's environment: exactly these `(name, value)` pairs, in order (default
+    /// `None`: the caller's environment, as read when [`spawn`] is called). Its `PATH`, when it
+    /// has one (the first), is where a program named without a `/` is looked up (as Python's `subprocess`
+    /// and Node's `child_process` do); without one, the caller's `PATH`. A name that is empty or
+    /// holds `=` or a NUL byte, or a value holding a NUL byte, is `InvalidArgument` before
+    /// anything is created. Setting it never touches the caller's own environment (no
+    /// `setenv`: safe while other threads run).
+    pub env: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
 }
 
 /// The read ends of the command's stdout and stderr ([`SpawnOptions::pipe_output`]): pipes,
@@ -253,8 +266,13 @@ pub struct Spawned {
 /// the caller's directory; one without is looked up in `$PATH`. See [`check_command`] for the
 /// errors.
 pub fn resolve_program(program: &std::ffi::OsStr, cwd: Option<&Path>) -> Result<PathBuf> {
+    resolve_program_in(program, cwd, None)
+}
+
+/// [`resolve_program`] with `path` (a `PATH` value) in place of the caller's `$PATH` when given.
+fn resolve_program_in(program: &std::ffi::OsStr, cwd: Option<&Path>, path: Option<&std::ffi::OsStr>) -> Result<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
-    check_command(program, cwd)?;
+    check_command_in(program, cwd, path)?;
     let here = std::env::current_dir().map_err(|e| Error::io_at(Path::new("."), "getcwd", &e))?;
     let base = match cwd {
         Some(d) if d.is_absolute() => d.to_path_buf(),
@@ -265,7 +283,7 @@ pub fn resolve_program(program: &std::ffi::OsStr, cwd: Option<&Path>) -> Result<
         let p = Path::new(program);
         return Ok(if p.is_absolute() { p.to_path_buf() } else { base.join(p) });
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let path = path.map(|p| p.to_os_string()).or_else(|| std::env::var_os("PATH")).unwrap_or_else(|| "/usr/bin:/bin".into());
     for dir in std::env::split_paths(&path) {
         let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
         let cand = dir.join(program);
@@ -276,6 +294,29 @@ pub fn resolve_program(program: &std::ffi::OsStr, cwd: Option<&Path>) -> Result<
         }
     }
     Err(Error::at(ErrorKind::NotFound, Path::new(program), "cannot start: No such file or directory (not found in $PATH)"))
+}
+
+/// The command's environment as `NAME=value` C strings: `given` (see [`SpawnOptions::env`]),
+/// or the caller's own.
+///
+/// Errors: `InvalidArgument` for a name that is empty or holds `=` or NUL, or a value with NUL.
+fn environment(given: Option<&[(std::ffi::OsString, std::ffi::OsString)]>) -> Result<Vec<std::ffi::CString>> {
+    use std::os::unix::ffi::OsStrExt;
+    let entry = |k: &std::ffi::OsStr, v: &std::ffi::OsStr| -> Result<std::ffi::CString> {
+        let (k, v) = (k.as_bytes(), v.as_bytes());
+        if k.is_empty() || k.contains(&b'=') || k.contains(&0) {
+            return Err(Error::invalid(format!("spawn: {:?} is not an environment variable name (empty, or holds '=' or a NUL byte)", String::from_utf8_lossy(k))));
+        }
+        let mut b = Vec::with_capacity(k.len() + 1 + v.len());
+        b.extend_from_slice(k);
+        b.push(b'=');
+        b.extend_from_slice(v);
+        std::ffi::CString::new(b).map_err(|_| Error::invalid(format!("spawn: the value of {} holds a NUL byte", String::from_utf8_lossy(k))))
+    };
+    match given {
+        Some(pairs) => pairs.iter().map(|(k, v)| entry(k, v)).collect(),
+        None => std::env::vars_os().map(|(k, v)| entry(&k, &v)).collect(),
+    }
 }
 
 /// Start `argv` (at least one word) in a new session, inside a scope, with its output in files,
@@ -295,8 +336,8 @@ pub fn resolve_program(program: &std::ffi::OsStr, cwd: Option<&Path>) -> Result<
 ///    field. If it cannot be written, the command and everything in its scope are killed, the
 ///    leaf removed and the direct child reaped: nothing runs unrecorded.
 ///
-/// Errors (nothing left running, no leaf left): `InvalidArgument` for an empty `argv` or a NUL
-/// in a word; those of the checks (`NotFound`, `PermissionDenied`, `Held`, `Untrusted`);
+/// Errors (nothing left running, no leaf left): `InvalidArgument` for an empty `argv`, a NUL
+/// in a word or a bad [`SpawnOptions::env`]; those of the checks (`NotFound`, `PermissionDenied`, `Held`, `Untrusted`);
 /// `Unsupported`-like `Io` with the step when `ScopeMode::Cgroup` cannot make or join a leaf;
 /// `Io`/`NotFound`/`PermissionDenied` from the `fork`, the cgroup join, `chdir` or `execve`
 /// with the step in the message; the record's errors.
@@ -309,7 +350,10 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
 
     let Some(first) = argv.first() else { return Err(Error::invalid("spawn: the command is empty")) };
     let cstr = |b: &[u8]| CString::new(b).map_err(|_| Error::invalid("spawn: a NUL byte in the command, its directory or the environment"));
-    let program = resolve_program(first.as_ref(), opts.cwd.as_deref())?;
+    // The environment first: a bad name or value is refused before anything is looked up.
+    let env = environment(opts.env.as_deref())?;
+    let env_path = opts.env.as_ref().and_then(|e| e.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str()));
+    let program = resolve_program_in(first.as_ref(), opts.cwd.as_deref(), env_path)?;
     ensure_vacant(pid_file, opts.format)?;
     if opts.format == RecordFormat::Guard {
         make_record_dir(pid_file)?;
@@ -329,14 +373,6 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     }
     let devnull = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null").map_err(|e| Error::io_at(Path::new("/dev/null"), "open", &e))?;
     let words: Vec<CString> = argv.iter().map(|a| cstr(a.as_ref().as_bytes())).collect::<Result<_>>()?;
-    let env: Vec<CString> = std::env::vars_os()
-        .map(|(k, v)| {
-            let mut b = k.as_bytes().to_vec();
-            b.push(b'=');
-            b.extend_from_slice(v.as_bytes());
-            cstr(&b)
-        })
-        .collect::<Result<_>>()?;
     let cwd = opts.cwd.as_ref().map(|d| cstr(d.as_os_str().as_bytes())).transpose()?;
     let text: Vec<String> = argv.iter().map(|a| a.as_ref().to_string_lossy().into_owned()).collect();
 

@@ -28,6 +28,11 @@ pub struct pidguard_spawn_options {
     /// Write a guard record (one JSON object; exactly one of racing starters wins) instead of an
     /// abx-dl pidfile and its `.sh`.
     pub guard: bool,
+    /// The command's whole environment: a NULL-terminated array of `NAME=value` strings (as
+    /// execve()'s `envp`; a value may hold `=`, it ends at the first one of the name), or NULL
+    /// for the caller's `environ`. Its `PATH` is where a program without `/` is looked up. The
+    /// caller's own environment is never changed.
+    pub env: *const *const c_char,
 }
 
 /// What pidguard_spawn() started. A plain struct the caller allocates; nothing in it needs
@@ -94,6 +99,30 @@ fn words(argv: *const *const c_char, argc: usize) -> FfiResult<Vec<String>> {
         .collect()
 }
 
+/// `env` of pidguard_spawn_options as core's pairs: each `NAME=value` split at its first `=`
+/// (the checks of names and values are core's). NULL: `None`, the caller's environment.
+fn environment(env: *const *const c_char) -> FfiResult<Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>> {
+    use std::os::unix::ffi::OsStrExt;
+    if env.is_null() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for i in 0.. {
+        // SAFETY: the caller gives a NULL-terminated array of NUL-terminated strings.
+        let e = unsafe { *env.add(i) };
+        if e.is_null() {
+            break;
+        }
+        // SAFETY: as above: `e` is a NUL-terminated string the caller owns.
+        let b = unsafe { std::ffi::CStr::from_ptr(e) }.to_bytes();
+        let Some(eq) = b.iter().position(|&c| c == b'=') else {
+            return Err(pidguard_core::Error::invalid(format!("env[{i}] is not NAME=value: {:?}", String::from_utf8_lossy(b))).into());
+        };
+        out.push((std::ffi::OsStr::from_bytes(&b[..eq]).to_os_string(), std::ffi::OsStr::from_bytes(&b[eq + 1..]).to_os_string()));
+    }
+    Ok(Some(out))
+}
+
 /// Start a command in a new session inside a scope, with its output in files, and record it in
 /// `pid_file` (what `pidguard run` does). Returns once the command has exec'd and is recorded;
 /// never waits for the command.
@@ -104,7 +133,8 @@ fn words(argv: *const *const c_char, argc: usize) -> FfiResult<Vec<String>> {
 /// 2. The scope: a cgroup v2 leaf of its own (the command joins it before it execs, so not even
 ///    its first fork escapes), or a supervisor — a child of the caller that is a child subreaper,
 ///    starts the command and exits with its status once the whole tree has exited.
-/// 3. stdin is /dev/null, stdout and stderr go to the log files; the environment is the caller's.
+/// 3. stdin is /dev/null, stdout and stderr go to the log files; the environment is the caller's,
+///    or `options->env`.
 /// 4. The pidfile (abx-dl format with the start token and the scope in extended attributes, plus
 ///    the `.sh`; or a guard record with a `scope` field). If it cannot be written, everything
 ///    started is killed and reaped: nothing runs unrecorded.
@@ -124,7 +154,8 @@ fn words(argv: *const *const c_char, argc: usize) -> FfiResult<Vec<String>> {
 /// - `result_out`: receives what was started.
 ///
 /// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `result_out`, an empty argv,
-/// a NULL or non-UTF-8 string in `argv`, or an unknown scope; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
+/// a NULL or non-UTF-8 string in `argv`, an unknown scope, or an `env` entry without `=`, with
+/// an empty name or (never, from C) a NUL; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
 /// cannot be used; PIDGUARD_EHELD when `pid_file` still names a live process;
 /// PIDGUARD_EUNTRUSTED (or a refinement) for a symlink or non-regular file at the pidfile or a
 /// log — all before anything is created; PIDGUARD_EIO when PIDGUARD_SCOPE_MODE_CGROUP was asked
@@ -153,6 +184,7 @@ pub extern "C" fn pidguard_spawn(
             if o.guard {
                 opts.format = RecordFormat::Guard;
             }
+            opts.env = environment(o.env)?;
         }
         let s = launch::spawn(pid_file, &argv, &opts)?;
         write_result(result_out, |kept| Ok(pidguard_spawn_result::of(&s, kept)))

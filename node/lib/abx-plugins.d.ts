@@ -23,6 +23,8 @@ export interface SpawnOptions {
   detached?: boolean;
   /** The browser's working directory. */
   cwd?: string;
+  /** The browser's whole environment (as `child_process.spawn` reads it; default this process's). */
+  env?: NodeJS.ProcessEnv | Record<string, string | number | boolean | undefined>;
   /** The scope (default `'auto'`: a cgroup v2 leaf, else a supervisor). */
   scope?: 'auto' | 'cgroup' | 'supervisor' | 'group';
 }

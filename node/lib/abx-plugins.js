@@ -279,13 +279,24 @@ function pipedStdio(stdio) {
  * - `ref()`/`unref()`: whether the wait keeps the event loop alive (it does by default).
  *
  * Options: `stdio` (`'pipe'`, `'ignore'`, or an array of those; stdin is always `/dev/null`),
- * `detached` (accepted; always true in effect), `cwd`, and pidguard's `scope` (`'auto'`, the
- * default; `'cgroup'`, `'supervisor'`, `'group'`). `env`, `uid`, `gid`, `shell` and the other
- * options of `child_process.spawn` are not supported (the browser gets this process's
- * environment): a `TypeError` (`ERR_INVALID_ARG_VALUE`) names one given. Argument type errors
+ * `detached` (accepted; always true in effect), `cwd`, `env` (as `child_process.spawn` reads
+ * it: the browser's whole environment, `undefined` values left out, others made strings; default
+ * this process's), and pidguard's `scope` (`'auto'`, the default; `'cgroup'`, `'supervisor'`,
+ * `'group'`). `uid`, `gid`, `shell` and the other options of `child_process.spawn` are not
+ * supported: a `TypeError` (`ERR_INVALID_ARG_VALUE`) names one given. Argument type errors
  * (`command` not a string, `args` not an array of strings) are thrown at once, as
  * `child_process.spawn` throws them.
  */
+/** `child_process.spawn`'s reading of `options.env`: every own key whose value is not
+ * `undefined`, the value made a string; `undefined`/`null` for this process's environment. */
+function childEnv(env) {
+  if (env === undefined || env === null) return undefined;
+  if (typeof env !== 'object') throw typeError('options.env', 'of type object', env);
+  const out = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = `${v}`;
+  return out;
+}
+
 function spawn(command, args = [], options = {}) {
   if (typeof command !== 'string') throw typeError('file', 'of type string', command);
   if (!Array.isArray(args)) {
@@ -300,13 +311,14 @@ function spawn(command, args = [], options = {}) {
   if (options === null || options === undefined) options = {};
   if (typeof options !== 'object') throw typeError('options', 'of type object', options);
   for (const k of Object.keys(options)) {
-    if (!['stdio', 'detached', 'cwd', 'scope', 'windowsHide'].includes(k) && options[k] !== undefined) {
+    if (!['stdio', 'detached', 'cwd', 'env', 'scope', 'windowsHide'].includes(k) && options[k] !== undefined) {
       const e = new TypeError(`pidguard/abx-plugins spawn: option "${k}" is not supported`);
       e.code = 'ERR_INVALID_ARG_VALUE';
       throw e;
     }
   }
   const [pipeOut, pipeErr] = pipedStdio(options.stdio);
+  const env = childEnv(options.env);
 
   const child = new EventEmitter();
   Object.assign(child, {
@@ -317,7 +329,7 @@ function spawn(command, args = [], options = {}) {
   const pidFile = path.join(dir, `${path.basename(command).replace(/[^A-Za-z0-9_.-]/g, '_') || 'command'}.pid`);
   let started;
   try {
-    started = pidguard.spawnPiped([command, ...args], pidFile, { scope: options.scope || 'auto', cwd: options.cwd });
+    started = pidguard.spawnPiped([command, ...args], pidFile, { scope: options.scope || 'auto', cwd: options.cwd, env });
   } catch (e) {
     fs.rmdirSync(dir); // our own empty directory: a failed spawn leaves nothing (core's rule)
     child.stdout = pipeOut ? Readable.from([]) : null;

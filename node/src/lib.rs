@@ -459,10 +459,16 @@ pub struct SpawnOptions {
     /// Write a guard record (one JSON object; exactly one of racing starters wins) instead of an
     /// abx-dl pidfile and its `.sh` (default false).
     pub guard: Option<bool>,
+    /// The command's environment: exactly these names and string values, in the object's key
+    /// order (default: this process's environment). Its `PATH` is where a bare program name is
+    /// looked up. `process.env` is never touched. A name that is empty or holds `=` or NUL, or a
+    /// value with NUL: `PIDGUARD_INVALID_ARGUMENT`; a value that is not a string: a `TypeError`
+    /// (unlike `child_process.spawn`, nothing is coerced; `undefined` is not skipped).
+    pub env: Option<indexmap::IndexMap<String, String>>,
 }
 
 /// Start `argv` in a new session inside a scope, with its output in files (stdin `/dev/null`,
-/// this process's environment), and record it in `pidFile` (core's `launch::spawn`, what
+/// this process's environment unless `options.env` is given), and record it in `pidFile` (core's `launch::spawn`, what
 /// `pidguard run` does). Synchronous: it returns once the command has exec'd and is recorded,
 /// and never waits for the command. `stopPidFile` and `cleanupBackgroundHooks` then stop every
 /// process of the scope, `setsid` or not.
@@ -559,6 +565,7 @@ fn spawn_options(env: &Env, argv: &Unknown, options: Option<SpawnOptions>) -> Re
         if o.guard == Some(true) {
             opts.format = pidguard::launch::RecordFormat::Guard;
         }
+        opts.env = o.env.map(|e| e.into_iter().map(|(k, v)| (k.into(), v.into())).collect());
     }
     Ok((argv, opts))
 }

@@ -386,6 +386,30 @@ fn cleanup_background_hooks(
         .collect()
 }
 
+/// `spawn`'s ``env``: a mapping (anything with ``items()``) of str/bytes names to str/bytes
+/// values, each as ``os.fsencode`` gives it; the checks of the names and values are core's.
+fn env_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(std::ffi::OsString, std::ffi::OsString)>> {
+    use std::os::unix::ffi::OsStringExt;
+    let word = |o: &Bound<'_, PyAny>| -> PyResult<std::ffi::OsString> {
+        if let Ok(b) = o.cast::<pyo3::types::PyBytes>() {
+            return Ok(std::ffi::OsString::from_vec(b.as_bytes().to_vec()));
+        }
+        if o.is_instance_of::<pyo3::types::PyString>() {
+            return o.extract::<std::ffi::OsString>();
+        }
+        Err(pyo3::exceptions::PyTypeError::new_err(format!("env: names and values must be str or bytes, not {}", o.get_type().name()?)))
+    };
+    let items = obj
+        .call_method0("items")
+        .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("env must be a mapping, not {}", obj.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
+    let mut out = Vec::new();
+    for item in items.try_iter()? {
+        let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+        out.push((word(&k)?, word(&v)?));
+    }
+    Ok(out)
+}
+
 /// Start ``argv`` (a non-empty sequence of str) in a new session inside a scope, with its
 /// output in files, and record it in ``pid_file`` (core's ``launch::spawn``, what ``pidguard
 /// run`` does). Returns a Spawned once the command has exec'd and is recorded; it does not wait
@@ -396,7 +420,11 @@ fn cleanup_background_hooks(
 ///   or ``'group'`` (its process group only: a descendant that calls ``setsid`` escapes a stop).
 /// - ``cwd``: the command's working directory (default: ours). ``stdout``/``stderr``: log
 ///   files, truncated (default ``<pid_file without .pid>.stdout.log`` / ``.stderr.log``); stdin
-///   is ``/dev/null``. The environment is this process's.
+///   is ``/dev/null``.
+/// - ``env``: the command's environment, exactly this mapping of names to values (str or
+///   bytes; str as ``os.fsencode`` encodes it), as ``subprocess.Popen(env=...)``; its ``PATH``
+///   is where a bare program name is looked up. Default None: this process's environment.
+///   ``os.environ`` is never touched (no swap: safe while other threads run).
 /// - ``guard``: write a guard record (one JSON object, exactly one of racing starters wins)
 ///   instead of an abx-dl pidfile and its ``.sh``.
 ///
@@ -410,16 +438,17 @@ fn cleanup_background_hooks(
 /// ``ProcessRef.for_child(child)`` then ``wait()`` and ``terminate(reap=True).exit_code``. A
 /// long-running program that never reaps keeps one zombie per spawn until it exits.
 ///
-/// Raises TypeError for an argv that is not a sequence of str (a single str included) or
-/// other bad argument types; ValueError for an empty argv, a NUL in a word or an unknown
-/// scope (InvalidArgumentError); NotFoundError/PermissionDeniedError when the program or
+/// Raises TypeError for an argv that is not a sequence of str (a single str included), an
+/// ``env`` that is not a mapping of str/bytes to str/bytes, or other bad argument types;
+/// ValueError for an empty argv, a NUL in a word, an unknown scope, or an ``env`` name that
+/// is empty or holds ``=`` or NUL, or a value holding NUL (InvalidArgumentError); NotFoundError/PermissionDeniedError when the program or
 /// ``cwd`` cannot be used and HeldError when ``pid_file`` still names a live process — all
 /// before anything is created; IoError when ``scope='cgroup'`` and no leaf can be made, or
 /// when the fork, the cgroup join or the exec fails (with the step). On any error nothing is
 /// left running and no leaf is left.
 #[pyfunction]
-#[pyo3(text_signature = "(argv, pid_file, *, scope='auto', cwd=None, stdout=None, stderr=None, guard=False)")]
-#[pyo3(signature = (argv, pid_file, *, scope=None, cwd=None, stdout=None, stderr=None, guard=None))]
+#[pyo3(text_signature = "(argv, pid_file, *, scope='auto', cwd=None, stdout=None, stderr=None, guard=False, env=None)")]
+#[pyo3(signature = (argv, pid_file, *, scope=None, cwd=None, stdout=None, stderr=None, guard=None, env=None))]
 #[allow(clippy::too_many_arguments)]
 fn spawn(
     py: Python<'_>,
@@ -430,13 +459,16 @@ fn spawn(
     stdout: Option<&Bound<'_, PyAny>>,
     stderr: Option<&Bound<'_, PyAny>>,
     guard: Option<&Bound<'_, PyAny>>,
+    env: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<SpawnView> {
     let argv = argv_arg(argv)?;
+    let env = env.filter(|e| !e.is_none()).map(env_arg).transpose()?;
     let path = path_arg(pid_file, "pid_file")?;
     let mut opts = pidguard::launch::SpawnOptions {
         cwd: opt_path_arg(cwd, "cwd")?,
         stdout: opt_path_arg(stdout, "stdout")?,
         stderr: opt_path_arg(stderr, "stderr")?,
+        env,
         ..Default::default()
     };
     if let Some(s) = scope.filter(|s| !s.is_none()) {

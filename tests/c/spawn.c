@@ -131,6 +131,54 @@ static void start_tree(const char *dir, int32_t scope, pidguard_spawn_result *s,
     CHECK(session_of(*daemon) != session_of(s->pid)); /* it escaped the command's session */
 }
 
+static int reap(const pidguard_spawn_result *s);
+static void make_dir(char *out, size_t len, const char *work, const char *name);
+
+/* options->env is the command's whole environment (its PATH finds a bare name); ours is untouched. */
+static void env_is_the_commands_environment(const char *work, int32_t mode) {
+    char dir[512], bin[600], probe[700], p[600], path_entry[700], line[4096];
+    make_dir(dir, sizeof dir, work, mode == PIDGUARD_SCOPE_MODE_SUPERVISOR ? "env-supervisor" : "env-group");
+    join_path(bin, sizeof bin, dir, "bin");
+    CHECK(mkdir(bin, 0755) == 0);
+    join_path(probe, sizeof probe, bin, "pidguard-env-probe");
+    FILE *f = fopen(probe, "w");
+    CHECK(f != NULL);
+    fputs("#!/bin/sh\nexec /usr/bin/env\n", f);
+    fclose(f);
+    CHECK(chmod(probe, 0755) == 0);
+    snprintf(path_entry, sizeof path_entry, "PATH=%s:/usr/bin:/bin", bin);
+    const char *const env[] = {"HOOK_A=1", "HOOK_B=a=b c", path_entry, NULL};
+    const char *const argv[] = {"pidguard-env-probe"};
+    pidguard_spawn_options o = {0};
+    o.scope = mode;
+    o.env = env;
+    pidguard_spawn_result s;
+    join_path(p, sizeof p, dir, "e.pid");
+    const char *before = getenv(MARK);
+    CHECK_STATUS(pidguard_spawn(p, argv, 1, &o, &s), 0);
+    int st = reap(&s);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    pidguard_stop_result r;
+    pidguard_stop_pid_file(p, NULL, PIDGUARD_POLICY_STRICT, NULL, 5.0, &r);
+    FILE *out = fopen(s.stdout_path, "r");
+    CHECK(out != NULL);
+    int n = 0, a = 0, b = 0, path_ok = 0;
+    while (fgets(line, sizeof line, out)) {
+        line[strcspn(line, "\n")] = 0;
+        if (strncmp(line, "PWD=", 4) == 0) continue; /* the probe's /bin/sh adds PWD itself */
+        n++;
+        a += strcmp(line, "HOOK_A=1") == 0;
+        b += strcmp(line, "HOOK_B=a=b c") == 0;
+        path_ok += strcmp(line, path_entry) == 0;
+    }
+    fclose(out);
+    CHECK(n == 3 && a == 1 && b == 1 && path_ok == 1);
+    CHECK(before != NULL && getenv(MARK) == before && getenv("HOOK_A") == NULL);
+    /* Not on our PATH: without env it is not found. */
+    join_path(p, sizeof p, dir, "n.pid");
+    CHECK_STATUS(pidguard_spawn(p, argv, 1, NULL, &s), PIDGUARD_ENOT_FOUND);
+}
+
 /* Reap the spawn's child of the caller (the supervisor, else the command); its wait status. */
 static int reap(const pidguard_spawn_result *s) {
     int st = 0;
@@ -275,6 +323,13 @@ static void bad_input_is_refused_before_anything_is_created(const char *work) {
     o.scope = 4;
     CHECK_STATUS(pidguard_spawn(p, ok, 2, &o, &s), PIDGUARD_EINVALID_ARGUMENT);
     CHECK_STATUS(pidguard_spawn(p, missing, 1, NULL, &s), PIDGUARD_ENOT_FOUND);
+    o.scope = 0;
+    const char *const no_equals[] = {"A", NULL};
+    const char *const empty_name[] = {"=1", NULL};
+    o.env = no_equals;
+    CHECK_STATUS(pidguard_spawn(p, ok, 2, &o, &s), PIDGUARD_EINVALID_ARGUMENT);
+    o.env = empty_name;
+    CHECK_STATUS(pidguard_spawn(p, ok, 2, &o, &s), PIDGUARD_EINVALID_ARGUMENT);
     CHECK(dir_is_empty(dir));
     CHECK(marked(NULL, 0) == 0);
 }
@@ -323,6 +378,7 @@ int main(int argc, char **argv) {
     }
     bad_input_is_refused_before_anything_is_created(argv[1]);
     group_stop_leaves_the_setsid_daemon(argv[1]);
+    env_is_the_commands_environment(argv[1], PIDGUARD_SCOPE_MODE_GROUP);
     if (!pidfd_available()) {
         printf("skipped: scoped stops need pidfds (valgrind 3.19 has none)\n");
     } else {
@@ -332,6 +388,7 @@ int main(int argc, char **argv) {
         } else
             printf("skipped: no cgroup v2 leaf can be made here\n");
         scoped_tree_is_stopped_whole(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR, PIDGUARD_SCOPE_SUPERVISOR);
+        env_is_the_commands_environment(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR);
         a_probe_never_acts(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR, "probe-supervisor");
     }
     printf("spawn: %d checks passed\n", checks_passed);

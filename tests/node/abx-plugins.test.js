@@ -435,8 +435,17 @@ test("spawn: launchChromium's call shape — pid, output streams, 'exit' with (c
   assert.equal(missing.pid, undefined);
   const e = await new Promise((resolve) => missing.once('error', resolve));
   assert.equal(e.code, 'PIDGUARD_NOT_FOUND');
-  assert.throws(() => abx.spawn('sh', ['-c', 'true'], { env: {} }), { code: 'ERR_INVALID_ARG_VALUE' });
+  assert.throws(() => abx.spawn('sh', ['-c', 'true'], { uid: 0 }), { code: 'ERR_INVALID_ARG_VALUE' });
+  assert.throws(() => abx.spawn('sh', ['-c', 'true'], { env: 'A=1' }), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.throws(() => abx.spawn(5), { code: 'ERR_INVALID_ARG_TYPE' });
+
+  // env as child_process reads it: the whole environment, undefined left out, others strings.
+  const withEnv = abx.spawn('/usr/bin/env', [], { stdio: ['ignore', 'pipe', 'ignore'], env: { A: 'x y', N: 3, U: undefined } });
+  let envOut = '';
+  withEnv.stdout.on('data', (d) => { envOut += d; });
+  assert.deepEqual(await new Promise((resolve) => withEnv.once('exit', (c, s) => resolve([c, s]))), [0, null]);
+  await new Promise((resolve) => (withEnv.stdout.closed ? resolve() : withEnv.once('close', resolve)));
+  assert.deepEqual(envOut.split('\n').filter(Boolean), ['A=x y', 'N=3']);
 });
 
 test('spawn + writePidWithMtime: chrome.pid carries the scope, and killChrome stops a setsid escapee', async (t) => {

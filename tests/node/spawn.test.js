@@ -175,6 +175,10 @@ test('bad input is refused before anything is created', (t) => {
     [() => pidguard.spawn(['sleep', '1'], p, { scope: 'session' }), (e) => e instanceof TypeError && e.code === 'ERR_INVALID_ARG_VALUE'],
     [() => pidguard.spawn(['sleep', '1'], p, { scope: 1 }), (e) => e instanceof Error],
     [() => pidguard.spawn(['no-such-program-pidguard'], p), (e) => e.code === 'PIDGUARD_NOT_FOUND'],
+    [() => pidguard.spawn(['sleep', '1'], p, { env: { A: 1 } }), (e) => e instanceof Error && !e.code?.startsWith('PIDGUARD_')],
+    [() => pidguard.spawn(['sleep', '1'], p, { env: { '': '1' } }), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT'],
+    [() => pidguard.spawn(['sleep', '1'], p, { env: { 'A=B': '1' } }), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT'],
+    [() => pidguard.spawn(['sleep', '1'], p, { env: { A: '1\0' } }), (e) => e.code === 'PIDGUARD_INVALID_ARGUMENT'],
   ];
   for (const [call, check] of cases) {
     assert.throws(call, check);
@@ -182,6 +186,27 @@ test('bad input is refused before anything is created', (t) => {
   assert.deepEqual(fs.readdirSync(dir), []);
   assert.deepEqual(marked(mark), []);
 });
+
+for (const scope of ['group', 'supervisor', 'auto']) {
+  test(`env is the command's whole environment (scope ${scope}); process.env is untouched`, async () => {
+    const dir = tempDir('spawn-env');
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, 'pidguard-env-probe'), '#!/bin/sh\nexec /usr/bin/env\n', { mode: 0o755 });
+    const before = { ...process.env };
+    const env = { HOOK_A: '1', HOOK_B: 'two words', PATH: `${bin}:/usr/bin:/bin` };
+    const s = pidguard.spawn(['pidguard-env-probe'], path.join(dir, 'e.pid'), { scope, env });
+    const child = pidguard.ProcessRef.openChild(s.supervisorPid || s.pid);
+    assert.ok(await child.wait(20));
+    assert.equal((await child.terminate({ reap: true })).exitCode, 0);
+    // (The probe's /bin/sh adds PWD itself.)
+    const seen = fs.readFileSync(s.stdout, 'utf8').split('\n').filter((l) => l && !l.startsWith('PWD='));
+    assert.deepEqual(seen, ['HOOK_A=1', 'HOOK_B=two words', `PATH=${bin}:/usr/bin:/bin`]);
+    assert.deepEqual({ ...process.env }, before);
+    // Not on this process's PATH: without env it is not found.
+    assert.throws(() => pidguard.spawn(['pidguard-env-probe'], path.join(dir, 'n.pid'), { scope }), (e) => e.code === 'PIDGUARD_NOT_FOUND');
+  });
+}
 
 test('with cgroup2 hidden, scope cgroup fails cleanly and auto falls back to a supervisor', (t) => {
   const mounts = cgroup2Mounts();

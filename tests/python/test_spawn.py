@@ -204,12 +204,41 @@ def test_a_guard_record_carries_the_scope(tmp_path, mark):
         (["sleep", "1"], {"scope": 1}, TypeError),
         (["sleep", "1"], {"cwd": 3}, TypeError),
         (["no-such-program-pidguard"], {}, pidguard.NotFoundError),
+        (["sleep", "1"], {"env": ["A=1"]}, TypeError),
+        (["sleep", "1"], {"env": {"A": 1}}, TypeError),
+        (["sleep", "1"], {"env": {"": "1"}}, pidguard.InvalidArgumentError),
+        (["sleep", "1"], {"env": {"A=B": "1"}}, pidguard.InvalidArgumentError),
+        (["sleep", "1"], {"env": {"A": "1\0"}}, pidguard.InvalidArgumentError),
     ],
 )
 def test_bad_input_is_refused_before_anything_is_created(tmp_path, mark, argv, kwargs, exc):
     with pytest.raises(exc):
         pidguard.spawn(argv, tmp_path / "x.pid", **kwargs)
     assert list(tmp_path.iterdir()) == [] and marked(mark) == []
+
+
+@pytest.mark.parametrize("scope", ["group", "supervisor", "auto"])
+def test_env_is_the_commands_whole_environment_and_os_environ_is_untouched(tmp_path, scope):
+    """``env=`` as ``subprocess.Popen(env=...)``: the command sees exactly that mapping (str and
+    bytes alike), its PATH finds a bare program name, and ``os.environ`` is never swapped."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    probe = bin_dir / "pidguard-env-probe"
+    probe.write_text("#!/bin/sh\nexec /usr/bin/env\n")
+    probe.chmod(0o755)
+    before = dict(os.environ)
+    env = {"HOOK_A": "1", b"HOOK_B": b"two words", "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    s = pidguard.spawn(["pidguard-env-probe"], tmp_path / "e.pid", scope=scope, env=env)
+    _, status = os.waitpid(s.supervisor_pid or s.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    pidguard.stop_pid_file(tmp_path / "e.pid")
+    # (The probe's /bin/sh adds PWD itself.)
+    seen = [line for line in Path(s.stdout).read_text().splitlines() if not line.startswith("PWD=")]
+    assert seen == ["HOOK_A=1", "HOOK_B=two words", f"PATH={bin_dir}:/usr/bin:/bin"]
+    assert dict(os.environ) == before
+    # Not on this process's PATH: without env= it is not found.
+    with pytest.raises(pidguard.NotFoundError):
+        pidguard.spawn(["pidguard-env-probe"], tmp_path / "n.pid", scope=scope)
 
 
 def test_an_empty_argv_is_an_invalid_argument_error(tmp_path):

@@ -386,6 +386,7 @@ def spawn(
     stdout: Optional[_StrOrBytesPath] = None,
     stderr: Optional[_StrOrBytesPath] = None,
     guard: bool = False,
+    env: Optional[Mapping[Union[str, bytes], Union[str, bytes]]] = None,
 ) -> Spawned: ...
 
 # The guard-pidfile API, re-exported by pidguard.guard under short names.
