@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode as ProcessExit;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use pidguard::report::{HookView, PidFileCheckView, StopView};
+use pidguard::report::{PidFileCheckView, StopView};
 use pidguard::{cleanup_background_hooks, CleanupOptions, ExitCode};
 
 /// The text after `--help`: every exit code, from core's table.
@@ -361,14 +361,15 @@ fn main() -> ProcessExit {
                 Ok(r) => r,
                 Err(e) => return fail(&e),
             };
+            let code = ExitCode::for_cleanup(&reports);
             if json {
-                report::print_json(serde_json::to_string(&reports.iter().map(HookView::from).collect::<Vec<_>>()));
+                report::print_hooks_json(reports);
             } else if reports.is_empty() {
                 println!("no pidfiles found under {} (pattern {})", dir.display(), opts.pattern);
             } else {
                 report::print_hooks(&reports);
             }
-            ExitCode::for_cleanup(&reports).into()
+            code.into()
         }
         Cmd::Demo { no_namespace, in_namespace } => demo::run(no_namespace, in_namespace),
         Cmd::Completions { shell } => {

@@ -72,10 +72,11 @@ fn index_beneath(output_dir: &Path, index: &Path) -> PathBuf {
 ///
 /// Cost and order: each directory is listed once (the walk's listing also gives the hooks'
 /// `output_files`; a directory whose hook was signalled is listed once more, after the
-/// signalling), and a cleanup of [`PARALLEL_MIN_HOOKS`] hooks or more judges, retires and
-/// finalizes them on a small private thread pool (at most [`MAX_THREADS`], no more than the
-/// machine's cores) while the signalling of each batch stays one poll loop on the calling
-/// thread. Without a `finalize` callback, the hooks of a directory without subdirectories are
+/// signalling); the walk and the hooks finished during it (stale records) stay on the calling
+/// thread, and when [`PARALLEL_MIN_HOOKS`] hooks or more are left to the batches, those are
+/// judged, retired and finalized on a small private thread pool (at most [`MAX_THREADS`], no
+/// more than the machine's cores) while the signalling of each batch stays one poll loop on
+/// the calling thread. Without a `finalize` callback, the hooks of a directory without subdirectories are
 /// judged during the walk, through the descriptor the directory was listed through, and when
 /// none of them is to be signalled (stale, foreign, unreadable, unverified or refused
 /// records) they are retired and finalized there, through that same descriptor: one
@@ -145,11 +146,16 @@ pub fn cleanup_background_hooks(
         super::judge::finish_leaf(dir, fd, hooks, files, pool, &cx)
     };
     let visit: Option<super::listing::Visit<'_>> = if finalize.is_none() { Some(&visit) } else { None };
-    // The pool is made once the top directory is read, when it has many subdirectories or
-    // hooks (the walk is a fifth of a cleanup of stale records), or when one directory turns
-    // out to hold many hooks; the per-hook work of the batches uses it only for a large cleanup.
+    // The walk, and the stale records it finishes, stay on the calling thread: a pool there
+    // cost 10 % more CPU than the same work on one thread (4 µs per stale record of ~44: the
+    // threads' synchronisation, and every descriptor call of a process with several threads
+    // taking a reference the kernel skips for one thread), for half the wall time only while a
+    // core is idle (issue 36: CPU within 1.15x of a program of the rules' system calls). The
+    // pool is made for the batches alone, when many hooks are left to them (their judgement
+    // reads live processes, and their signalling waits).
+    let no_pool = |_: usize| None;
     let (files, mut listings, mut pool, early) =
-        super::listing::Listings::walk(tree, &opts.pattern, super::listing::LazyPool::new(&pool_for, PARALLEL_MIN_HOOKS), visit)
+        super::listing::Listings::walk(tree, &opts.pattern, super::listing::LazyPool::new(&no_pool, PARALLEL_MIN_HOOKS), visit)
             .map_err(|e| Error::io_at(output_dir, "read_dir", &e))?;
     // The walk's pool, if any, is kept for the sort of the reports; the batches use one only
     // for many hooks.
@@ -315,8 +321,9 @@ fn path_bytes_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     }
 }
 
-/// A cleanup of fewer hooks runs on the calling thread alone: a pool costs more than it saves
-/// there.
+/// Fewer hooks left to a cleanup's batches (hooks to be signalled) run on the calling thread
+/// alone: a pool costs more than it saves there. (The walk and the stale records it finishes
+/// always run on the calling thread.)
 pub const PARALLEL_MIN_HOOKS: usize = 64;
 
 /// The most threads a cleanup uses (never more than the machine's cores): the per-hook work is

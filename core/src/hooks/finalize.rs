@@ -5,122 +5,11 @@ use std::io::{Seek, Write};
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
 
-use serde::Serialize;
-
+use super::records::records;
 use super::HookReport;
 use crate::error::{Error, Result};
 use crate::sys::DirFd;
-
-/// A new record id: 12 hex digits of the millisecond time, `-`, 20 random hex digits.
-pub fn new_id() -> String {
-    Id::new().as_str().to_string()
-}
-
-/// A record id (see [`new_id`]), built on the stack: two of them per hook finalized.
-struct Id([u8; 33]);
-
-impl Id {
-    fn new() -> Id {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0) as u64;
-        let mut rnd = [0u8; 10];
-        crate::pidfile::atomic::random_bytes(&mut rnd);
-        let mut id = [b'-'; 33];
-        for (i, c) in id[..12].iter_mut().enumerate() {
-            *c = DIGITS[((ms >> (4 * (11 - i))) & 15) as usize];
-        }
-        for (i, b) in rnd.iter().enumerate() {
-            id[13 + 2 * i] = DIGITS[(b >> 4) as usize];
-            id[14 + 2 * i] = DIGITS[(b & 15) as usize];
-        }
-        Id(id)
-    }
-
-    fn as_str(&self) -> &str {
-        // Unreachable: hex digits and `-` only.
-        std::str::from_utf8(&self.0).expect("an id is ASCII")
-    }
-}
-
-/// ISO 8601 UTC with microseconds (`2026-12-02T07:25:56.123456Z`), on the stack.
-struct Iso([u8; 27]);
-
-impl Iso {
-    fn new(t: SystemTime) -> Iso {
-        use std::io::Write;
-        let mut buf = [0u8; 27];
-        // RFC 3339 with microseconds and a four-digit year is 27 bytes: reached for recorded
-        // times (`mtime_instant` bounds them) and for the clock's now from 1970 to 9999; a clock
-        // outside that range panics here, as humantime's `to_string` did before (humantime
-        // itself panics before 1970).
-        write!(&mut buf[..], "{}", humantime::format_rfc3339_micros(t)).expect("27 bytes");
-        Iso(buf)
-    }
-
-    fn as_str(&self) -> &str {
-        // Unreachable: humantime writes ASCII.
-        std::str::from_utf8(&self.0).expect("an ISO time is ASCII")
-    }
-}
-
-#[cfg(test)]
-fn iso(t: SystemTime) -> String {
-    Iso::new(t).as_str().to_string()
-}
-
-/// The first instant ISO 8601's four-digit years (and so `iso`) cannot write: 10000-01-01T00:00:00Z.
-const YEAR_10000: u64 = 253_402_300_800;
-
-/// A pidfile's mtime as the hook's start time, when it is one `iso` can write: finite, not
-/// before the epoch, before the year 10000. Anyone who can write the pidfile sets its mtime
-/// (`touch -d`, any 64-bit time on tmpfs), so a time out of that range is no start time —
-/// `None`, and the records leave `started_at` out — never a panic of the cleanup.
-pub(crate) fn mtime_instant(mtime: f64) -> Option<SystemTime> {
-    if !(mtime.is_finite() && (0.0..YEAR_10000 as f64).contains(&mtime)) {
-        return None;
-    }
-    SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::try_from_secs_f64(mtime).ok()?)
-}
-
-#[derive(Serialize)]
-struct ProcessRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    id: &'a str,
-    cmd: &'a [String],
-    pwd: std::borrow::Cow<'a, str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pid: Option<i32>,
-    exit_code: i32,
-    stdout: &'a str,
-    stderr: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    started_at: Option<&'a str>,
-    ended_at: &'a str,
-}
-
-#[derive(Serialize)]
-struct ArchiveResultRecord<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    snapshot_id: Option<&'a str>,
-    plugin: std::borrow::Cow<'a, str>,
-    hook_name: &'a str,
-    status: &'a str,
-    process_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    output_str: Option<String>,
-    output_files: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    start_ts: Option<&'a str>,
-    end_ts: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-}
 
 /// The most of one log that finalize copies into the index, in bytes **as written there**
 /// (16 MiB): JSON-escaped, where a NUL or another control byte takes six bytes, a quote, a
@@ -427,71 +316,6 @@ fn unlink_logs(names: &[std::ffi::OsString; 2], dir: &DirFd) {
     }
 }
 
-/// The hook's two index records, each a JSON line: `Process` and `ArchiveResult` (see
-/// [`default_finalize`]), with `"type": "ArchiveResult"` lines on its stdout overriding
-/// `status`/`output_str` (the last wins).
-fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
-    let success = report.succeeded();
-    let mut status = std::borrow::Cow::Borrowed(if success { "succeeded" } else { "failed" });
-    let mut output_str = None;
-    for line in stdout.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) else { continue };
-        if v.get("type").and_then(|t| t.as_str()) != Some("ArchiveResult") {
-            continue;
-        }
-        if let Some(s) = v.get("status").and_then(|s| s.as_str()) {
-            status = std::borrow::Cow::Owned(s.to_string());
-        }
-        if let Some(s) = v.get("output_str").and_then(|s| s.as_str()) {
-            output_str = Some(s.to_string());
-        }
-    }
-    let exit_code = report.exit_code.unwrap_or(if success { 0 } else { -1 });
-    let stderr_head: Option<String> = (report.error.is_none() && !success).then(|| stderr.chars().take(500).collect());
-    let error = report.error.as_deref().or(stderr_head.as_deref());
-    let (process_id, result_id) = (Id::new(), Id::new());
-    let (process_id, result_id) = (process_id.as_str(), result_id.as_str());
-    let started = report.started_at.map(Iso::new);
-    let started = started.as_ref().map(Iso::as_str);
-    let ended = Iso::new(report.ended_at);
-    let ended = ended.as_str();
-    let p = ProcessRecord {
-        kind: "Process",
-        id: process_id,
-        cmd: &report.cmd,
-        pwd: crate::pathtext::path_text(report.dir.as_os_str()),
-        pid: report.pid,
-        exit_code,
-        stdout,
-        stderr,
-        started_at: started,
-        ended_at: ended,
-    };
-    let a = ArchiveResultRecord {
-        kind: "ArchiveResult",
-        id: result_id,
-        snapshot_id: None,
-        plugin: report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default(),
-        hook_name: &report.name,
-        status: &status,
-        process_id,
-        output_str,
-        output_files: &report.output_files,
-        start_ts: started,
-        end_ts: ended,
-        error: error.filter(|e| !e.is_empty()),
-    };
-    // Both lines serialised into one buffer, sized for them at once.
-    let mut lines = Vec::with_capacity(1024 + stdout.len() + stderr.len());
-    // Unreachable: serde_json fails only on a writer error (a Vec never fails) or a map with
-    // non-string keys (these records have none).
-    serde_json::to_writer(&mut lines, &p).expect("plain data serialises");
-    lines.push(b'\n');
-    serde_json::to_writer(&mut lines, &a).expect("plain data serialises");
-    lines.push(b'\n');
-    lines
-}
-
 /// The most hooks whose records wait in a [`Batch`] before they are appended (fewer when the
 /// descriptors are scarce: each waiting hook holds its directory open).
 pub(crate) const BATCH_HOOKS: usize = 64;
@@ -665,18 +489,4 @@ fn settle(w: &mut Waiting, appended: &Result<()>) -> Option<HookReport> {
         }
     }
     Some(report)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_pidfile_mtime_out_of_range_is_no_start_time() {
-        use super::{iso, mtime_instant};
-        for m in [-1.0, f64::NAN, f64::INFINITY, 9.223372036854776e18, 400_000_000_000.0, 253_402_300_800.0] {
-            assert_eq!(mtime_instant(m), None, "{m}");
-        }
-        let last = mtime_instant(253_402_300_799.0).expect("the last second of 9999");
-        assert_eq!(iso(last), "9999-12-31T23:59:59.000000Z");
-        assert!(mtime_instant(0.0).is_some());
-    }
 }

@@ -95,7 +95,7 @@ fn judge_in(
         output_files: no_files(),
         cmd,
         unverified_leftovers: Vec::new(),
-        started_at: check.mtime.and_then(crate::hooks::finalize::mtime_instant),
+        started_at: check.mtime.and_then(crate::hooks::records::mtime_instant),
         ended_at: SystemTime::now(),
         pid_file_removed: false,
         elapsed: None,
