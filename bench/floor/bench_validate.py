@@ -192,14 +192,17 @@ def main():
     med = statistics.median
     print(f"validate_pid_file of a token record: {args.rounds} rounds x {args.n} checks per contender; "
           f"load (1 min) {load0:.2f} -> {load1:.2f}")
-    print("| caller | contender | CPU µs/check | × floor (median of rounds; min–max) | wall µs/check | × floor |")
-    print("|---|---|---|---|---|---|")
+    # Issue 36's goals: CPU <= 1.1x the floor from Rust, <= 1.15x from Python, as root and nobody.
+    goal = {"rust": 1.10, "python": 1.15}
+    print("| caller | contender | CPU µs/check | × floor (median of rounds; min–max) | wall µs/check | × floor | goal |")
+    print("|---|---|---|---|---|---|---|")
     for user in users:
         for name in names:
             rs = [x for x in rows if x["user"] == user and x["contender"] == name]
             cr = [x["cpu_ratio"] for x in rs]
             print(f"| {user} | {name} | {med(x['cpu_us'] for x in rs):.2f} | {med(cr):.3f} ({min(cr):.3f}–{max(cr):.3f}) | "
-                  f"{med(x['wall_us'] for x in rs):.2f} | {med(x['wall_ratio'] for x in rs):.3f} |")
+                  f"{med(x['wall_us'] for x in rs):.2f} | {med(x['wall_ratio'] for x in rs):.3f} | "
+                  + (f"≤ {goal[name]}: {'met' if med(cr) <= goal[name] else 'missed'} |" if name in goal else "— |"))
 
 
 if __name__ == "__main__":
