@@ -80,7 +80,7 @@ pub use identity::{
 };
 pub use pidfile::cmd::{write_cmd_file, RecordedCommand};
 pub use pidfile::Format;
-pub use options::{check_pid_file, check_pid_file_with, validate_pid_file, CheckOptions};
+pub use options::{check_pid_file, check_pid_file_with, validate_pid_file, validate_pid_file_with, CheckOptions};
 pub use pidfile::mtime::{write_pid_file_with_mtime, CheckReason, PidFileCheck, DEFAULT_TOLERANCE, TOKEN_XATTR};
 pub use signal::{terminate, terminate_pid, terminate_scopes, ExitStatus, Outcome, Refusal, Schedule, Signal, Step, TerminateOptions, TerminateReport};
 pub use probe::{probe_pid_file, Probe};

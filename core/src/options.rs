@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::pidfile::cmd::RecordedCommand;
 use crate::identity::ProcessRef;
-use crate::pidfile::mtime::{check_pinned_opened, CmdRule, PidFileCheck, DEFAULT_TOLERANCE};
+use crate::pidfile::mtime::{check_pinned_opened, check_pinned_read, CmdRule, PidFileCheck, ReadScope, DEFAULT_TOLERANCE};
 use crate::pidfile::Format;
 use crate::identity::Policy;
 use crate::signal::Schedule;
@@ -80,7 +80,23 @@ impl<'a> CheckOptions<'a> {
 /// one it recorded. Every failure is `false`, never an error. A thin wrapper of
 /// [`check_pid_file_with`] (abx-dl's argument shape: a `.sh` file or none, seconds).
 pub fn validate_pid_file(pid_file: &Path, cmd_file: Option<&Path>, tolerance: f64) -> bool {
-    check_pid_file(pid_file, cmd_file, tolerance).valid
+    validate_pid_file_with(pid_file, &CheckOptions { recorded: cmd_file.map(RecordedCommand::File), tolerance })
+}
+
+/// `validate_pid_file` with the options every shell parses ([`CheckOptions::from_parts`]):
+/// whether the file names a live process that is the one it recorded, by the rules of
+/// [`check_pid_file_with`] (the same file checks, token, boot, namespace, pidfs inode, mtime and
+/// command rules). Every failure is `false`, never an error.
+///
+/// One thing is left out: the record's scope ([`crate::identity::SCOPE_XATTR`]) is not read.
+/// It says what a stop of the record reaches, not who the process is, so it never decides this
+/// answer — except that a scope xattr that is not a scope record makes the full check
+/// `bad-token` (and stop, cleanup and probe refuse the record), while this answer, which never
+/// reads it, can still be `true` for a live, matching process. (One `fgetxattr` fewer per call.)
+pub fn validate_pid_file_with(pid_file: &Path, opts: &CheckOptions<'_>) -> bool {
+    let cmd = opts.recorded.map_or(CmdRule::None, CmdRule::Command);
+    let opened = crate::pidfile::retire::open_strict(pid_file);
+    check_pinned_read(opened, cmd, opts.tolerance, false, ReadScope::No).0.valid
 }
 
 /// Judge an abx-dl pidfile and say why, with abx-dl's argument shape: a thin wrapper of

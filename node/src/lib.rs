@@ -136,7 +136,15 @@ fn check(env: &Env, pid_file: &PathArg, cmd_file: CmdFileOrOptions, tolerance: O
 /// (`PIDGUARD_INVALID_ARGUMENT`) for `argv` and `cmdFile` both given.
 #[napi(ts_args_type = "pidFile: string | Buffer, options?: string | Buffer | PidFileOptions | null, tolerance?: number | null")]
 pub fn validate_pid_file(env: Env, pid_file: PathArg, options: CmdFileOrOptions, tolerance: Option<f64>) -> Result<bool> {
-    check(&env, &pid_file, options, tolerance).map(|c| c.valid)
+    let (cmd, argv, opt_tol) = match options {
+        None => (None, None, None),
+        Some(Either::A(p)) => (Some(path(&p)), None, None),
+        Some(Either::B(o)) => (o.cmd_file.as_ref().map(path), o.argv, convert::given(o.tolerance)),
+    };
+    call(&env, || {
+        let opts = pidguard::CheckOptions::from_parts(cmd.as_deref(), argv.as_deref(), tolerance.or(opt_tol))?;
+        Ok(pidguard::validate_pid_file_with(&path(&pid_file), &opts))
+    })
 }
 
 /// Judge an abx-dl pidfile and say why (`validatePidFile` with the reason). Same arguments as

@@ -88,7 +88,7 @@ fn validate_pid_file(
 ) -> PyResult<bool> {
     let (path, cmd) = check_args(pid_file, cmd_file)?;
     let tol = tolerance.0;
-    core_call(py, move || Ok(pidguard::check_pid_file_with(&path, &check_options(cmd.as_ref(), tol)?).valid))
+    core_call(py, move || Ok(pidguard::validate_pid_file_with(&path, &check_options(cmd.as_ref(), tol)?)))
 }
 
 /// Like `validate_pid_file`, but returns a PidFileCheck saying why (its `reason`), with the

@@ -299,6 +299,29 @@ pub(crate) fn check_pinned_kept(
     tolerance: f64,
     keep: bool,
 ) -> (PidFileCheck, Option<ProcessRef>, Option<std::fs::File>) {
+    check_pinned_read(opened, cmd, tolerance, keep, ReadScope::Yes)
+}
+
+/// Whether a check reads the record's scope ([`crate::identity::SCOPE_XATTR`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadScope {
+    /// Read it, with the token that dates it: the report says it, and whatever acts on the
+    /// record (stop, cleanup) or asks whether it runs (probe, status) reaches or counts it.
+    Yes,
+    /// Leave it unread: the answer is only whether the recorded process lives and is the one
+    /// recorded (`validate_pid_file`), which the scope does not enter — it says what a stop
+    /// reaches, not who the process is.
+    No,
+}
+
+/// [`check_pinned_kept`], reading the scope or not (`scope`).
+pub(crate) fn check_pinned_read(
+    opened: std::io::Result<std::fs::File>,
+    cmd: CmdRule<'_>,
+    tolerance: f64,
+    keep: bool,
+    scope: ReadScope,
+) -> (PidFileCheck, Option<ProcessRef>, Option<std::fs::File>) {
     let f = match opened {
         Ok(f) => f,
         Err(e) => {
@@ -321,13 +344,20 @@ pub(crate) fn check_pinned_kept(
         return (PidFileCheck::new(CheckReason::NotRegular), None, None);
     }
     let mut slot = Some(f);
-    let (check, pin) = check_examined(&mut slot, &meta, cmd, tolerance, keep);
+    let (check, pin) = check_examined(&mut slot, &meta, cmd, tolerance, keep, scope);
     (check, pin, slot)
 }
 
 /// [`check_pinned_kept`] of the regular file in `slot`, examined as `meta`; without `keep`,
 /// `slot` is emptied (the file closed) once it has been read.
-fn check_examined(slot: &mut Option<std::fs::File>, meta: &std::fs::Metadata, cmd: CmdRule<'_>, tolerance: f64, keep: bool) -> (PidFileCheck, Option<ProcessRef>) {
+fn check_examined(
+    slot: &mut Option<std::fs::File>,
+    meta: &std::fs::Metadata,
+    cmd: CmdRule<'_>,
+    tolerance: f64,
+    keep: bool,
+    scope: ReadScope,
+) -> (PidFileCheck, Option<ProcessRef>) {
     // Unreachable: the caller puts the file in the slot.
     let f = slot.as_ref().expect("an open record");
     let mut out = PidFileCheck::new(CheckReason::Malformed);
@@ -359,7 +389,7 @@ fn check_examined(slot: &mut Option<std::fs::File>, meta: &std::fs::Metadata, cm
         _ => None,
     };
     out.token = token;
-    if out.token.is_some() {
+    if out.token.is_some() && scope == ReadScope::Yes {
         // A scope is read only with the token that dates it (see write_pid_file_scoped).
         match sys::fgetxattr(f.as_fd(), crate::identity::SCOPE_XATTR) {
             Ok(Some(raw)) => match std::str::from_utf8(&raw).ok().and_then(|s| s.parse::<crate::identity::ScopeRecord>().ok()) {
