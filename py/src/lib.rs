@@ -9,27 +9,29 @@
 
 mod convert;
 mod guard;
+mod hook_report;
 mod probe;
 mod process;
 
 use std::path::PathBuf;
 
-use pidguard::report::{HookView, JudgementView, PidFileCheckView, ProcessInfoView, SpawnView, StopView, TerminateView};
+use pidguard::report::{JudgementView, PidFileCheckView, ProcessInfoView, SpawnView, StopView, TerminateView};
 use pidguard::{CleanupOptions, Schedule};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyString};
 
 use crate::convert::*;
+use crate::hook_report::HookReport;
 
 // ---------------------------------------------------------------------------------------------
 // Result classes: core's `pidguard::report` structs are the Python classes (its `python`
-// feature); only the finalize exception of a hook is added here, as an instance attribute.
+// feature), except `HookReport` (`hook_report.rs`: the same class, built lazily); only the
+// finalize exception of a hook is added here, as an instance attribute.
 
-/// A HookReport object; `finalize_exception` is set on it only when the callback raised (the
-/// class attribute, set at import, is None).
-fn hook_report(py: Python<'_>, v: HookView, finalize_exception: Option<Py<PyAny>>) -> PyResult<Py<HookView>> {
-    let obj = Py::new(py, v)?;
+/// Set `finalize_exception` on a HookReport object, only when the callback raised (the class
+/// attribute, set at import, is None).
+fn with_exception(py: Python<'_>, obj: Py<HookReport>, finalize_exception: Option<Py<PyAny>>) -> PyResult<Py<HookReport>> {
     if let Some(e) = finalize_exception {
         obj.bind(py).setattr("finalize_exception", e)?;
     }
@@ -323,7 +325,7 @@ fn cleanup_background_hooks(
     tolerance: Option<&Bound<'_, PyAny>>,
     no_finalize: Option<&Bound<'_, PyAny>>,
     finalize: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Vec<Py<HookView>>> {
+) -> PyResult<Vec<Py<HookReport>>> {
     let dir = path_arg(output_dir, "output_dir")?;
     let mut opts = CleanupOptions { index_path: opt_path_arg(index_path, "index_path")?, ..CleanupOptions::default() };
     if let Some(t) = is_tty.filter(|t| !t.is_none()) {
@@ -359,7 +361,7 @@ fn cleanup_background_hooks(
         let mut call = |r: &pidguard::HookReport| -> Result<(), String> {
             // The callback runs with the GIL held; the waits around it do not.
             Python::attach(|py| {
-                let res = hook_report(py, r.into(), None).and_then(|obj| cb.call1(py, (obj,)));
+                let res = HookReport::one(py, r).and_then(|obj| cb.call1(py, (obj,)));
                 match res {
                     Ok(_) => Ok(()),
                     Err(e) => {
@@ -377,11 +379,17 @@ fn cleanup_background_hooks(
     if let Some(i) = raised.iter().position(|(_, e)| !e.is_instance_of::<pyo3::exceptions::PyException>(py)) {
         return Err(raised.swap_remove(i).1);
     }
-    reports
-        .into_iter()
-        .map(|r| {
-            let exc = raised.iter().find(|(p, _)| *p == r.pid_file).map(|(_, e)| e.value(py).clone().into_any().unbind());
-            hook_report(py, r.into(), exc)
+    // The reports are moved into their Python objects as they are, spelled on first read.
+    HookReport::all(py, reports)
+        .map(|obj| {
+            let obj = obj?;
+            let exc = if raised.is_empty() {
+                None
+            } else {
+                let path = &obj.get().report().pid_file;
+                raised.iter().find(|(p, _)| p == path).map(|(_, e)| e.value(py).clone().into_any().unbind())
+            };
+            with_exception(py, obj, exc)
         })
         .collect()
 }
@@ -493,7 +501,7 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ProcessInfoView>()?;
     m.add_class::<PidFileCheckView>()?;
     m.add_class::<TerminateView>()?;
-    m.add_class::<HookView>()?;
+    m.add_class::<HookReport>()?;
     m.getattr("HookReport")?.setattr("finalize_exception", m.py().None())?;
     m.add_class::<JudgementView>()?;
     m.add_class::<StopView>()?;

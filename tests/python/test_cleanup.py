@@ -284,3 +284,50 @@ def test_non_utf8_hook_names_read_apart_in_reports(tmp_path):
     assert all(r.output_files == ["out\\xff.txt"] for r in reports)
     pairs = read_index(tmp_path / "index.jsonl")
     assert sorted(pairs) == ["on_a\\\\xff.bg", "on_a\\xfe.bg", "on_a\\xff.bg"]
+
+
+def test_a_hook_report_reads_as_a_plain_value_object(tmp_path):
+    """The reports are built lazily (core's report kept, spelled on the first read): what Python
+    sees is still a value — every attribute read as `to_dict` spells it, equal reports compare
+    equal, one record's report differs from another's, `repr` names four fields, not hashable,
+    not picklable, and only `finalize_exception` (or a new name) can be set on it."""
+    import copy
+    import pickle
+
+    out = tmp_path / "snap"
+    for i in range(3):
+        d = out / f"p{i}"
+        d.mkdir(parents=True)
+        pf = d / f"on_Snapshot__1{i}_x.bg.pid"
+        pf.write_text("4194000")  # above any pid of this test's processes: a dead pid
+        old = time.time() - 60
+        os.utime(pf, (old, old))
+        pidguard.write_cmd_file(d / f"on_Snapshot__1{i}_x.bg.sh", ["x", str(i)])
+    seen = []
+    reports = pidguard.cleanup_background_hooks(out, None, True, no_finalize=True, finalize=seen.append)
+    assert [r.name for r in reports] == [f"on_Snapshot__1{i}_x.bg" for i in range(3)]
+    fields = list(reports[0].to_dict())
+    for r, s in zip(reports, seen):
+        d = r.to_dict()
+        for f in fields:
+            v = getattr(r, f)
+            assert (str(v) if f in ("dir", "pid_file") else v) == d[f], f
+        assert r == s and not (r != s), "the callback's report equals the returned one"
+        assert repr(r) == f"HookReport(name={r.name!r}, pid={r.pid!r}, outcome={r.outcome!r}, reason={r.reason!r})"
+        assert r.cmd == ["x", r.name[14]] and r.outcome in ("stale", "unverified")
+        with pytest.raises(TypeError):
+            hash(r)
+        with pytest.raises(TypeError):
+            pickle.dumps(r)
+        with pytest.raises(TypeError):
+            copy.copy(r)
+        with pytest.raises(AttributeError):
+            r.outcome = "exited"
+        r.finalize_exception = ValueError("x")
+        assert isinstance(r.finalize_exception, ValueError) and r.outcome != "exited"
+    assert reports[0] != reports[1] and not (reports[0] == reports[1])
+    assert reports[0] != "HookReport" and type(reports[0]) is pidguard.HookReport
+    # A report outlives the list it came with.
+    last = reports[-1]
+    del reports, seen
+    assert last.name == "on_Snapshot__12_x.bg" and last.cmd == ["x", "2"]
