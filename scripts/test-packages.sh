@@ -92,7 +92,32 @@ py_try() { # NAME ARTIFACT [pip args...]: a fresh venv outside the clone, instal
   else
     bad "$name: README example failed: $out"
   fi
+  # A supervisor-mode spawn: the supervisor must be the shipped program (exec'd from beside
+  # _pidguard.abi3.so), not a fork of this Python (which keeps the spawner's whole heap).
+  if out=$(cd "$WORK" && timeout 60 "$venv/bin/python" "$WORK/supervised.py" 2>&1); then
+    case "$out" in *'"exe": "'"$where"'/pidguard-scope"'*'"reaped": true'*) ok "$name: a supervisor-mode spawn execs the installed pidguard-scope ($out)";;
+      *) bad "$name: supervisor-mode spawn: $out";; esac
+  else
+    bad "$name: supervisor-mode spawn failed: $out"
+  fi
 }
+cat > "$WORK/supervised.py" <<'PY'
+import json, os, signal, tempfile, time
+import pidguard
+d = tempfile.mkdtemp(prefix="pidguard-supervised-")
+s = pidguard.spawn(["sleep", "300"], os.path.join(d, "on_supervised.bg.pid"), scope="supervisor")
+sup = s.supervisor_pid
+# The supervisor execs the program right after forking the command: poll, with a deadline.
+deadline = time.monotonic() + 10
+while True:
+    exe = os.readlink(f"/proc/{sup}/exe")
+    if exe.endswith("/pidguard-scope") or time.monotonic() > deadline:
+        break
+    time.sleep(0.02)
+os.kill(s.pid, signal.SIGKILL)  # the command; its supervisor then exits with its status
+_, status = os.waitpid(sup, 0)
+print(json.dumps({"scope": s.scope, "exe": exe, "reaped": not os.path.exists(f"/proc/{sup}"), "status": status}))
+PY
 step "wheel into a fresh venv"
 [ -n "$wheel" ] && py_try wheel "$wheel"
 step "sdist into a fresh venv (pip builds it from source with maturin from PyPI)"
@@ -145,6 +170,35 @@ if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node smoke.js 2>&1
   case "$out" in *"$ROOT"*) bad "the smoke test loaded something from the clone: $out";; esac
 else
   bad "smoke test failed: $out"
+fi
+cat > "$proj/supervised.js" <<'JS'
+const fs = require('fs'), os = require('os'), path = require('path');
+const pidguard = require('pidguard');
+(async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pidguard-supervised-'));
+  const s = pidguard.spawn(['sleep', '300'], path.join(dir, 'on_supervised.bg.pid'), { scope: 'supervisor' });
+  const sup = s.supervisorPid;
+  // The supervisor execs the program right after forking the command: poll, with a deadline.
+  const deadline = Date.now() + 10000;
+  let exe;
+  for (;;) {
+    exe = fs.readlinkSync(`/proc/${sup}/exe`);
+    if (exe.endsWith('/pidguard-scope') || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  process.kill(s.pid, 'SIGKILL'); // the command; its supervisor then exits with its status
+  const r = await pidguard.terminate(sup, { schedule: 'TERM/5/KILL/2', reap: true });
+  fs.rmSync(dir, { recursive: true });
+  const addon = path.dirname(require.resolve('pidguard-linux-x64-gnu'));
+  console.log(JSON.stringify({ scope: s.scope, exe, addon, outcome: r.outcome, reaped: !fs.existsSync(`/proc/${sup}`) }));
+})().catch((e) => { console.error(e); process.exit(1); });
+JS
+if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node supervised.js 2>&1); then
+  addon_dir=$(cd "$proj" && node -e "console.log(require('path').dirname(require.resolve('pidguard-linux-x64-gnu')))")
+  case "$out" in *'"exe":"'"$addon_dir"'/pidguard-scope"'*'"reaped":true'*) ok "a supervisor-mode spawn from Node execs the installed pidguard-scope ($out)";;
+    *) bad "Node supervisor-mode spawn: $out";; esac
+else
+  bad "Node supervisor-mode spawn failed: $out"
 fi
 readme_block Node js > "$proj/example.js"
 if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node example.js 2>&1); then
