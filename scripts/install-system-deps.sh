@@ -8,7 +8,8 @@
 #   bash scripts/install-system-deps.sh --check   only say what is missing; exit 1 if anything is
 #
 # What and why:
-#   gcc, g++, pkg-config, binutils (readelf)  the C library's tests compile against it
+#   gcc, g++, pkg-config, binutils (readelf)  the C library's tests compile against it;
+#                                             objdump checks pidguard-scope's glibc floor
 #   valgrind                                  the C tests run under it
 #   attr (setfattr, getfattr)                 tests plant and read the token xattr
 #   strace                                    tests that count system calls

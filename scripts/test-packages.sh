@@ -5,6 +5,10 @@
 #
 #   Rust    cargo package -p pidguard-core (metadata, builds from the packaged sources) and
 #           cargo doc --no-deps with warnings as errors
+#   Scope   scripts/build-scope.sh: the supervisor program pidguard-scope (release, glibc 2.17
+#           through zig), put beside the native library of the wheel and the Node platform
+#           package; each installed package (and the C install) must exec it for a
+#           supervisor-mode spawn (/proc/<supervisor>/exe), the sdist must fall back to a fork.
 #   Python  maturin build --release: an abi3 wheel tagged manylinux2014 (glibc 2.17), linked with
 #           zig (the `ziglang` package, in .venv) because this machine's glibc is newer; maturin's
 #           own manylinux audit runs on it. maturin sdist: an sdist that pip builds from source.
@@ -13,6 +17,8 @@
 #           node/npm/linux-x64-gnu with the addon, npm pack of both; both tarballs go into an empty
 #           npm project, which runs a smoke test (require, validate, terminate) and the README's
 #           Node example.
+#   C       scripts/install-c.sh into a temporary prefix; a supervisor-mode spawn through the
+#           installed libpidguard.
 #
 # Each artifact is built once; they are left in target/packages/. Release builds: a few minutes
 # on 2 cores. Run by scripts/test.sh; on its own: bash scripts/test-packages.sh
@@ -58,6 +64,15 @@ else
   bad "cargo doc --no-deps"; grep -A5 -E '^(warning|error)' "$WORK/doc.log" | head -30
 fi
 
+# --- The scope supervisor program ----------------------------------------------------------
+step "scripts/build-scope.sh (pidguard-scope beside the wheel's and the Node package's library)"
+rm -f py/python/pidguard/pidguard-scope node/npm/linux-x64-gnu/pidguard-scope
+if bash scripts/build-scope.sh py/python/pidguard node/npm/linux-x64-gnu >"$WORK/scope.log" 2>&1; then
+  ok "$(tail -1 "$WORK/scope.log")"
+else
+  bad "scripts/build-scope.sh"; tail -20 "$WORK/scope.log"
+fi
+
 # --- Python -------------------------------------------------------------------------------
 step "maturin build --release (manylinux2014 through zig)"
 "$VPY" -c 'import ziglang' 2>/dev/null || "$VPY" -m pip install --quiet --disable-pip-version-check ziglang
@@ -68,9 +83,12 @@ else
 fi
 wheel=$(ls "$OUT"/pidguard-*.whl 2>/dev/null | head -1)
 case "$wheel" in *-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl) ok "wheel tag: $(basename "$wheel")";; *) bad "wheel name: ${wheel:-none}";; esac
+mode=$("$VPY" -c 'import sys, zipfile; print(oct(zipfile.ZipFile(sys.argv[1]).getinfo("pidguard/pidguard-scope").external_attr >> 16))' "$wheel" 2>&1) || true
+[ "$mode" = 0o100755 ] && ok "the wheel carries pidguard/pidguard-scope (mode $mode)" || bad "wheel: pidguard/pidguard-scope: $mode"
 step "maturin sdist"
 (cd py && PATH="$ROOT/.venv/bin:$PATH" maturin sdist --out "$OUT" >"$WORK/sdist.log" 2>&1) && ok "maturin sdist" || { bad "maturin sdist"; tail -20 "$WORK/sdist.log"; }
 sdist=$(ls "$OUT"/pidguard-*.tar.gz 2>/dev/null | head -1)
+tar tzf "$sdist" | grep -q 'pidguard-scope$' && bad "the sdist carries a prebuilt pidguard-scope" || ok "the sdist carries no prebuilt program"
 
 readme_block Python python > "$WORK/example.py"
 [ -s "$WORK/example.py" ] || bad "no python block in the README's Python section"
@@ -92,7 +110,41 @@ py_try() { # NAME ARTIFACT [pip args...]: a fresh venv outside the clone, instal
   else
     bad "$name: README example failed: $out"
   fi
+  # A supervisor-mode spawn: the supervisor must be the shipped program (exec'd from beside
+  # _pidguard.abi3.so), not a fork of this Python (which keeps the spawner's whole heap).
+  # The sdist ships no program (pip builds only the extension module): its supervisor is the
+  # documented fallback, a fork of the interpreter.
+  local exe="$where/pidguard-scope" what="execs the installed pidguard-scope"
+  if [ "$name" = sdist ]; then
+    exe=$(readlink -f "$venv/bin/python"); what="falls back to a fork of the interpreter (no program in an sdist install)"
+    [ -e "$where/pidguard-scope" ] && bad "sdist: $where/pidguard-scope exists"
+  else
+    [ -x "$where/pidguard-scope" ] && ok "$name: $where/pidguard-scope is installed executable" || bad "$name: $where/pidguard-scope missing or not executable"
+  fi
+  if out=$(cd "$WORK" && timeout 60 "$venv/bin/python" "$WORK/supervised.py" 2>&1); then
+    case "$out" in *'"exe": "'"$exe"'"'*'"reaped": true'*) ok "$name: a supervisor-mode spawn $what ($out)";;
+      *) bad "$name: supervisor-mode spawn: $out";; esac
+  else
+    bad "$name: supervisor-mode spawn failed: $out"
+  fi
 }
+cat > "$WORK/supervised.py" <<'PY'
+import json, os, signal, tempfile, time
+import pidguard
+d = tempfile.mkdtemp(prefix="pidguard-supervised-")
+s = pidguard.spawn(["sleep", "300"], os.path.join(d, "on_supervised.bg.pid"), scope="supervisor")
+sup = s.supervisor_pid
+# The supervisor execs the program right after forking the command: poll, with a deadline.
+deadline = time.monotonic() + 10
+while True:
+    exe = os.readlink(f"/proc/{sup}/exe")
+    if exe.endswith("/pidguard-scope") or time.monotonic() > deadline:
+        break
+    time.sleep(0.02)
+os.kill(s.pid, signal.SIGKILL)  # the command; its supervisor then exits with its status
+_, status = os.waitpid(sup, 0)
+print(json.dumps({"scope": s.scope, "exe": exe, "reaped": not os.path.exists(f"/proc/{sup}"), "status": status}))
+PY
 step "wheel into a fresh venv"
 [ -n "$wheel" ] && py_try wheel "$wheel"
 step "sdist into a fresh venv (pip builds it from source with maturin from PyPI)"
@@ -115,6 +167,8 @@ step "npm pack (platform package and main package)"
 main_tgz=$OUT/pidguard-0.1.0.tgz
 plat_tgz=$OUT/pidguard-linux-x64-gnu-0.1.0.tgz
 tar tzf "$plat_tgz" | grep 'package/pidguard.linux-x64-gnu.node' >/dev/null && ok "the platform tarball carries the addon" || bad "platform tarball: $(tar tzf "$plat_tgz" | tr '\n' ' ')"
+mode=$(tar tvzf "$plat_tgz" | awk '$NF == "package/pidguard-scope" {print $1}')
+[ "$mode" = -rwxr-xr-x ] && ok "the platform tarball carries pidguard-scope ($mode)" || bad "platform tarball: pidguard-scope: ${mode:-absent}"
 tar tzf "$main_tgz" | grep '\.node$' >/dev/null && bad "the main tarball carries an addon" || ok "the main tarball carries no addon (the platform package does)"
 for f in index.js index.mjs index.d.ts package.json; do
   tar tzf "$main_tgz" | grep -x "package/$f" >/dev/null || bad "main tarball lacks $f"
@@ -146,12 +200,101 @@ if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node smoke.js 2>&1
 else
   bad "smoke test failed: $out"
 fi
+cat > "$proj/supervised.js" <<'JS'
+const fs = require('fs'), os = require('os'), path = require('path');
+const pidguard = require('pidguard');
+(async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pidguard-supervised-'));
+  const s = pidguard.spawn(['sleep', '300'], path.join(dir, 'on_supervised.bg.pid'), { scope: 'supervisor' });
+  const sup = s.supervisorPid;
+  // The supervisor execs the program right after forking the command: poll, with a deadline.
+  const deadline = Date.now() + 10000;
+  let exe;
+  for (;;) {
+    exe = fs.readlinkSync(`/proc/${sup}/exe`);
+    if (exe.endsWith('/pidguard-scope') || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const ref = pidguard.ProcessRef.openChild(sup); // our child: pinned without a token
+  process.kill(s.pid, 'SIGKILL'); // the command; its supervisor then exits with its status
+  const exited = await ref.wait(30);
+  const r = await ref.terminate({ reap: true });
+  fs.rmSync(dir, { recursive: true });
+  const addon = path.dirname(require.resolve('pidguard-linux-x64-gnu'));
+  console.log(JSON.stringify({ scope: s.scope, exe, addon, exited, outcome: r.outcome, reaped: !fs.existsSync(`/proc/${sup}`) }));
+})().catch((e) => { console.error(e); process.exit(1); });
+JS
+addon_dir=$(cd "$proj" && node -e "console.log(require('path').dirname(require.resolve('pidguard-linux-x64-gnu')))")
+[ -x "$addon_dir/pidguard-scope" ] && ok "npm installed $addon_dir/pidguard-scope executable" || bad "npm install: $addon_dir/pidguard-scope missing or not executable"
+if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node supervised.js 2>&1); then
+  case "$out" in *'"exe":"'"$addon_dir"'/pidguard-scope"'*'"reaped":true'*) ok "a supervisor-mode spawn from Node execs the installed pidguard-scope ($out)";;
+    *) bad "Node supervisor-mode spawn: $out";; esac
+else
+  bad "Node supervisor-mode spawn failed: $out"
+fi
 readme_block Node js > "$proj/example.js"
 if out=$(cd "$proj" && env -u PIDGUARD_NATIVE_PATH timeout 60 node example.js 2>&1); then
   expected=$(sed -n 's/.*console\.log(.*\/\/ \(.*\)$/\1/p' "$proj/example.js" | sed 's/ *$//')
   [ "$out" = "$expected" ] && ok "the README's Node example runs from the installed tarballs" || bad "README Node example: got [$out], expected [$expected]"
 else
   bad "README Node example failed: $out"
+fi
+
+# --- C ------------------------------------------------------------------------------------
+step "C: scripts/install-c.sh into a temporary prefix"
+cprefix=$WORK/c-prefix
+if bash scripts/install-c.sh "$cprefix" >"$WORK/install-c.log" 2>&1; then
+  ok "scripts/install-c.sh installs under a temporary prefix"
+else
+  bad "scripts/install-c.sh"; tail -20 "$WORK/install-c.log"
+fi
+cat > "$WORK/supervised.c" <<'C'
+#define _POSIX_C_SOURCE 200809L
+#include <pidguard.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A supervisor-mode spawn through the installed library: print its supervisor's /proc exe. */
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    const char *const cmd[] = {"sleep", "300"};
+    pidguard_spawn_options o = {0};
+    o.scope = PIDGUARD_SCOPE_MODE_SUPERVISOR;
+    pidguard_spawn_result s;
+    if (pidguard_spawn(argv[1], cmd, 2, &o, &s) != 0 || s.supervisor_pid <= 0) return 1;
+    char link[64], exe[4096] = "";
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)s.supervisor_pid);
+    /* The supervisor execs the program right after forking the command: poll, with a deadline. */
+    for (int i = 0; i < 500; i++) {
+        ssize_t n = readlink(link, exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        size_t len = strlen(exe);
+        if (len >= 15 && strcmp(exe + len - 15, "/pidguard-scope") == 0) break;
+        struct timespec t = {0, 20 * 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
+    kill(s.pid, SIGKILL); /* the command; its supervisor then exits with its status */
+    int status;
+    pid_t r = waitpid(s.supervisor_pid, &status, 0);
+    printf("exe=%s reaped=%s\n", exe, r == s.supervisor_pid ? "yes" : "no");
+    return 0;
+}
+C
+if cc -std=c11 -Wall -Wextra -Werror "$WORK/supervised.c" -I"$cprefix/include" -L"$cprefix/lib" -lpidguard \
+     -Wl,-rpath,"$cprefix/lib" -o "$WORK/supervised" 2>"$WORK/cc.log"; then
+  mkdir -p "$WORK/c-run"
+  if out=$(cd "$WORK/c-run" && timeout 60 "$WORK/supervised" "$WORK/c-run/on_supervised.bg.pid" 2>&1); then
+    [ "$out" = "exe=$cprefix/lib/pidguard-scope reaped=yes" ] && ok "C: a supervisor-mode spawn through the installed libpidguard execs $cprefix/lib/pidguard-scope" \
+      || bad "C supervisor-mode spawn: $out"
+  else
+    bad "C supervisor-mode spawn failed: $out"
+  fi
+else
+  bad "cc of the C supervisor check"; cat "$WORK/cc.log"
 fi
 
 echo "== packages in target/packages: $(cd "$OUT" && ls | tr '\n' ' ')"
