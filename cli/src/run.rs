@@ -84,6 +84,7 @@ pub fn run(args: &RunArgs) -> ProcessExit {
         format,
         fields: Vec::new(),
         pipe_output: false,
+        env: None,
     };
     let s = match launch::spawn(&args.pidfile, &args.command, &opts) {
         Ok(s) => s,
