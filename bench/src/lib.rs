@@ -19,6 +19,10 @@
 //!
 //! [`floor_pidfd_only`] is the cheaper design the issue hints at: when the record carries a pidfs
 //! inode the pidfd alone proves identity (inode) and liveness (`poll`), with no procfs read.
+//!
+//! These are the floors of the first design (issue 9), kept for the criterion history. The floor
+//! of today's rules, against which the goals of issue 36 are stated, is `bench/floor/`
+//! (`floor_validate.c` and `floor_cleanup.c`, their calls checked by `strace -c`; BENCHMARKS.md).
 #![allow(clippy::missing_safety_doc)]
 
 use std::ffi::CString;
