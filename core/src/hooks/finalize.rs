@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::records::records;
+use super::records::{records, records_into};
 use super::HookReport;
 use crate::error::{Error, Result};
 use crate::sys::DirFd;
@@ -154,8 +154,6 @@ pub(crate) struct Logs {
     stdout: String,
     stderr: String,
     notes: Vec<String>,
-    /// The logs' names (`<name>.stdout.log`, `<name>.stderr.log`), to delete them.
-    names: [std::ffi::OsString; 2],
 }
 
 /// Read the two logs of `report`'s hook from its directory `dir` (see [`read_log`]), before its
@@ -163,10 +161,10 @@ pub(crate) struct Logs {
 /// record and the logs and writes nothing (a failed read is not an empty log).
 /// `budget` is what is left of the cleanup's [`MAX_INDEX_LOG_BYTES`].
 pub(crate) fn read_logs(report: &HookReport, dir: &DirFd, budget: &AtomicU64) -> std::result::Result<Logs, String> {
-    let (out, err) = (super::outcome::stem_with(&report.pid_file, ".stdout.log"), super::outcome::stem_with(&report.pid_file, ".stderr.log"));
-    let (stdout, n1) = read_log(dir, &out, "stdout", budget)?;
-    let (stderr, n2) = read_log(dir, &err, "stderr", budget)?;
-    Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect(), names: [out, err] })
+    use super::outcome::with_stem_name;
+    let (stdout, n1) = with_stem_name(&report.pid_file, ".stdout.log", |out| read_log(dir, out, "stdout", budget))?;
+    let (stderr, n2) = with_stem_name(&report.pid_file, ".stderr.log", |err| read_log(dir, err, "stderr", budget))?;
+    Ok(Logs { stdout, stderr, notes: n1.into_iter().chain(n2).collect() })
 }
 
 /// The index that finalize appends to, opened once per cleanup.
@@ -280,7 +278,7 @@ pub(crate) fn default_finalize(
     is_tty: bool,
     claim: Option<crate::pidfile::retire::Claim<'_>>,
 ) -> Result<Finalized> {
-    let Logs { stdout, stderr, notes, names } = logs;
+    let Logs { stdout, stderr, notes } = logs;
     if let Some(index) = index {
         let lines = records(report, &stdout, &stderr);
         if let Err(e) = index.append(&lines) {
@@ -303,16 +301,16 @@ pub(crate) fn default_finalize(
         None => false,
     };
     if report.succeeded() && removed {
-        unlink_logs(&names, dir);
+        unlink_logs(&report.pid_file, dir);
     }
     Ok(Finalized { notes, removed })
 }
 
-/// Delete the hook's two logs, `names` in `dir` (`unlink` removes a planted link itself, never
-/// its target).
-fn unlink_logs(names: &[std::ffi::OsString; 2], dir: &DirFd) {
-    for n in names {
-        let _ = dir.unlink(n);
+/// Delete the two logs of the hook whose pidfile is `pid_file` (`<name>.stdout.log`,
+/// `<name>.stderr.log`) in `dir` (`unlink` removes a planted link itself, never its target).
+fn unlink_logs(pid_file: &Path, dir: &DirFd) {
+    for suffix in [".stdout.log", ".stderr.log"] {
+        let _ = super::outcome::with_stem_name(pid_file, suffix, |n| dir.unlink(n));
     }
 }
 
@@ -337,7 +335,8 @@ pub(crate) struct Batch<'i> {
     is_tty: bool,
     /// At most [`BATCH_HOOKS`].
     max_hooks: usize,
-    waiting: std::sync::Mutex<(Vec<Waiting>, usize)>,
+    /// The hooks that wait, and their records, one after another in one buffer.
+    waiting: std::sync::Mutex<(Vec<Waiting>, Vec<u8>)>,
 }
 
 /// One hook in a [`Batch`]: its report (completed when the batch is appended), its records,
@@ -346,8 +345,8 @@ struct Waiting {
     /// Taken when the batch is appended.
     report: Option<HookReport>,
     notes: Vec<String>,
-    log_names: [std::ffi::OsString; 2],
-    lines: Vec<u8>,
+    /// The length of its records in the batch's buffer (they follow those of the hook before).
+    lines: usize,
     dir: std::sync::Arc<DirFd>,
     aside: Option<crate::pidfile::retire::Aside>,
 }
@@ -365,7 +364,7 @@ impl<'i> Batch<'i> {
     /// An empty batch appending to `index` (and printing to stdout when `is_tty` is false),
     /// once `max_hooks` hooks (1 to [`BATCH_HOOKS`]) wait.
     pub(crate) fn new(index: &'i Index, is_tty: bool, max_hooks: usize) -> Self {
-        Batch { index, is_tty, max_hooks: max_hooks.clamp(1, BATCH_HOOKS), waiting: std::sync::Mutex::new((Vec::new(), 0)) }
+        Batch { index, is_tty, max_hooks: max_hooks.clamp(1, BATCH_HOOKS), waiting: std::sync::Mutex::new((Vec::new(), Vec::new())) }
     }
 
     /// Add one hook, finalized as [`default_finalize`] would with its logs, its claimed pidfile
@@ -373,37 +372,51 @@ impl<'i> Batch<'i> {
     /// the batch is full it is appended, and the reports of its hooks are returned (from any
     /// thread's hooks: every report comes back once, from here or from [`Self::flush`]).
     pub(crate) fn add(&self, report: HookReport, logs: Logs, dir: std::sync::Arc<DirFd>, claim: Option<crate::pidfile::retire::Aside>) -> Vec<HookReport> {
-        let Logs { stdout, stderr, notes, names } = logs;
-        let lines = records(&report, &stdout, &stderr);
-        let full = {
+        thread_local! {
+            /// Where a hook's records are written before they join the batch's buffer (kept
+            /// from hook to hook: no allocation per hook).
+            static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let Logs { stdout, stderr, notes } = logs;
+        let full = SCRATCH.with(|scratch| {
+            let mut own = Vec::new();
+            // Not reached (nothing here calls back into itself): a buffer of its own would do.
+            let mut scratch = scratch.try_borrow_mut();
+            let buf = scratch.as_deref_mut().unwrap_or(&mut own);
+            buf.clear();
+            records_into(buf, &report, &stdout, &stderr);
             let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-            w.1 += lines.len();
-            w.0.push(Waiting { report: Some(report), notes, log_names: names, lines, dir, aside: claim });
-            if w.0.len() < self.max_hooks && w.1 < BATCH_BYTES {
-                return Vec::new();
+            if w.0.capacity() == 0 {
+                // Sized once per batch, from its first hook's records.
+                w.0.reserve_exact(self.max_hooks);
+                w.1.reserve(buf.len().saturating_mul(self.max_hooks + self.max_hooks / 4).min(BATCH_BYTES + buf.len()));
             }
-            w.1 = 0;
-            std::mem::take(&mut w.0)
-        };
-        self.append(full)
+            w.1.extend_from_slice(buf);
+            w.0.push(Waiting { report: Some(report), notes, lines: buf.len(), dir, aside: claim });
+            if w.0.len() < self.max_hooks && w.1.len() < BATCH_BYTES {
+                return None;
+            }
+            Some((std::mem::take(&mut w.0), std::mem::take(&mut w.1)))
+        });
+        match full {
+            Some((hooks, lines)) => self.append(hooks, lines),
+            None => Vec::new(),
+        }
     }
 
     /// Append what waits: the reports of its hooks.
     pub(crate) fn flush(&self) -> Vec<HookReport> {
         let all = {
             let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-            w.1 = 0;
-            std::mem::take(&mut w.0)
+            (std::mem::take(&mut w.0), std::mem::take(&mut w.1))
         };
-        self.append(all)
+        self.append(all.0, all.1)
     }
 
-    fn append(&self, mut hooks: Vec<Waiting>) -> Vec<HookReport> {
+    /// Append the records of `hooks` (`lines`, theirs one after another): the reports of the
+    /// hooks.
+    fn append(&self, mut hooks: Vec<Waiting>, lines: Vec<u8>) -> Vec<HookReport> {
         if hooks.len() > 1 {
-            let mut lines = Vec::with_capacity(hooks.iter().map(|w| w.lines.len()).sum());
-            for w in &hooks {
-                lines.extend_from_slice(&w.lines);
-            }
             match self.index.append_kept(&lines) {
                 Ok(()) => {
                     self.print(&lines);
@@ -418,10 +431,10 @@ impl<'i> Batch<'i> {
                 Err((kept, e)) => {
                     let mut whole = 0;
                     for w in &hooks {
-                        if whole + w.lines.len() > kept {
+                        if whole + w.lines > kept {
                             break;
                         }
-                        whole += w.lines.len();
+                        whole += w.lines;
                     }
                     self.print(&lines[..whole]);
                     let failed = Err(e);
@@ -429,19 +442,22 @@ impl<'i> Batch<'i> {
                     return hooks
                         .iter_mut()
                         .filter_map(|w| {
-                            end += w.lines.len();
+                            end += w.lines;
                             settle(w, if end <= kept { &Ok(()) } else { &failed })
                         })
                         .collect();
                 }
             }
         }
+        let mut start = 0;
         hooks
             .iter_mut()
             .filter_map(|w| {
-                let appended = self.index.append(&w.lines);
+                let mine = &lines[start..start + w.lines];
+                start += w.lines;
+                let appended = self.index.append(mine);
                 if appended.is_ok() {
-                    self.print(&w.lines);
+                    self.print(mine);
                 }
                 settle(w, &appended)
             })
@@ -478,7 +494,7 @@ fn settle(w: &mut Waiting, appended: &Result<()>) -> Option<HookReport> {
                 None => false,
             };
             if report.succeeded() && removed {
-                unlink_logs(&w.log_names, &w.dir);
+                unlink_logs(&report.pid_file, &w.dir);
             }
             report.pid_file_removed = removed;
         }

@@ -54,13 +54,14 @@ fn judge_in(
     keep: bool,
 ) -> (HookReport, PidFileCheck, Option<ProcessRef>, Option<std::fs::File>) {
     let stem = crate::pathtext::path_text(pid_file.file_stem().unwrap_or_default()).into_owned();
-    let cmd_name = stem_with(pid_file, ".sh");
-    let cmd_file = super::outcome::joined(&dir, &cmd_name);
+    let cmd_file = super::outcome::joined(&dir, &stem_with(pid_file, ".sh"));
+    // Unreachable default: `cmd_file` ends with the name just joined.
+    let cmd_name = cmd_file.file_name().unwrap_or_default();
     let open_in = |name: &std::ffi::OsStr| match dir_fd {
         Ok(d) => crate::pidfile::retire::open_strict_in(d, name),
         Err(e) => Err(e.raw_os_error().map_or_else(|| std::io::Error::new(e.kind(), e.to_string()), std::io::Error::from_raw_os_error)),
     };
-    let (cmd_read, sh_owner) = read_cmd_opened(open_in(&cmd_name), &cmd_file);
+    let (cmd_read, sh_owner) = read_cmd_opened(open_in(cmd_name), &cmd_file);
     let cmd_read = cmd_read.map(|r| r.map(|(text, argv)| Recorded { text, argv }));
     let opened = match pid_file.file_name() {
         Some(name) => open_in(name),
@@ -165,6 +166,18 @@ pub(super) fn finish_leaf(
         p.decide(pin, &mut handles, &mut scopes);
         (handles.is_empty() && scopes.is_empty()).then_some((p, kept))
     };
+    let finish_with = |fd: &Arc<crate::sys::DirFd>, (p, kept): (Pending, Option<std::fs::File>)| {
+        crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
+        p.finish_in(Some(fd), kept, Some(fd), &cx.groups, cx)
+    };
+    // Most hooks wait in the cleanup's batch and give no report here: nothing is allocated
+    // for them. One hook (abx-dl's usual directory) is judged and finished without a vector.
+    let mut out = Vec::new();
+    if let [only] = hooks {
+        let Some(j) = judge(only) else { return Err(fd) };
+        finish_with(&Arc::new(fd), j).add_to(&mut out);
+        return Ok(out);
+    }
     // The first hook to be signalled (or unreadable for want of descriptors) ends the
     // judging: the directory goes to the batches, and what was judged is dropped.
     let judged: Option<Vec<(Pending, Option<std::fs::File>)>> = match pool {
@@ -180,18 +193,36 @@ pub(super) fn finish_leaf(
     };
     let Some(judged) = judged else { return Err(fd) };
     let fd = Arc::new(fd);
-    let finish = |(p, kept): (Pending, Option<std::fs::File>)| {
-        crate::sys::fault::point(crate::sys::fault::Point::BeforeHookFinish);
-        p.finish_in(Some(&fd), kept, Some(&fd), &cx.groups, cx)
-    };
-    let done: Vec<Vec<HookReport>> = match pool {
+    let finish = |j| finish_with(&fd, j);
+    match pool {
         Some(p) if judged.len() > 1 => {
             use rayon::prelude::*;
-            p.install(|| judged.into_par_iter().with_max_len(1).map(finish).collect())
+            let done: Vec<Finished> = p.install(|| judged.into_par_iter().with_max_len(1).map(finish).collect());
+            done.into_iter().for_each(|d| d.add_to(&mut out));
         }
-        _ => judged.into_iter().map(finish).collect(),
-    };
-    Ok(done.into_iter().flatten().collect())
+        _ => judged.into_iter().for_each(|j| finish(j).add_to(&mut out)),
+    }
+    Ok(out)
+}
+
+/// What finishing one hook gives ([`Pending::finish_in`]): its report, or those of the batch
+/// its records completed (none while they wait). Not boxed: a box would be the allocation per
+/// hook this avoids.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Finished {
+    One(HookReport),
+    Many(Vec<HookReport>),
+}
+
+impl Finished {
+    /// Add the reports to `out` (a batch's vector is taken over when `out` is empty).
+    pub(super) fn add_to(self, out: &mut Vec<HookReport>) {
+        match self {
+            Finished::One(r) => out.push(r),
+            Finished::Many(v) if out.is_empty() => *out = v,
+            Finished::Many(v) => out.extend(v),
+        }
+    }
 }
 
 
@@ -381,9 +412,11 @@ impl Pending {
             Some(Ok(d)) => Some(d),
             None => None,
         };
-        let mut done = Pending { report, check, handle_index, output_files, dir_id, listed_id, scope_index }.finish_in(dir.as_ref(), None, None, &cx.groups_after_signals, cx);
-        // Unreachable: a hook finished without a held directory is never batched.
-        done.pop().expect("one report")
+        match (Pending { report, check, handle_index, output_files, dir_id, listed_id, scope_index }).finish_in(dir.as_ref(), None, None, &cx.groups_after_signals, cx) {
+            Finished::One(r) => r,
+            // Unreachable: a hook finished without a held directory is never batched.
+            Finished::Many(mut v) => v.pop().expect("one report"),
+        }
     }
 
     /// The rest of [`Self::finish`], in the hook's directory `dir` (the one its pidfile was
@@ -402,7 +435,7 @@ impl Pending {
         held: Option<&Arc<crate::sys::DirFd>>,
         leftover_groups: &std::sync::OnceLock<std::collections::HashMap<i32, Vec<i32>>>,
         cx: &Finishing<'_>,
-    ) -> Vec<HookReport> {
+    ) -> Finished {
         let Pending { mut report, check, output_files, .. } = self;
         let judged = !matches!(report.outcome, HookOutcome::Foreign | HookOutcome::Unreadable | HookOutcome::Unverified);
         let finalizes = cx.default_finalize && judged;
@@ -416,7 +449,7 @@ impl Pending {
                 Err(why) => {
                     keep_all(&mut report, &why);
                     report.ended_at = SystemTime::now();
-                    return vec![report];
+                    return Finished::One(report);
                 }
             },
             _ => None,
@@ -469,13 +502,13 @@ impl Pending {
         report.ended_at = SystemTime::now();
         if removes && claim.is_none() {
             // Another cleanup retired it (and finalizes it), or a new record took its name.
-            return vec![report];
+            return Finished::One(report);
         }
         match (dir, logs) {
             (Some(_), Some(logs)) if held.is_some() && cx.batch.is_some() => {
                 // Unreachable: both checked just above.
                 let (held, batch) = (held.expect("held"), cx.batch.as_ref().expect("batch"));
-                return batch.add(report, logs, held.clone(), claim.map(crate::pidfile::retire::Claim::detach));
+                return Finished::Many(batch.add(report, logs, held.clone(), claim.map(crate::pidfile::retire::Claim::detach)));
             }
             (Some(d), Some(logs)) => match super::finalize::default_finalize(&report, logs, d, cx.index, cx.opts.is_tty, claim) {
                 Ok(done) => {
@@ -491,7 +524,7 @@ impl Pending {
                 }
             }
         }
-        vec![report]
+        Finished::One(report)
     }
 }
 

@@ -19,17 +19,56 @@
 //! finalized first), and pidguard's own transient files (`*.pidguard-tmp`, `*.pidguard-retired`).
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// One directory's entries, by name.
+/// One directory's entries, by name: the names one after another in one buffer (two
+/// allocations per directory listed, not one per entry).
 #[derive(Default)]
 struct Entries {
-    files: Vec<OsString>,
-    dirs: Vec<OsString>,
+    names: Vec<u8>,
+    /// Where each name ends in `names`, and whether it is a directory; in the order read.
+    ends: Vec<(usize, bool)>,
     /// `(dev, inode)` of the directory listed (`fstat` of the descriptor it was read through).
     id: Option<(u64, u64)>,
+}
+
+impl Entries {
+    fn push(&mut self, name: &[u8], is_dir: bool) {
+        if self.ends.capacity() == 0 {
+            // A hook's directory holds its four files and a few more: one allocation each.
+            self.names.reserve(256);
+            self.ends.reserve(8);
+        }
+        self.names.extend_from_slice(name);
+        self.ends.push((self.names.len(), is_dir));
+    }
+
+    /// Every entry: its name and whether it is a directory.
+    fn all(&self) -> impl Iterator<Item = (&OsStr, bool)> + '_ {
+        use std::os::unix::ffi::OsStrExt;
+        let mut start = 0;
+        self.ends.iter().map(move |&(end, is_dir)| {
+            let name = OsStr::from_bytes(&self.names[start..end]);
+            start = end;
+            (name, is_dir)
+        })
+    }
+
+    /// The entries that are not directories.
+    fn files(&self) -> impl Iterator<Item = &OsStr> + '_ {
+        self.all().filter(|(_, d)| !d).map(|(n, _)| n)
+    }
+
+    /// The subdirectories (not following symlinks).
+    fn dirs(&self) -> impl Iterator<Item = &OsStr> + '_ {
+        self.all().filter(|(_, d)| *d).map(|(n, _)| n)
+    }
+
+    fn has_dirs(&self) -> bool {
+        self.ends.iter().any(|(_, d)| *d)
+    }
 }
 
 /// The listings of one cleanup.
@@ -84,13 +123,7 @@ fn read_entries(tree: &crate::sys::Tree, dir: &Path) -> std::io::Result<Entries>
 fn list(tree: &crate::sys::Tree, dir: &Path) -> std::io::Result<(crate::sys::DirFd, Entries)> {
     let mut out = Entries::default();
     let fd = tree.listed_dir(dir)?;
-    for (name, is_dir) in fd.entries()? {
-        if is_dir {
-            out.dirs.push(name);
-        } else {
-            out.files.push(name);
-        }
-    }
+    fd.for_each_entry(|name, is_dir| out.push(name, is_dir))?;
     Ok((fd, out))
 }
 
@@ -155,7 +188,7 @@ fn matches_in(
     finished: Option<&mut Vec<PathBuf>>,
 ) -> bool {
     let start = found.len();
-    for name in e.files.iter().chain(&e.dirs) {
+    for name in e.files().chain(e.dirs()) {
         if glob_match(pattern.as_bytes(), name.as_encoded_bytes()) {
             found.push(super::outcome::joined(dir, name));
         }
@@ -163,13 +196,13 @@ fn matches_in(
     if found.len() == start {
         return false;
     }
-    let fd = match (visit, e.dirs.is_empty()) {
+    let fd = match (visit, !e.has_dirs()) {
         (Some(v), true) => {
             found[start..].sort_unstable();
             let here = &found[start..];
             let mut stems: Vec<&[u8]> = here.iter().filter_map(|p| p.file_stem().map(|s| s.as_encoded_bytes())).collect();
             stems.sort_unstable();
-            match v(dir, fd, here, leaf_output_files(&e.files, &stems), pool) {
+            match v(dir, fd, here, leaf_output_files(e.files(), &stems), pool) {
                 Ok(reports) => {
                     match finished {
                         Some(f) => f.extend(found.drain(start..)),
@@ -189,10 +222,9 @@ fn matches_in(
 
 /// The output list of a directory without subdirectories (see [`Listings::compute`]); `stems`
 /// (sorted) are its hooks'. The shared empty list when there is nothing else in it.
-fn leaf_output_files(files: &[OsString], stems: &[&[u8]]) -> Arc<[String]> {
+fn leaf_output_files<'a>(files: impl Iterator<Item = &'a OsStr>, stems: &[&[u8]]) -> Arc<[String]> {
     use std::os::unix::ffi::OsStrExt;
     let mut out: Vec<String> = files
-        .iter()
         .filter(|f| {
             let name = f.as_bytes();
             !(name.ends_with(b".pidguard-tmp") || name.ends_with(b".pidguard-retired") || hook_prefix(name).is_some_and(|p| stems.binary_search(&p).is_ok()))
@@ -227,8 +259,8 @@ fn walk_subtree(
         // A directory with hooks and subdirectories is never finished during the walk: what is
         // below it is listed for its output_files.
         let pending = matches_in(&dir, fd, &mut e, pattern, visit, pool, &mut found, &mut done, under.then_some(&mut finished));
-        for d in &e.dirs {
-            stack.push((dir.join(d), under || pending));
+        for d in e.dirs() {
+            stack.push((super::outcome::joined(&dir, d), under || pending));
         }
         if under || pending {
             lists.push((dir, e));
@@ -263,7 +295,7 @@ impl Listings {
     ) -> std::io::Result<(Vec<PathBuf>, Listings, Option<rayon::ThreadPool>, Vec<Vec<super::HookReport>>)> {
         let root = tree.path();
         let (fd, mut top) = list(tree, root)?;
-        let subdirs: Vec<PathBuf> = top.dirs.iter().map(|d| super::outcome::joined(root, d)).collect();
+        let subdirs: Vec<PathBuf> = top.dirs().map(|d| super::outcome::joined(root, d)).collect();
         let (mut found, mut done) = (Vec::new(), Vec::new());
         // Nothing is above the root: its finished hooks are no one's output.
         let root_pending = matches_in(root, fd, &mut top, pattern, visit, &pool, &mut found, &mut done, None);
@@ -325,7 +357,7 @@ impl Listings {
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
             let Ok(e) = read_entries(tree, &d) else { continue };
-            for s in &e.dirs {
+            for s in e.dirs() {
                 stack.push(d.join(s));
             }
             self.entries.insert(d, e);
@@ -367,7 +399,7 @@ impl Listings {
         while let Some((d, prefix)) = stack.pop() {
             let Some(e) = self.entries.get(&d) else { continue };
             let stems = self.hooks.get(&d);
-            for f in &e.files {
+            for f in e.files() {
                 use std::os::unix::ffi::OsStrExt;
                 let name = f.as_bytes();
                 if name.ends_with(b".pidguard-tmp") || name.ends_with(b".pidguard-retired") {
@@ -380,7 +412,7 @@ impl Listings {
                 }
                 out.push(format!("{prefix}{}", crate::pathtext::path_text(f)));
             }
-            for s in &e.dirs {
+            for s in e.dirs() {
                 stack.push((d.join(s), format!("{prefix}{}/", crate::pathtext::path_text(s))));
             }
         }

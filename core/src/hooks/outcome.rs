@@ -180,6 +180,22 @@ pub(crate) fn stem_with(pid_file: &Path, suffix: &str) -> std::ffi::OsString {
     s
 }
 
+/// [`stem_with`] without an allocation: the name is built in a buffer on the stack (a file
+/// name is at most `NAME_MAX`, 255 bytes, so a stem and a suffix of up to 16 bytes always fit;
+/// a longer stem, which names no file, gets a heap copy) and handed to `f`.
+pub(crate) fn with_stem_name<R>(pid_file: &Path, suffix: &str, f: impl FnOnce(&std::ffi::OsStr) -> R) -> R {
+    use std::os::unix::ffi::OsStrExt;
+    let stem = pid_file.file_stem().unwrap_or_default().as_bytes();
+    let mut buf = [0u8; 272];
+    let n = stem.len() + suffix.len();
+    if n > buf.len() {
+        return f(&stem_with(pid_file, suffix));
+    }
+    buf[..stem.len()].copy_from_slice(stem);
+    buf[stem.len()..n].copy_from_slice(suffix.as_bytes());
+    f(std::ffi::OsStr::from_bytes(&buf[..n]))
+}
+
 /// `dir.join(name)` in one allocation (`Path::join` copies, then grows the copy).
 pub(crate) fn joined(dir: &Path, name: &std::ffi::OsStr) -> std::path::PathBuf {
     let mut p = std::path::PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len());

@@ -158,6 +158,13 @@ fn put_key(out: &mut Vec<u8>, key: &str) {
 /// in the order and with the omissions of abx-dl's records (an absent `pid`, `started_at`,
 /// `start_ts`, `output_str` or empty `error` is left out), into one buffer sized for both.
 pub(super) fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
+    let mut o = Vec::new();
+    records_into(&mut o, report, stdout, stderr);
+    o
+}
+
+/// [`records`], appended to `o` (grown once, for both lines).
+pub(super) fn records_into(o: &mut Vec<u8>, report: &HookReport, stdout: &str, stderr: &str) {
     let success = report.succeeded();
     let mut status = std::borrow::Cow::Borrowed(if success { "succeeded" } else { "failed" });
     let mut output_str = None;
@@ -184,59 +191,58 @@ pub(super) fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8
     let ended = ended.as_str();
     let pwd = crate::pathtext::path_text(report.dir.as_os_str());
     let plugin = report.dir.file_name().map(crate::pathtext::path_text).unwrap_or_default();
-    let mut o = Vec::with_capacity(640 + stdout.len() + stderr.len() + pwd.len() + report.output_files.iter().map(|f| f.len() + 3).sum::<usize>());
+    o.reserve(640 + stdout.len() + stderr.len() + pwd.len() + report.output_files.iter().map(|f| f.len() + 3).sum::<usize>());
     o.extend_from_slice(b"{\"type\":\"Process\"");
-    put_key(&mut o, "id");
-    put_str(&mut o, process_id);
-    put_key(&mut o, "cmd");
-    put_strs(&mut o, &report.cmd);
-    put_key(&mut o, "pwd");
-    put_str(&mut o, &pwd);
+    put_key(o, "id");
+    put_str(o, process_id);
+    put_key(o, "cmd");
+    put_strs(o, &report.cmd);
+    put_key(o, "pwd");
+    put_str(o, &pwd);
     if let Some(pid) = report.pid {
-        put_key(&mut o, "pid");
-        put_int(&mut o, pid);
+        put_key(o, "pid");
+        put_int(o, pid);
     }
-    put_key(&mut o, "exit_code");
-    put_int(&mut o, exit_code);
-    put_key(&mut o, "stdout");
-    put_str(&mut o, stdout);
-    put_key(&mut o, "stderr");
-    put_str(&mut o, stderr);
+    put_key(o, "exit_code");
+    put_int(o, exit_code);
+    put_key(o, "stdout");
+    put_str(o, stdout);
+    put_key(o, "stderr");
+    put_str(o, stderr);
     if let Some(s) = started {
-        put_key(&mut o, "started_at");
-        put_str(&mut o, s);
+        put_key(o, "started_at");
+        put_str(o, s);
     }
-    put_key(&mut o, "ended_at");
-    put_str(&mut o, ended);
+    put_key(o, "ended_at");
+    put_str(o, ended);
     o.extend_from_slice(b"}\n{\"type\":\"ArchiveResult\"");
-    put_key(&mut o, "id");
-    put_str(&mut o, result_id);
-    put_key(&mut o, "plugin");
-    put_str(&mut o, &plugin);
-    put_key(&mut o, "hook_name");
-    put_str(&mut o, &report.name);
-    put_key(&mut o, "status");
-    put_str(&mut o, &status);
-    put_key(&mut o, "process_id");
-    put_str(&mut o, process_id);
+    put_key(o, "id");
+    put_str(o, result_id);
+    put_key(o, "plugin");
+    put_str(o, &plugin);
+    put_key(o, "hook_name");
+    put_str(o, &report.name);
+    put_key(o, "status");
+    put_str(o, &status);
+    put_key(o, "process_id");
+    put_str(o, process_id);
     if let Some(s) = &output_str {
-        put_key(&mut o, "output_str");
-        put_str(&mut o, s);
+        put_key(o, "output_str");
+        put_str(o, s);
     }
-    put_key(&mut o, "output_files");
-    put_strs(&mut o, &report.output_files);
+    put_key(o, "output_files");
+    put_strs(o, &report.output_files);
     if let Some(s) = started {
-        put_key(&mut o, "start_ts");
-        put_str(&mut o, s);
+        put_key(o, "start_ts");
+        put_str(o, s);
     }
-    put_key(&mut o, "end_ts");
-    put_str(&mut o, ended);
+    put_key(o, "end_ts");
+    put_str(o, ended);
     if let Some(e) = error {
-        put_key(&mut o, "error");
-        put_str(&mut o, e);
+        put_key(o, "error");
+        put_str(o, e);
     }
     o.extend_from_slice(b"}\n");
-    o
 }
 
 #[cfg(test)]

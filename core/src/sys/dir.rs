@@ -111,11 +111,12 @@ impl DirFd {
         })
     }
 
-    /// The entries of this directory (see [`read_dir_fd`]); it must have been opened for
-    /// reading (`O_RDONLY|O_DIRECTORY`, as [`Tree::listed_dir`](super::beneath::Tree::listed_dir)
-    /// opens it), not `O_PATH` (`EBADF`).
-    pub(crate) fn entries(&self) -> io::Result<Vec<DirEntry>> {
-        read_dir_fd(self.fd.as_fd())
+    /// The entries of this directory, each handed to `f` as the bytes of its name and whether it
+    /// is a directory, without a copy of the name (see [`for_each_entry`]); it must have been
+    /// opened for reading (`O_RDONLY|O_DIRECTORY`, as
+    /// [`Tree::listed_dir`](super::beneath::Tree::listed_dir) opens it), not `O_PATH` (`EBADF`).
+    pub(crate) fn for_each_entry(&self, f: impl FnMut(&[u8], bool)) -> io::Result<()> {
+        for_each_entry(self.fd.as_fd(), f)
     }
 }
 
@@ -162,8 +163,18 @@ pub(crate) type DirEntry = (std::ffi::OsString, bool);
 ///
 /// Errors: the `getdents64` errno (`EINTR` is retried); an entry that vanished before its
 /// `fstatat` is left out.
-#[cfg(target_os = "linux")]
 pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    for_each_entry(fd, |name, is_dir| out.push((std::ffi::OsStr::from_bytes(name).to_os_string(), is_dir)))?;
+    Ok(out)
+}
+
+/// [`read_dir_fd`], each entry handed to `f` (the bytes of its name, whether it is a directory)
+/// as it is read, without a copy of the name. Errors: [`read_dir_fd`]'s (`f` may have been
+/// called for some entries before one).
+#[cfg(target_os = "linux")]
+pub(crate) fn for_each_entry(fd: BorrowedFd<'_>, mut f: impl FnMut(&[u8], bool)) -> io::Result<()> {
     thread_local! {
         // 32 KiB per thread, made once (not one zeroed allocation per directory listed); 8-byte
         // aligned: the kernel writes `struct linux_dirent64` records into it.
@@ -174,18 +185,16 @@ pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
             if buf.is_empty() {
                 buf.resize(4096, 0);
             }
-            getdents_all(fd, &mut buf)
+            getdents_all(fd, &mut buf, &mut f)
         }
         // Not reached (nothing here calls back into itself); a fresh buffer would do.
-        Err(_) => getdents_all(fd, &mut vec![0u64; 4096]),
+        Err(_) => getdents_all(fd, &mut vec![0u64; 4096], &mut f),
     })
 }
 
-/// [`read_dir_fd`] with the buffer given.
+/// [`for_each_entry`] with the buffer given.
 #[cfg(target_os = "linux")]
-fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>> {
-    use std::os::unix::ffi::OsStringExt;
-    let mut out = Vec::new();
+fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64], f: &mut dyn FnMut(&[u8], bool)) -> io::Result<()> {
     let bytes = buf.len() * 8;
     loop {
         // Raw libc: nix 0.32 reads directories only through `opendir`/`fdopendir`.
@@ -199,7 +208,7 @@ fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>
             return Err(e);
         }
         if n == 0 {
-            return Ok(out);
+            return Ok(());
         }
         // SAFETY: the kernel filled the first `n` bytes with whole records.
         let data = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize) };
@@ -226,7 +235,7 @@ fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>
                 },
                 _ => false,
             };
-            out.push((std::ffi::OsString::from_vec(name.to_vec()), is_dir));
+            f(name, is_dir);
         }
     }
 }
@@ -239,8 +248,7 @@ fn getdents_all(fd: BorrowedFd<'_>, buf: &mut [u64]) -> io::Result<Vec<DirEntry>
 /// Errors: the errno of `dup`, `fdopendir` or `readdir`; an entry that vanished before its
 /// `fstatat` is left out.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
-    use std::os::unix::ffi::OsStringExt;
+pub(crate) fn for_each_entry(fd: BorrowedFd<'_>, mut f: impl FnMut(&[u8], bool)) -> io::Result<()> {
     let dup = fd.try_clone_to_owned()?;
     // SAFETY: `dup` is a descriptor we own; fdopendir takes it over (closedir closes it).
     let dir = unsafe { libc::fdopendir(std::os::fd::IntoRawFd::into_raw_fd(dup)) };
@@ -260,7 +268,6 @@ pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
     // freshly opened descriptor does.
     // SAFETY: a valid stream.
     unsafe { libc::rewinddir(stream.0) };
-    let mut out = Vec::new();
     loop {
         // readdir returns NULL at the end and on error; errno tells them apart.
         nix::errno::Errno::clear();
@@ -268,7 +275,7 @@ pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
         let ent = unsafe { libc::readdir(stream.0) };
         if ent.is_null() {
             return match nix::errno::Errno::last_raw() {
-                0 => Ok(out),
+                0 => Ok(()),
                 e => Err(io::Error::from_raw_os_error(e)),
             };
         }
@@ -286,6 +293,6 @@ pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
             },
             _ => false,
         };
-        out.push((std::ffi::OsString::from_vec(name), is_dir));
+        f(&name, is_dir);
     }
 }
