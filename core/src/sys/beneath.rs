@@ -54,6 +54,18 @@ impl Tree {
     /// `path` relative to the root (`.` for the root itself: the directory opened, even if
     /// its name was swapped since), when `path` is spelled under the root's name.
     fn relative<'p>(&self, path: &'p Path) -> Option<std::borrow::Cow<'p, Path>> {
+        use std::os::unix::ffi::OsStrExt;
+        // The usual spelling, `<root>/<rest>`, by its bytes (`strip_prefix` parses both paths
+        // into components: ~0.4 µs per directory of a cleanup). `<rest>` then names what the
+        // components after the root's name: the kernel resolves `a//b` and `a/./b` as `a/b`.
+        let (p, r) = (path.as_os_str().as_bytes(), self.path.as_os_str().as_bytes());
+        if !r.is_empty() && p.len() > r.len() + 1 && p.starts_with(r) && p[r.len()] == b'/' {
+            let rest = &p[r.len()..];
+            let rest = &rest[rest.iter().position(|&c| c != b'/').unwrap_or(rest.len())..];
+            if !rest.is_empty() {
+                return Some(std::borrow::Cow::Borrowed(Path::new(std::ffi::OsStr::from_bytes(rest))));
+            }
+        }
         let rel = path.strip_prefix(&self.path).ok()?;
         Some(if rel.as_os_str().is_empty() { std::borrow::Cow::Owned(PathBuf::from(".")) } else { std::borrow::Cow::Borrowed(rel) })
     }
@@ -105,8 +117,22 @@ const SYS_OPENAT2: libc::c_long = 437;
 #[cfg(target_os = "linux")]
 fn openat2(root: BorrowedFd<'_>, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(rel.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
+    let bytes = rel.as_os_str().as_bytes();
+    if bytes.contains(&0) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"));
+    }
+    // The C string on the stack when it fits (no allocation per directory opened).
+    let mut stack = [0u8; 512];
+    let heap;
+    let c: &std::ffi::CStr = if bytes.len() < stack.len() {
+        stack[..bytes.len()].copy_from_slice(bytes);
+        // Unreachable error: no NUL inside (checked above), one at the end.
+        std::ffi::CStr::from_bytes_with_nul(&stack[..=bytes.len()]).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?
+    } else {
+        // Unreachable error: no NUL inside (checked above).
+        heap = std::ffi::CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        &heap
+    };
     let flags = flags | libc::O_CLOEXEC;
     let how = OpenHow {
         flags: flags as u32 as u64,
@@ -210,6 +236,36 @@ mod tests {
         for rel in ["", ".", "a/b"] {
             let d = open_beneath_walk(root.as_fd(), Path::new(rel), super::super::O_PATH | libc::O_DIRECTORY, 0).unwrap();
             assert!(super::super::fd_id(d.as_fd()).is_ok(), "{rel}");
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// The by-bytes way of `relative` names the same file as `strip_prefix` for every spelling
+    /// (the kernel resolves `a//b` and `a/./b` as `a/b`), and outside paths stay outside.
+    #[test]
+    fn a_path_under_the_root_is_the_same_relative_path_by_its_bytes() {
+        let base = std::env::temp_dir().join(format!("pidguard-beneath-rel-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("root/a/b")).unwrap();
+        std::fs::write(base.join("root/a/b/f"), "in").unwrap();
+        let root_name = base.join("root");
+        let tree = Tree::open(&root_name, Walk::Kernel).unwrap();
+        let r = root_name.to_str().unwrap();
+        for spelled in [format!("{r}/a/b/f"), format!("{r}//a/b/f"), format!("{r}/./a//b/f"), format!("{r}/a/./b/f")] {
+            let rel = tree.relative(Path::new(&spelled)).unwrap();
+            let slow = Path::new(&spelled).strip_prefix(&root_name).unwrap().to_path_buf();
+            fn named(p: &Path) -> Vec<std::path::Component<'_>> {
+                p.components().filter(|c| *c != std::path::Component::CurDir).collect()
+            }
+            assert_eq!(named(&rel), named(&slow), "{spelled}");
+            let fd = tree.open_path(Path::new(&spelled), libc::O_RDONLY, 0).unwrap();
+            assert_eq!(std::io::read_to_string(std::fs::File::from(fd)).unwrap(), "in", "{spelled}");
+        }
+        for same in [r.to_string(), format!("{r}/"), format!("{r}//")] {
+            assert_eq!(tree.relative(Path::new(&same)).unwrap().as_os_str(), ".", "{same}");
+        }
+        for outside in [format!("{r}x/a"), base.display().to_string(), "/etc".to_string()] {
+            assert!(tree.relative(Path::new(&outside)).is_none(), "{outside}");
         }
         std::fs::remove_dir_all(&base).unwrap();
     }
