@@ -50,6 +50,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod json;
 mod dir_status;
 pub mod exit;
 pub mod guard;

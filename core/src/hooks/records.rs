@@ -5,6 +5,7 @@
 use std::time::SystemTime;
 
 use super::HookReport;
+use crate::json::{put_int, put_key, put_str, put_strs};
 
 /// A new record id: 12 hex digits of the millisecond time, `-`, 20 random hex digits.
 pub fn new_id() -> String {
@@ -77,80 +78,6 @@ pub(crate) fn mtime_instant(mtime: f64) -> Option<SystemTime> {
     SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::try_from_secs_f64(mtime).ok()?)
 }
 
-
-/// The JSON of a string as serde_json writes it (compact): `"`, the bytes with `"` and `\\`
-/// escaped, `\b \t \n \f \r` for those controls, `\u00xx` (lowercase hex) for the other bytes
-/// below 0x20, everything else (UTF-8 included) as it is, `"`.
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let b = s.as_bytes();
-    out.push(b'"');
-    let mut start = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let short = match c {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            0x08 => b'b',
-            0x09 => b't',
-            0x0a => b'n',
-            0x0c => b'f',
-            0x0d => b'r',
-            0..=0x1f => b'u',
-            _ => continue,
-        };
-        out.extend_from_slice(&b[start..i]);
-        start = i + 1;
-        if short == b'u' {
-            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]);
-        } else {
-            out.extend_from_slice(&[b'\\', short]);
-        }
-    }
-    out.extend_from_slice(&b[start..]);
-    out.push(b'"');
-}
-
-/// A list of strings as JSON.
-fn put_strs(out: &mut Vec<u8>, list: &[String]) {
-    out.push(b'[');
-    for (i, s) in list.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        put_str(out, s);
-    }
-    out.push(b']');
-}
-
-/// An integer in decimal, as serde_json (itoa) writes it.
-fn put_int(out: &mut Vec<u8>, n: i32) {
-    let mut digits = [0u8; 11];
-    let mut i = digits.len();
-    let mut v = n.unsigned_abs();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        i -= 1;
-        digits[i] = b'-';
-    }
-    out.extend_from_slice(&digits[i..]);
-}
-
-/// `,"key":` (or `"key":` first in an object).
-fn put_key(out: &mut Vec<u8>, key: &str) {
-    if out.last() != Some(&b'{') {
-        out.push(b',');
-    }
-    out.push(b'"');
-    out.extend_from_slice(key.as_bytes());
-    out.extend_from_slice(b"\":");
-}
 
 /// The hook's two index records, each a JSON line: `Process` and `ArchiveResult` (see
 /// [`default_finalize`](super::finalize::default_finalize)), with `"type": "ArchiveResult"`

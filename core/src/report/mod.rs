@@ -25,7 +25,7 @@ mod spawn;
 mod terminate;
 
 pub use base::{printable, ReportPath};
-pub use hooks::HookView;
+pub use hooks::{write_hook_json, HookView};
 pub use process::{JudgementView, PidFileCheckView, ProcessInfoView};
 pub use spawn::SpawnView;
 pub use terminate::{StopView, TerminateView};
