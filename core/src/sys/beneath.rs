@@ -62,7 +62,9 @@ impl Tree {
         if !r.is_empty() && p.len() > r.len() + 1 && p.starts_with(r) && p[r.len()] == b'/' {
             let rest = &p[r.len()..];
             let rest = &rest[rest.iter().position(|&c| c != b'/').unwrap_or(rest.len())..];
-            if !rest.is_empty() {
+            // A trailing `/` or `/.` (the kernel then wants a directory, `strip_prefix` drops
+            // them) takes the components' way, as before.
+            if !rest.is_empty() && !rest.ends_with(b"/") && !rest.ends_with(b"/.") && rest != b"." {
                 return Some(std::borrow::Cow::Borrowed(Path::new(std::ffi::OsStr::from_bytes(rest))));
             }
         }
@@ -251,7 +253,7 @@ mod tests {
         let root_name = base.join("root");
         let tree = Tree::open(&root_name, Walk::Kernel).unwrap();
         let r = root_name.to_str().unwrap();
-        for spelled in [format!("{r}/a/b/f"), format!("{r}//a/b/f"), format!("{r}/./a//b/f"), format!("{r}/a/./b/f")] {
+        for spelled in [format!("{r}/a/b/f"), format!("{r}//a/b/f"), format!("{r}/./a//b/f"), format!("{r}/a/./b/f"), format!("{r}/a/b/f/"), format!("{r}/a/b/f/.")] {
             let rel = tree.relative(Path::new(&spelled)).unwrap();
             let slow = Path::new(&spelled).strip_prefix(&root_name).unwrap().to_path_buf();
             fn named(p: &Path) -> Vec<std::path::Component<'_>> {

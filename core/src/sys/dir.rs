@@ -162,7 +162,8 @@ pub(crate) type DirEntry = (std::ffi::OsString, bool);
 /// file system does not report (`DT_UNKNOWN`) is looked at with `fstatat(AT_SYMLINK_NOFOLLOW)`.
 ///
 /// Errors: the `getdents64` errno (`EINTR` is retried); an entry that vanished before its
-/// `fstatat` is left out.
+/// `fstatat` is left out. (macOS and FreeBSD, without `getdents64`: `readdir` of a duplicate
+/// of `fd`, see the other [`for_each_entry`].)
 pub(crate) fn read_dir_fd(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
     use std::os::unix::ffi::OsStrExt;
     let mut out = Vec::new();
