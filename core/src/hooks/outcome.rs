@@ -209,3 +209,37 @@ pub(crate) fn no_files() -> Arc<[String]> {
     static EMPTY: std::sync::OnceLock<Arc<[String]>> = std::sync::OnceLock::new();
     EMPTY.get_or_init(|| Arc::from(Vec::new())).clone()
 }
+
+/// Tests' odd text (every ASCII byte, non-ASCII, `\u{2028}`, slash, backslash, quote) and a
+/// stale report with odd bytes in its directory and argv: what the JSON writers are compared on.
+#[cfg(test)]
+pub(crate) fn odd_text_and_report() -> (String, HookReport) {
+    let mut odd = String::new();
+    for c in 0u8..0x80 {
+        odd.push(c as char);
+    }
+    odd.push_str("é€😀\u{7f}\u{2028}/\\\"");
+    let report = HookReport {
+        name: "on_Snapshot__20_x.bg".into(),
+        dir: "/tmp/o/plugin\u{1}\"x".into(),
+        pid_file: "/tmp/o/plugin/on_x.pid".into(),
+        pid: Some(-2147483648),
+        verdict: None,
+        verdict_reason: None,
+        reason: crate::CheckReason::Gone,
+        outcome: HookOutcome::Stale,
+        signals: Vec::new(),
+        exit_code: None,
+        error: None,
+        output_files: no_files(),
+        cmd: vec!["sleep".into(), "6\"0\n0".into()],
+        unverified_leftovers: Vec::new(),
+        started_at: Some(std::time::SystemTime::UNIX_EPOCH + std::time::Duration::new(1_796_479_884, 739_415_123)),
+        ended_at: std::time::SystemTime::now(),
+        pid_file_removed: false,
+        elapsed: None,
+        notes: Vec::new(),
+        scope: crate::identity::ScopeKind::Group,
+    };
+    (odd, report)
+}

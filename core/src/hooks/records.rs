@@ -298,35 +298,9 @@ mod tests {
     /// field and every field present or absent (the ids, random, are masked).
     #[test]
     fn the_byte_writer_writes_what_serde_json_writes() {
-        use crate::hooks::{HookOutcome, HookReport};
-        let mut odd = String::new();
-        for c in 0u8..0x80 {
-            odd.push(c as char);
-        }
-        odd.push_str("é€😀\u{7f}\u{2028}/\\\"");
+        use crate::hooks::HookOutcome;
+        let (odd, base) = crate::hooks::outcome::odd_text_and_report();
         let texts = ["", "plain", "a\"b\\c\nd\te\u{0}\u{1f}", odd.as_str(), "{\"type\":\"ArchiveResult\",\"status\":\"failed\",\"output_str\":\"x\\ny\"}\nnot json ArchiveResult\n"];
-        let base = HookReport {
-            name: "on_Snapshot__20_x.bg".into(),
-            dir: "/tmp/o/plugin\u{1}\"x".into(),
-            pid_file: "/tmp/o/plugin/on_x.pid".into(),
-            pid: Some(-2147483648),
-            verdict: None,
-            verdict_reason: None,
-            reason: crate::CheckReason::Gone,
-            outcome: HookOutcome::Stale,
-            signals: Vec::new(),
-            exit_code: None,
-            error: None,
-            output_files: crate::hooks::outcome::no_files(),
-            cmd: vec!["sleep".into(), "6\"0\n0".into()],
-            unverified_leftovers: Vec::new(),
-            started_at: Some(SystemTime::UNIX_EPOCH + std::time::Duration::new(1_796_479_884, 739_415_123)),
-            ended_at: SystemTime::now(),
-            pid_file_removed: false,
-            elapsed: None,
-            notes: Vec::new(),
-            scope: crate::identity::ScopeKind::Group,
-        };
         let mask = |b: Vec<u8>| -> String {
             let s = String::from_utf8(b).expect("UTF-8");
             // `"id":"<33>"` and `"process_id":"<33>"`: random.

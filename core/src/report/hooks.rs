@@ -230,7 +230,7 @@ impl HookView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::{HookOutcome, HookReport};
+    use crate::hooks::HookOutcome;
     use std::time::{Duration, SystemTime};
 
     /// `write_hook_json` against serde_json of the view, for reports of every shape: absent and
@@ -239,33 +239,7 @@ mod tests {
     #[test]
     fn the_hook_json_writer_writes_what_serde_json_writes() {
         use std::os::unix::ffi::OsStrExt;
-        let mut odd = String::new();
-        for c in 0u8..0x80 {
-            odd.push(c as char);
-        }
-        odd.push_str("é€😀\u{7f}\u{2028}/\\\"");
-        let base = HookReport {
-            name: "on_Snapshot__20_x.bg".into(),
-            dir: "/tmp/o/plugin\u{1}\"x".into(),
-            pid_file: "/tmp/o/plugin/on_x.pid".into(),
-            pid: Some(-2147483648),
-            verdict: None,
-            verdict_reason: None,
-            reason: crate::CheckReason::Gone,
-            outcome: HookOutcome::Stale,
-            signals: Vec::new(),
-            exit_code: None,
-            error: None,
-            output_files: crate::hooks::outcome::no_files(),
-            cmd: vec!["sleep".into(), "6\"0\n0".into()],
-            unverified_leftovers: Vec::new(),
-            started_at: Some(SystemTime::UNIX_EPOCH + Duration::new(1_796_479_884, 739_415_123)),
-            ended_at: SystemTime::now(),
-            pid_file_removed: false,
-            elapsed: None,
-            notes: Vec::new(),
-            scope: crate::identity::ScopeKind::Group,
-        };
+        let (odd, base) = crate::hooks::outcome::odd_text_and_report();
         let mut shapes = vec![base.clone()];
         let mut r = base.clone();
         r.pid = None;
