@@ -122,8 +122,9 @@ pub fn make_record_dir(pid_file: &Path) -> Result<()> {
     }
 }
 
-/// Open (creating it with mode `0644` minus the umask, truncating it) the log file at `path`
-/// that a spawned command's stdout or stderr goes to.
+/// Open (creating it with mode `0644` minus the umask, emptying it) the log file at `path`
+/// that a spawned command's stdout or stderr goes to: afterwards the log holds only what the
+/// command writes, as Python's `open(path, "w")` (abx-dl's way) leaves it.
 ///
 /// The log may sit in a directory another user can write, so: a symlink at its name is never
 /// followed (`O_NOFOLLOW`: root must not truncate the file it names), a FIFO never blocks the
@@ -132,20 +133,63 @@ pub fn make_record_dir(pid_file: &Path) -> Result<()> {
 /// (or symlink) owned by a non-root uid to a directory owned by another uid is refused (the
 /// `chase(CHASE_SAFE)` rule of systemd, CVE-2018-16888).
 ///
+/// **A privileged caller never writes into a file someone else made.** A log that exists and
+/// is owned by a uid other than the caller's effective uid (the owner files it creates get), or
+/// that has more than one link, is not written into: a user who pre-created it (mode `0666` in
+/// a sticky world-writable directory, where `fs.protected_regular=0` lets root open it) would
+/// read — and could rewrite — the privileged command's output, and a hard link would make the
+/// truncation reach another file. It is *replaced*: a fresh file (`O_EXCL`, mode `0644` minus
+/// the umask, the caller's own) is made beside it and renamed over its name, as a pidfile is
+/// written; the other file is left as it was, unread and untouched, under no name. Replacing
+/// rather than refusing keeps abx-dl's behaviour (every run starts its logs afresh, whoever
+/// wrote the last ones). The file is never truncated before it was judged (it is opened
+/// without `O_TRUNC`, then emptied with `ftruncate` when it is the caller's own). An
+/// unprivileged caller writes into any regular file the kernel lets it open, as before.
+///
 /// Errors: `Untrusted` for a symlink at the name, an unsafe transition on the path, or not a
-/// regular file; `PermissionDenied`, `NotFound`, `Io` from `open(2)`.
+/// regular file, or a foreign log that cannot be replaced (the rename refused: a sticky
+/// directory whose owner the caller is not, without `CAP_FOWNER`), naming its owner;
+/// `PermissionDenied`, `NotFound`, `Io` from `open(2)`.
 pub fn open_log(path: &Path) -> Result<std::fs::File> {
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-    let fd = crate::sys::open_raw(path, flags, 0o644, crate::protect::walk()).map_err(|e| match e.raw_os_error() {
+    use std::os::unix::fs::MetadataExt;
+    let walk = crate::protect::walk();
+    let open_err = |e: io::Error| match e.raw_os_error() {
         Some(libc::ELOOP) => Error::at(ErrorKind::Symlink, path, "is a symbolic link: refusing to write through it"),
         _ => Error::io_at(path, "open log", &e),
-    })?;
-    let f = std::fs::File::from(fd);
+    };
+    let (dir, name) = crate::sys::DirFd::parent_of(path, walk).map_err(open_err)?;
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let f = std::fs::File::from(dir.create_file(name, flags, 0o644).map_err(open_err)?);
     let m = f.metadata().map_err(|e| Error::io_at(path, "fstat", &e))?;
     if !m.is_file() {
         return Err(Error::at(ErrorKind::NotRegularFile, path, "not a regular file"));
     }
+    let (_, euid) = crate::sys::uids();
+    if crate::protect::privileged() && (m.uid() != euid || m.nlink() != 1) {
+        drop(f);
+        return replace_log(&dir, name, path, m.uid(), m.nlink(), euid);
+    }
+    f.set_len(0).map_err(|e| Error::io_at(path, "truncate log", &e))?;
     Ok(f)
+}
+
+/// [`open_log`]'s replacement of a log that a privileged caller must not write into: a fresh
+/// file beside it (`O_EXCL|O_NOFOLLOW`), renamed over `name` in the same directory descriptor.
+fn replace_log(dir: &crate::sys::DirFd, name: &std::ffi::OsStr, path: &Path, owner: u32, links: u64, euid: u32) -> Result<std::fs::File> {
+    let tmp = crate::pidfile::atomic::temp_name(Path::new(name));
+    let tmp = tmp.file_name().unwrap_or_default();
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+    let fd = dir.create_file(tmp, flags, 0o644).map_err(|e| Error::io_at(path, "create a log to replace the existing one", &e))?;
+    if let Err(e) = dir.rename(tmp, name) {
+        let _ = dir.unlink(tmp);
+        let why = if owner != euid { format!("owned by uid {owner}, not by the caller (uid {euid})") } else { format!("it has {links} links") };
+        let mut x = Error::at(ErrorKind::Untrusted, path, format_args!("log {why}: not written into, and it cannot be replaced: {e}"));
+        if let Some(n) = e.raw_os_error() {
+            x.set_errno(n);
+        }
+        return Err(x);
+    }
+    Ok(std::fs::File::from(fd))
 }
 
 /// Which scope [`spawn`] starts a command in (see [`crate::identity::Scope`]).

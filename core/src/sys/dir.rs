@@ -66,6 +66,15 @@ impl DirFd {
         nix::fcntl::openat(self.fd.as_fd(), name, flags, Mode::empty()).map_err(|e| super::open::symlink_errno(e.into(), nofollow))
     }
 
+    /// `openat(2)` of `name` in this directory with raw `flags` (`O_CLOEXEC` added) and `mode`
+    /// for a file `O_CREAT` makes (minus the umask, as open(2) does).
+    pub(crate) fn create_file(&self, name: &std::ffi::OsStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+        let name = component(name)?;
+        let nofollow = flags & libc::O_NOFOLLOW != 0;
+        let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
+        nix::fcntl::openat(self.fd.as_fd(), name, flags, Mode::from_bits_truncate(mode as _)).map_err(|e| super::open::symlink_errno(e.into(), nofollow))
+    }
+
     /// `renameat(2)` of `from` to `to`, both in this directory.
     pub(crate) fn rename(&self, from: &std::ffi::OsStr, to: &std::ffi::OsStr) -> io::Result<()> {
         let (from, to) = (component(from)?, component(to)?);
