@@ -403,6 +403,47 @@ export interface ProcessTerminateOptions {
   reap?: boolean
 }
 
+/**
+ * Which names in a directory are records of one kind: each given part must match (a name
+ * that starts with `prefix`, holds `contains` and ends with `suffix`), and a name in `except`
+ * never is one. Matched on the name's bytes; the file's type is not asked (a FIFO, directory
+ * or symlink at a record's name is a record that cannot be used). abx-plugins' hook records
+ * of a Chrome session are `{ prefix: "on_", contains: "chrome_", suffix: ".pid", except:
+ * ["chrome.pid"] }`.
+ */
+export interface RecordNames {
+  /** The name starts with this (default: any). */
+  prefix?: string
+  /** The name holds this (default: any). */
+  contains?: string
+  /** The name ends with this (default: any). */
+  suffix?: string
+  /** Names that are never records (default: none). */
+  except?: Array<string>
+}
+
+/** What [`records_in_use`] found. */
+export interface RecordsInUse {
+  /**
+   * Whether what the directory records is in use: true while any record in it is in use —
+   * its process runs, its scope still holds processes — or cannot be judged (unusable:
+   * not a regular file, unreadable, a bad token; undecided: an identity that cannot be
+   * read, another machine's record; a probe that failed), and when the directory itself
+   * could not be listed. False only when every record was proven not in use (or there is
+   * none).
+   */
+  inUse: boolean
+  /** How many records were found (names matched, whatever their file type). */
+  records: number
+  /**
+   * One line per record that keeps the directory in use: `<name>: <answer> (<reason>)`, or
+   * `<name>: <error>`; the name in core's lossless text form (`path_text`).
+   */
+  evidence: Array<string>
+  /** Why the directory could not be listed (it then counts as in use), else `None`. */
+  error?: string
+}
+
 /** A live process whose command line names one of the strings asked for. */
 export interface RunningProcess {
   /** The pid, as read when listed (not pinned: an answer, never a target to signal). */
@@ -740,6 +781,21 @@ export declare function moveRecord(from: string | Buffer, to: string | Buffer, p
 export declare function pinPidFile(pidFile: string | Buffer, options?: PinOptions | null): ProcessRef | StopReport
 
 /**
+ * `text` (a message) as a human log line may show it: core's escaping of control characters
+ * (`report::printable`: `\n`, `\x1b`, …), so no escape sequence reaches a terminal and no
+ * newline forges a line. The shells' log lines (`pidguard/abx-plugins`) go through it and
+ * escape nothing themselves.
+ */
+export declare function printable(text: string): string
+
+/**
+ * A path (a string, or a `Buffer` of raw bytes) as a human log line shows it: core's lossless
+ * text of a path (bytes that are not UTF-8 as `\xNN`, backslashes doubled) with control
+ * characters escaped (`report::printable_path`), as the `pidguard` command prints paths.
+ */
+export declare function printablePath(path: string | Buffer): string
+
+/**
  * Probe a pidfile of either format (core's `probe_pid_file`), synchronously (it reads the
  * record and procfs, it never waits): the record's check plus how many processes its recorded
  * scope still holds. Nothing is signalled, nothing removed — a probe never acts. `inUse` is
@@ -761,6 +817,18 @@ export declare function probePidFile(pidFile: string | Buffer, options?: PinOpti
  * Throws `PIDGUARD_PERMISSION_DENIED`/`PIDGUARD_IO` when the process list cannot be read.
  */
 export declare function processesRunning(needles: Array<string>): Array<RunningProcess>
+
+/**
+ * Whether anything recorded in `dir` is in use (core's `probe::records_in_use`): every record
+ * `names` selects there (`{ prefix, contains, suffix, except }`, matched on the names; default
+ * every entry), whatever kind of file stands at its name, asked of the probe. `inUse` is true
+ * while any record runs or cannot be judged (a FIFO, directory or symlink at a record's name,
+ * an unreadable file, an identity that cannot be read) and when `dir` cannot be listed; false
+ * only when every record was proven not in use. `evidence` says which records keep it in use,
+ * `error` why `dir` could not be listed. Never signals, removes or waits; never throws for the
+ * directory's state.
+ */
+export declare function recordsInUse(dir: string | Buffer, names?: RecordNames | null): RecordsInUse
 
 /**
  * Start `argv` in a new session inside a scope, with its output in files (stdin `/dev/null`,
@@ -889,8 +957,10 @@ export {
   isProcessAlive as is_process_alive,
   moveRecord as move_record,
   pinPidFile as pin_pid_file,
+  printablePath as printable_path,
   probePidFile as probe_pid_file,
   processesRunning as processes_running,
+  recordsInUse as records_in_use,
   spawnPiped as spawn_piped,
   startToken as start_token,
   stopPidFile as stop_pid_file,

@@ -24,6 +24,8 @@ const pidguard = require('../index.js');
 
 /** The name of the browser's pidfile in a Chrome session directory (abx-plugins' `chrome.pid`). */
 const CHROME_PID_FILE = 'chrome.pid';
+/** abx-plugins' hook records in a session's `chrome/` directory: `on_*chrome_*.pid`, not `chrome.pid` (core's `RecordNames`). */
+const HOOK_RECORD_NAMES = Object.freeze({ prefix: 'on_', contains: 'chrome_', suffix: '.pid', except: [CHROME_PID_FILE] });
 
 /** The hook scripts whose live process marks a crawl as in use (abx-plugins' launch and tab hooks). */
 const CHROME_HOOK_SCRIPTS = [
@@ -412,14 +414,15 @@ function envDir(name) {
 }
 
 /**
- * The Chrome session files below `root`: each `<session>/chrome/chrome.pid`, each hook pidfile
- * `chrome/on_*chrome_*.pid` beside it, and each `<session>/.persona` directory. Directory
+ * The Chrome session files below `root`: each `<session>/chrome/chrome.pid`, each session's
+ * `chrome` directory (its hook records are core's to list and judge: `recordsInUse`), and each
+ * `<session>/.persona` directory. Directory
  * entries are taken from `readdir` (a symlink is never followed); an unreadable directory is
  * skipped, as abx-plugins skips it. A runtime directory (`isRuntime`) is not descended into
  * beyond its own `chrome` and `.persona`: its other children are archived outputs.
  */
 function findSessionFiles(root, isRuntime) {
-  const found = { chromePids: [], hookPids: [], personaDirs: [] };
+  const found = { chromePids: [], chromeDirs: [], personaDirs: [] };
   const walk = (dir, depth) => {
     if (depth > SWEEP_MAX_DEPTH) return;
     let entries;
@@ -434,16 +437,7 @@ function findSessionFiles(root, isRuntime) {
       const full = path.join(dir, entry.name);
       if (entry.name === 'chrome') {
         found.chromePids.push({ pidFile: path.join(full, CHROME_PID_FILE), sessionDir: dir });
-        let files = [];
-        try {
-          files = fs.readdirSync(full, { withFileTypes: true });
-        } catch (_) { /* an unreadable chrome directory: no hook pidfiles known */ }
-        for (const f of files) {
-          const n = f.name;
-          if (f.isFile() && n !== CHROME_PID_FILE && n.startsWith('on_') && n.endsWith('.pid') && n.includes('chrome_')) {
-            found.hookPids.push({ pidFile: path.join(full, n), sessionDir: dir });
-          }
-        }
+        found.chromeDirs.push({ chromeDir: full, sessionDir: dir });
       } else if (entry.name === '.persona') {
         found.personaDirs.push({ personaDir: full, sessionDir: dir });
       } else if (!runtime && !entry.name.startsWith('.') && entry.name !== 'node_modules') {
@@ -499,10 +493,13 @@ function hasAncestor(pid, ancestor) {
  * before every launch.
  *
  * What is done with each record is core's:
- * - hook pidfiles are asked with `probePidFile`, which never acts: a record whose hook runs —
- *   or whose first process exited while its scope still holds processes — and one that cannot
- *   be judged (another user's hook, an unreadable identity) count as a live hook; nothing is
- *   signalled or removed for them;
+ * - a session's hook records (`chrome/on_*chrome_*.pid`) are listed and asked by core's
+ *   `recordsInUse`, which never acts: a record whose hook runs — or whose first process exited
+ *   while its scope still holds processes — and one that cannot be judged (another user's
+ *   hook, an unreadable identity, a FIFO, directory or symlink at a record's name, a `chrome`
+ *   directory that cannot be listed) keep the session in use; nothing is signalled or removed
+ *   for them. A record moved out of `chrome/` is no evidence: the live hook processes are
+ *   asked too (below);
  * - each stale session's `chrome.pid` is stopped by `stopPidFile` (the schedule of
  *   `killChrome`'s default 10 s): a browser proven to be the recorded one is stopped with its
  *   process group and its record removed; a record proven stale (its pid gone or reused by
@@ -542,6 +539,9 @@ function killZombieChrome(snapDir = null, options = {}) {
 /** The body of `killZombieChrome`, its arguments checked. */
 async function sweep(root, quiet, excluded) {
   const log = (line) => { if (!quiet) console.error(line); };
+  // Every name in a line goes through core's escaping (control characters as `\n`, `\x1b`):
+  // folder names are the users' and must not drive root's terminal or forge a line.
+  const shown = (p) => pidguard.printablePath(p);
   const within = (dir) => {
     const rel = path.relative(root, dir);
     return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
@@ -562,15 +562,13 @@ async function sweep(root, quiet, excluded) {
   }
   const found = findSessionFiles(root, excluded);
 
-  // Sessions in use, by their hooks' pidfiles: core's probe answers for each record (its
-  // verdict, and whether its scope still holds processes), and a probe never acts.
+  // Sessions in use, by their hooks' records in `<session>/chrome/`: core lists the directory
+  // and probes every record named `on_*chrome_*.pid` whatever stands at the name (a FIFO,
+  // directory or symlink a user put there is a record that cannot be used: in use), and a
+  // directory it cannot list is in use too. A probe never acts.
   const liveSessions = new Set();
-  for (const { pidFile, sessionDir } of found.hookPids) {
-    let live = true; // a record that cannot be judged may name a live hook
-    try {
-      live = pidguard.probePidFile(pidFile).inUse;
-    } catch (_) { /* unreadable: could not tell */ }
-    if (live) liveSessions.add(path.resolve(sessionDir));
+  for (const { chromeDir, sessionDir } of found.chromeDirs) {
+    if (pidguard.recordsInUse(chromeDir, HOOK_RECORD_NAMES).inUse) liveSessions.add(path.resolve(sessionDir));
   }
 
   // Sessions in use, by their hook processes (listed by core once, when first needed).
@@ -607,19 +605,19 @@ async function sweep(root, quiet, excluded) {
     try {
       report = await pidguard.stopPidFile(pidFile, { schedule: scheduleFor(10000) });
     } catch (e) {
-      log(`[!] Skipped ${pidFile}: ${e.message}`);
+      log(`[!] Skipped ${shown(pidFile)}: ${pidguard.printable(String(e && e.message))}`);
       keptSessions.add(path.resolve(sessionDir));
       continue;
     }
     if (report.outcome === 'exited') {
       killed++;
-      log(`[+] Killed zombie (PID ${pid}) from stale crawl ${path.basename(crawlDir)}`);
+      log(`[+] Killed zombie (PID ${pid}) from stale crawl ${shown(path.basename(crawlDir))}`);
     } else if (report.outcome === 'stale') {
-      log(`[+] Stale ${pidFile} (${report.staleReason}): nothing sent${report.pidFileRemoved ? ', removed' : ''}`);
+      log(`[+] Stale ${shown(pidFile)} (${report.staleReason}): nothing sent${report.pidFileRemoved ? ', removed' : ''}`);
     } else if (report.outcome !== 'already-gone') {
       keptSessions.add(path.resolve(sessionDir));
-      log(`[!] Kept ${pidFile} (PID ${pid}): ${report.outcome}${report.refusal ? ` (${report.refusal})` : ''}` +
-        `${report.detail ? `: ${report.detail}` : ''}${report.error ? `: ${report.error}` : ''}`);
+      log(`[!] Kept ${shown(pidFile)} (PID ${pid}): ${report.outcome}${report.refusal ? ` (${report.refusal})` : ''}` +
+        `${report.detail ? `: ${pidguard.printable(report.detail)}` : ''}${report.error ? `: ${pidguard.printable(report.error)}` : ''}`);
     }
   }
 
@@ -629,7 +627,7 @@ async function sweep(root, quiet, excluded) {
   for (const { personaDir, sessionDir } of found.personaDirs) {
     const crawlDir = owningCrawl(sessionDir);
     if (excluded(crawlDir)) continue;
-    log(`[*] Left stale runtime persona dir in place: ${personaDir}`);
+    log(`[*] Left stale runtime persona dir in place: ${shown(personaDir)}`);
   }
 
   log(killed > 0 ? `[+] Killed ${killed} zombie process(es)` : '[+] No zombies found');

@@ -577,3 +577,23 @@ fn spawn_options(env: &Env, argv: &Unknown, options: Option<SpawnOptions>) -> Re
     }
     Ok((argv, opts))
 }
+
+/// `text` (a message) as a human log line may show it: core's escaping of control characters
+/// (`report::printable`: `\n`, `\x1b`, …), so no escape sequence reaches a terminal and no
+/// newline forges a line. The shells' log lines (`pidguard/abx-plugins`) go through it and
+/// escape nothing themselves.
+#[napi]
+pub fn printable(text: String) -> String {
+    pidguard::report::printable(&text).into_owned()
+}
+
+/// A path (a string, or a `Buffer` of raw bytes) as a human log line shows it: core's lossless
+/// text of a path (bytes that are not UTF-8 as `\xNN`, backslashes doubled) with control
+/// characters escaped (`report::printable_path`), as the `pidguard` command prints paths.
+#[napi(ts_args_type = "path: string | Buffer")]
+pub fn printable_path(path: PathArg) -> String {
+    match &path {
+        napi::Either::A(s) => pidguard::report::printable_path(std::ffi::OsStr::new(s)),
+        napi::Either::B(b) => pidguard::report::printable_path(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b)),
+    }
+}

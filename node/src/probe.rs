@@ -42,3 +42,16 @@ pub fn processes_running(env: Env, needles: Vec<String>) -> Result<Vec<pidguard:
         pidguard::probe::processes_running(&n)
     })
 }
+
+/// Whether anything recorded in `dir` is in use (core's `probe::records_in_use`): every record
+/// `names` selects there (`{ prefix, contains, suffix, except }`, matched on the names; default
+/// every entry), whatever kind of file stands at its name, asked of the probe. `inUse` is true
+/// while any record runs or cannot be judged (a FIFO, directory or symlink at a record's name,
+/// an unreadable file, an identity that cannot be read) and when `dir` cannot be listed; false
+/// only when every record was proven not in use. `evidence` says which records keep it in use,
+/// `error` why `dir` could not be listed. Never signals, removes or waits; never throws for the
+/// directory's state.
+#[napi(ts_args_type = "dir: string | Buffer, names?: RecordNames | null")]
+pub fn records_in_use(dir: PathArg, names: Option<pidguard::probe::RecordNames>) -> pidguard::probe::RecordsInUse {
+    pidguard::probe::records_in_use(&path(&dir), &names.unwrap_or_default())
+}

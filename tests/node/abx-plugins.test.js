@@ -486,3 +486,54 @@ test('processesRunning: core lists the live processes whose command line names a
   const source = fs.readFileSync(path.join(ROOT, 'node', 'lib', 'abx-plugins.js'), 'utf8');
   assert.doesNotMatch(source, /['`]\/proc/, 'abx-plugins.js opens no /proc path itself');
 });
+
+test('killZombieChrome: a hook record replaced by a FIFO, a directory, a symlink or an unreadable chrome directory keeps its session in use', async () => {
+  // A user who owns the session folder replaces root's hook record: the record cannot be
+  // used, and an unusable record means "in use" (core's decision table): the browser runs on.
+  const cases = {
+    fifo: (f) => execFileSync('mkfifo', [f]),
+    directory: (f) => fs.mkdirSync(f),
+    symlink: (f) => fs.symlinkSync('/nonexistent', f),
+  };
+  for (const [name, plant] of Object.entries(cases)) {
+    const root = tempDir(`abx-unusable-${name}`);
+    const browser = spawnGroup('sleep infinity & wait');
+    const dir = crawl(root, 'session');
+    abx.writePidWithMtime(path.join(dir, 'chrome.pid'), browser.pid, Date.now() / 1000);
+    plant(path.join(dir, 'on_CrawlSetup__90_chrome_launch.daemon.bg.pid'));
+    const r = pidguard.recordsInUse(dir, { prefix: 'on_', contains: 'chrome_', suffix: '.pid', except: ['chrome.pid'] });
+    assert.equal(r.inUse, true, `${name}: ${JSON.stringify(r)}`);
+    assert.equal(r.records, 1, name);
+    const killed = await abx.killZombieChrome(root, { quiet: true, excludeCurrentRuntimeDirs: false });
+    assert.equal(killed, 0, name);
+    assert.equal(alive(browser.pid), true, `${name}: the sweep killed the browser of a session whose hook record is unusable`);
+  }
+  // A chrome directory core cannot list (here: one that vanished) counts as in use too.
+  const gone = pidguard.recordsInUse(path.join(tempDir('abx-unlisted'), 'no-such-chrome'));
+  assert.equal(gone.inUse, true);
+  assert.match(gone.error, /cannot be listed/);
+});
+
+test('killZombieChrome: folder names reach the log lines escaped by core (no terminal escape, no forged line)', async () => {
+  const root = tempDir('abx-escapes');
+  const evil = 'c\x1b]0;PWNED\x07\x1b[2J\n[+] all clear';
+  const browser = spawnGroup('sleep infinity & wait');
+  abx.writePidWithMtime(path.join(crawl(root, evil), 'chrome.pid'), browser.pid, Date.now() / 1000);
+  fs.mkdirSync(path.join(root, evil, '.persona'));
+  const lines = [];
+  const orig = console.error;
+  console.error = (line) => lines.push(String(line));
+  let killed;
+  try {
+    killed = await abx.killZombieChrome(root, { excludeCurrentRuntimeDirs: false });
+  } finally {
+    console.error = orig;
+  }
+  assert.equal(killed, 1);
+  const out = lines.join('\n');
+  assert.ok(!/[\x00-\x08\x0b-\x1f\x7f]/.test(out), `a control character reached the log: ${JSON.stringify(out)}`);
+  assert.ok(!out.split('\n').includes('[+] all clear'), `a forged line: ${JSON.stringify(out)}`);
+  assert.ok(out.includes('c\\x1b]0;PWNED\\x07\\x1b[2J\\n[+] all clear'), JSON.stringify(out));
+  assert.equal(pidguard.printable('a\nb\x1b'), 'a\\nb\\x1b');
+  assert.equal(pidguard.printablePath(Buffer.from([0x61, 0xff, 0x0a])), 'a\\xff\\n');
+});

@@ -3,9 +3,11 @@
 //! ([`crate::ops`]); a probe never signals, removes or waits.
 
 mod record;
+mod records_in;
 mod running;
 mod view;
 
 pub use record::{probe_pid_file, status_pid_file, Probe};
+pub use records_in::{records_in_use, RecordNames, RecordsInUse};
 pub use running::{processes_running, RunningProcess};
 pub use view::ProbeView;

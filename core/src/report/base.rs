@@ -33,6 +33,15 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A file name or path as human output shows it: its lossless [`path_text`] form (bytes that
+/// are not UTF-8 as `\xNN`, backslashes doubled), then [`printable`] (control characters
+/// escaped). The one form of a path in every human line: the CLI's reports, and the log lines
+/// of the Python and Node shells (`pidguard.printable_path`, `printablePath`), which must not
+/// escape by themselves.
+pub fn printable_path(name: &std::ffi::OsStr) -> String {
+    printable(&path_text(name)).into_owned()
+}
+
 /// A path in a report. Rust sees a [`Path`] (it derefs to one) and C its bytes; Python gets it
 /// as pyo3 converts a `PathBuf` (a `pathlib.Path`, lossless: bytes that are not UTF-8 are
 /// surrogate-escaped, `os.fsencode` gives them back); JSON and JavaScript get its

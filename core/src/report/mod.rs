@@ -24,7 +24,7 @@ mod process;
 mod spawn;
 mod terminate;
 
-pub use base::{printable, ReportPath};
+pub use base::{printable, printable_path, ReportPath};
 pub use hooks::{write_hook_json, HookView};
 pub use process::{JudgementView, PidFileCheckView, ProcessInfoView};
 pub use spawn::SpawnView;

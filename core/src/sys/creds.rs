@@ -59,3 +59,37 @@ pub(crate) fn privileged() -> bool {
     let (ruid, euid) = uids();
     ruid == 0 || euid == 0 || has_cap_kill()
 }
+
+/// Whether this process is root, can become root again, or holds any capability: a real,
+/// effective or saved uid of 0 (`setresuid(2)` lets it take back uid 0 from any of the three:
+/// ArchiveBox started as root runs with (0, 999, 0)), or any capability in its effective or
+/// permitted set (the ambient ones, which outlive an `execve`, are among the permitted). A
+/// program such a process execs must be root's: whoever could replace the program would get
+/// what the process has. Read now (one `getresuid(2)`, one `capget(2)`); an error of `capget`
+/// answers "yes" (could not tell, so the stricter rule).
+#[cfg(target_os = "linux")]
+pub(crate) fn root_or_capable() -> bool {
+    let (mut r, mut e, mut s) = (0, 0, 0);
+    // SAFETY: getresuid(2) writes three uid_t through valid pointers; it cannot fail with them.
+    unsafe { libc::getresuid(&mut r, &mut e, &mut s) };
+    if r == 0 || e == 0 || s == 0 {
+        return true;
+    }
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    let mut header = Header { version: 0x2008_0522, pid: 0 };
+    let mut data = [Data::default(); 2];
+    // SAFETY: capget(2) with a version-3 header writes two `Data` records, which `data` holds.
+    let rc = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
+    rc != 0 || data.iter().any(|d| d.effective != 0 || d.permitted != 0)
+}

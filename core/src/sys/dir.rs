@@ -48,6 +48,14 @@ impl DirFd {
         Ok(DirFd { fd: open_raw(dir, super::O_PATH | libc::O_DIRECTORY, 0, walk)? })
     }
 
+    /// Open the directory at `path` for listing ([`Self::for_each_entry`]) as well as for the
+    /// calls on its names (`O_RDONLY|O_DIRECTORY|O_NOFOLLOW`: a symlink at `path` itself is
+    /// `ELOOP`; the path walked as [`open_raw`] walks it with `walk`).
+    pub(crate) fn open_listed(path: &Path, walk: Walk) -> io::Result<DirFd> {
+        let dir = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+        Ok(DirFd { fd: open_raw(dir, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0, walk)? })
+    }
+
     /// The directory holding `path` and the last component's name.
     pub(crate) fn parent_of(path: &Path, walk: Walk) -> io::Result<(DirFd, &std::ffi::OsStr)> {
         let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;

@@ -533,14 +533,12 @@ pub(crate) const SUPERVISOR_PROGRAM: &str = "pidguard-scope";
 /// Where the supervisor program is, looked for before the fork: beside the shared object that
 /// holds this code (`dladdr`: `libpidguard.so`, the Python extension module, the Node addon),
 /// then beside the running executable (the `pidguard` CLI, a Rust program; and the directory
-/// above a cargo `deps` directory, where tests run). Only a regular executable file (not a
-/// symlink) owned by root or the caller's effective uid and writable by no group or other is
-/// used: a privileged spawner never execs a program another uid could have replaced. `None`
-/// when there is none: the supervisor is then the fork itself, as before.
+/// above a cargo `deps` directory, where tests run). The first candidate that passes
+/// [`trusted_program`] is used; `None` when none does: the supervisor is then the fork itself
+/// (the same reaping loop, without the exec).
 #[cfg(target_os = "linux")]
 fn supervisor_program() -> Option<CString> {
     use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::MetadataExt;
     use std::path::PathBuf;
     let mut dirs: Vec<PathBuf> = Vec::new();
     // SAFETY: dladdr fills `info` for an address inside a loaded object; `info` is zeroed
@@ -559,12 +557,49 @@ fn supervisor_program() -> Option<CString> {
         dirs.push(d);
         dirs.extend(above_deps);
     }
+    let root_only = super::creds::root_or_capable();
     let (_, euid) = super::uids();
-    dirs.iter().map(|d| d.join(SUPERVISOR_PROGRAM)).find_map(|p| {
-        let m = std::fs::symlink_metadata(&p).ok()?;
-        let ok = m.file_type().is_file() && m.mode() & 0o111 != 0 && m.mode() & 0o022 == 0 && (m.uid() == 0 || m.uid() == euid);
-        ok.then(|| CString::new(p.as_os_str().as_bytes()).ok()).flatten()
-    })
+    dirs.iter().find_map(|d| trusted_program(&d.join(SUPERVISOR_PROGRAM), root_only, euid))
+}
+
+/// `path` as the supervisor program may exec it, or `None`. Always: a regular executable file
+/// (not a symlink) that no group or other may write.
+///
+/// - `root_only` (the caller is root, can become root again, or holds a capability: see
+///   `creds::root_or_capable`): the file must be owned by root, and so must every directory
+///   from `/` down to it, each a real directory (the path is made canonical first and then each
+///   component checked with `lstat`: no symlink on the way) that no group or other may write
+///   — or, if they may, that has the sticky bit (then only root, the owner of the directory and
+///   of the entry in it, can rename or remove that entry). No one but root can then replace the
+///   program or any directory on its way between this check and the `execve` (which uses the
+///   canonical path checked). Otherwise a user who owns the program (or a directory on its
+///   path) could make, say, ArchiveBox running as (0, 999, 0) exec the user's code with a real
+///   uid of 0, which `setresuid(0, 0, 0)` turns into root. POSIX ACLs show their mask in the
+///   group bits, so an ACL that grants writing is refused too.
+/// - otherwise (a plain user): owned by root or by the caller's effective uid (the program runs
+///   with no more than the caller's own rights).
+#[cfg(target_os = "linux")]
+fn trusted_program(path: &std::path::Path, root_only: bool, euid: u32) -> Option<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    let file_ok = |m: &std::fs::Metadata, owners: &[u32]| m.file_type().is_file() && m.mode() & 0o111 != 0 && m.mode() & 0o022 == 0 && owners.contains(&m.uid());
+    if !root_only {
+        return file_ok(&m, &[0, euid]).then(|| CString::new(path.as_os_str().as_bytes()).ok()).flatten();
+    }
+    let real = std::fs::canonicalize(path).ok()?;
+    let m = std::fs::symlink_metadata(&real).ok()?;
+    if !file_ok(&m, &[0]) {
+        return None;
+    }
+    for dir in real.ancestors().skip(1) {
+        let d = std::fs::symlink_metadata(dir).ok()?;
+        let writable_by_others = d.mode() & 0o022 != 0 && d.mode() & 0o1000 == 0;
+        if !d.file_type().is_dir() || d.uid() != 0 || writable_by_others {
+            return None;
+        }
+    }
+    CString::new(real.as_os_str().as_bytes()).ok()
 }
 
 /// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`
