@@ -490,6 +490,35 @@ fn spawn(
     core_call(py, move || pidguard::launch::spawn(&path, &argv, &opts).map(|s| (&s).into()))
 }
 
+/// ``text`` (a message: str) as a human log line may show it: core's escaping of control
+/// characters (``\n``, ``\x1b``, …; ``report::printable``), so no escape sequence reaches a
+/// terminal and no newline forges a line. The shells' log lines go through it; Python never
+/// escapes by itself. A str holding lone surrogates (``os.fsdecode`` of bytes that are not
+/// UTF-8) is shown as :func:`printable_path` shows it. Anything else is ``str()``-ed first.
+/// Never raises for a value whose ``str()`` does not.
+#[pyfunction]
+#[pyo3(text_signature = "(text, /)")]
+fn printable(text: &Bound<'_, PyAny>) -> PyResult<String> {
+    let text = if text.is_instance_of::<PyString>() { text.clone() } else { text.str()?.into_any() };
+    if let Ok(s) = text.extract::<String>() {
+        return Ok(pidguard::report::printable(&s).into_owned());
+    }
+    Ok(pidguard::report::printable_path(&text.extract::<std::ffi::OsString>()?))
+}
+
+/// ``path`` (str, bytes or os.PathLike) as a human log line shows a file name: core's lossless
+/// text of a path (bytes that are not UTF-8 as ``\xNN``, backslashes doubled), control
+/// characters escaped (``report::printable_path``, as the ``pidguard`` command prints paths).
+/// A value that is not a path is shown as :func:`printable` shows ``str(path)``.
+#[pyfunction]
+#[pyo3(text_signature = "(path, /)")]
+fn printable_path(path: &Bound<'_, PyAny>) -> PyResult<String> {
+    match path_arg(path, "path") {
+        Ok(p) => Ok(pidguard::report::printable_path(p.as_os_str())),
+        Err(_) => printable(path),
+    }
+}
+
 /// The native half of `pidguard`; import `pidguard`, not this module.
 #[pymodule]
 fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -523,6 +552,8 @@ fn _pidguard(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<process::PendingPin>()?;
     m.add_function(wrap_pyfunction!(cleanup_background_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(spawn, m)?)?;
+    m.add_function(wrap_pyfunction!(printable, m)?)?;
+    m.add_function(wrap_pyfunction!(printable_path, m)?)?;
     guard::register(m)?;
     Ok(())
 }

@@ -78,5 +78,21 @@ for i in 1 2 3 4 5; do d=$NOFD/snap/p$i; mkdir -p "$d"; printf 3000%03d "$i" > "
 [ "$st" = 0 ] && [ "$(wc -l < "$NOFD/index.jsonl")" = 10 ] && [ "$(grep -c '"stdout":"OUT-' "$NOFD/index.jsonl")" = 5 ] \
   && ok "no descriptors: the next cleanup finalizes each hook once, with its logs" || bad "no descriptors, second run: exit $st, $(head -c 400 "$NOFD/index.jsonl")"
 
+# A log a user planted (mode 0666, uid 65534) in a sticky world-writable directory: root's
+# `run` replaces it with a log of its own and the user's file gets none of the output.
+if [ "$(id -u)" = 0 ]; then
+  PL=$T/planted; mkdir -p "$PL/shared" "$PL/rec"; chmod 1777 "$PL/shared"
+  : > "$PL/shared/job.stdout.log"; chmod 666 "$PL/shared/job.stdout.log"; chown 65534:65534 "$PL/shared/job.stdout.log"
+  exec 7<"$PL/shared/job.stdout.log"   # the user's own descriptor on the file they planted
+  "$PG" run --scope group --stdout "$PL/shared/job.stdout.log" --stderr "$PL/shared/job.stderr.log" "$PL/rec/job.pid" -- sh -c 'echo root-secret' >/dev/null 2>&1; st=$?
+  for i in $(seq 200); do [ "$(cat "$PL/shared/job.stdout.log" 2>/dev/null)" = root-secret ] && break; sleep 0.05; done
+  seen=$(cat <&7); exec 7<&-
+  [ "$st" = 0 ] && [ -z "$seen" ] && [ "$(stat -c %u "$PL/shared/job.stdout.log")" = 0 ] && [ "$(cat "$PL/shared/job.stdout.log")" = root-secret ] \
+    && ok "planted log: root's run replaces a user's log; the user's file gets none of the output" \
+    || bad "planted log: exit $st, the user's file read '$seen', the log is uid $(stat -c %u "$PL/shared/job.stdout.log")"
+else
+  echo "skip - planted log (needs root)"
+fi
+
 echo "cli attack: $pass passed, $fail failed"
 [ "$fail" = 0 ]

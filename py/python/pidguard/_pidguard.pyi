@@ -50,6 +50,8 @@ __all__ = [
     "guard_check",
     "guard_acquire",
     "token_sha256",
+    "printable",
+    "printable_path",
 ]
 
 __version__: str
@@ -460,3 +462,6 @@ def guard_acquire(
     path: _StrOrBytesPath, entry: Optional[Entry] = None, /, *, takeover: bool = False, **fields: str
 ) -> Guard: ...
 def token_sha256(secret: Union[str, bytes]) -> str: ...
+
+def printable(text: object, /) -> str: ...
+def printable_path(path: object, /) -> str: ...

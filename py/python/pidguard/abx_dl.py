@@ -198,7 +198,7 @@ async def _stop(ref: _ProcessRef, grace_period: float) -> bool:
         try:
             report = await asyncio.to_thread(ref.terminate, schedule)
         except _PidguardError as e:
-            _log.warning("pid %s not stopped: %s", ref.pid, e)
+            _log.warning("pid %s not stopped: %s", ref.pid, _pidguard.printable(e))
             return False
         return bool(report.signals)
     finally:
@@ -243,10 +243,10 @@ def _judge(pid_file: _Path, expected_argv: _Any) -> _Optional[_ProcessRef]:
     try:
         ref, report = _ProcessRef.for_pid_file(pid_file, expected_argv)
     except (_PidguardError, TypeError, ValueError) as e:
-        _log.warning("%s: not signalled: %s", pid_file, e)
+        _log.warning("%s: not signalled: %s", _pidguard.printable_path(pid_file), _pidguard.printable(e))
         return None
     if ref is None and report is not None and report.outcome != "stale":
-        _log.warning("%s: not signalled: %s", pid_file, report.detail or report.outcome)
+        _log.warning("%s: not signalled: %s", _pidguard.printable_path(pid_file), _pidguard.printable(report.detail or report.outcome))
     return ref
 
 
@@ -280,5 +280,5 @@ def safe_kill_process(pid_file: _Path, cmd_file: _Any = None, signal_num: int = 
         try:
             return ref.signal(signal_num)
         except (_PidguardError, ValueError) as e:
-            _log.warning("pid %s not signalled: %s", ref.pid, e)
+            _log.warning("pid %s not signalled: %s", ref.pid, _pidguard.printable(e))
             return False
