@@ -251,3 +251,26 @@ test('the Scopes example of docs/node.md runs and prints what it says', () => {
   const { out, expected } = runReadmeExample('Scopes');
   assert.deepEqual(out, expected);
 });
+
+test('spawn as root: a log another user planted (0666, sticky shared directory) is replaced, and gets none of the output', async (t) => {
+  if (process.geteuid() !== 0) return t.skip('needs root (chown)');
+  const dir = tempDir('spawn-planted');
+  const shared = path.join(dir, 'shared');
+  fs.mkdirSync(shared, { mode: 0o1777 });
+  fs.chmodSync(shared, 0o1777);
+  const out = path.join(shared, 'job.stdout.log');
+  fs.writeFileSync(out, '');
+  fs.chmodSync(out, 0o666);
+  fs.chownSync(out, 65534, 65534);
+  const users = fs.openSync(out, 'r'); // the user's own descriptor on the file they planted
+  try {
+    const s = pidguard.spawn(['sh', '-c', 'echo root-secret'], path.join(dir, 'job.pid'),
+      { scope: 'group', stdout: out, stderr: path.join(shared, 'job.stderr.log') });
+    assert.ok(await waitFor(() => fs.readFileSync(out, 'utf8') === 'root-secret\n', 20000));
+    assert.equal(fs.readFileSync(users, 'utf8'), '', "the user's file received root's output");
+    assert.equal(fs.statSync(out).uid, 0);
+    assert.equal(await reap(s), 0);
+  } finally {
+    fs.closeSync(users);
+  }
+});
