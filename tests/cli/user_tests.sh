@@ -113,5 +113,26 @@ setpriv --reuid "$NB" --regid "$NG" --clear-groups "$PG" stop "$d/self.pid" >/de
 check "unprivileged: its own stop leaves nothing" 'wait_none'
 reap_all
 
+# The ArchiveBox shape: real uid 0, effective uid nobody (setpriv --euid, which also sets the
+# saved uid: (0, U, U); the Python and core tests make (0, U, 0) exactly), starting the hook as
+# nobody: the tree runs as (nobody x3) with nobody's groups (none of root's), the record is
+# nobody's, and the same caller's stop leaves 0 survivors.
+d="$T/archivebox"; mkdir -m 0777 "$d"
+AB=(setpriv --euid "$NB")
+check "ArchiveBox shape: the caller's uids are 0 $NB $NB" '[ "$("${AB[@]}" awk "/^Uid:/ { print \$2, \$3, \$4 }" /proc/self/status)" = "0 $NB $NB" ]'
+pid=$(cd "$d" && "${AB[@]}" "$PG" run --user "$NB" "$d/tree.pid" -- sh -c "$TREE" 2>/dev/null)
+wait_file "$d/child.pid" && wait_file "$d/grand.pid" && wait_file "$d/daemon.pid"
+want="$NB $NB $NB $NB|$NG $NG $NG $NG|$NG"
+all=1
+for p in "$pid" "$(cat "$d/child.pid")" "$(cat "$d/grand.pid")" "$(cat "$d/daemon.pid")"; do
+  [ "$(ids "$p")" = "$want" ] || { all=0; echo "  pid $p: $(ids "$p"), want $want"; }
+done
+check "ArchiveBox shape: the whole tree runs as nobody, with nobody's groups only" '[ $all = 1 ]'
+check "ArchiveBox shape: the record is nobody's" '[ "$(stat -c %u "$d/tree.pid")" = "$NB" ]'
+"${AB[@]}" "$PG" stop --schedule TERM/5/KILL/5 "$d/tree.pid" >/dev/null; rc=$?
+check "ArchiveBox shape: the same caller's stop exits 0" '[ $rc = 0 ]'
+check "ArchiveBox shape: 0 survivors" 'wait_none'
+reap_all
+
 echo "cli user: $pass passed, $fail failed"
 [ $fail = 0 ]
