@@ -1332,6 +1332,28 @@ typedef struct pidguard_spawn_options {
      * caller's own environment is never changed.
      */
     const char *const *env;
+    /**
+     * Start the command as this user (start-stop-daemon's `--chuid`, Python subprocess's
+     * `user`): a name, or a decimal number (taken as a name first; all digits and no such
+     * name: that number); NULL for the caller's. Its real, effective and saved uid become
+     * exactly that, set in its own process before it execs (setgroups, setresgid, setresuid,
+     * then read back). The scope (leaf or supervisor), the pidfile and the logs stay the
+     * caller's. Who may ask: root; root that lowered only its effective uid (ids (0, U, 0));
+     * anyone, for ids it already holds — else PIDGUARD_EPERMISSION_DENIED before anything is
+     * made.
+     */
+    const char *user;
+    /**
+     * Its real, effective and saved gid, as `user` (name or number); NULL: with `user`, the
+     * user's primary group, else unchanged.
+     */
+    const char *group;
+    /**
+     * Exactly these supplementary groups: a NULL-terminated array of names or numbers (an
+     * array holding only NULL: none); NULL: with `user`, the user's groups as initgroups(3)
+     * gives them (never the caller's), else unchanged.
+     */
+    const char *const *extra_groups;
 } pidguard_spawn_options;
 
 /**
@@ -1381,6 +1403,11 @@ typedef struct pidguard_spawn_result {
      * no user xattrs to record it in), NUL-terminated; NULL when it is not.
      */
     const char *note;
+    /**
+     * The identity the command was started as, `uid=U gid=G groups=A,B` (the parts asked
+     * for), NUL-terminated, as the record keeps it; NULL when it runs as the caller.
+     */
+    const char *run_as;
 } pidguard_spawn_result;
 
 #ifdef __cplusplus
@@ -2505,7 +2532,10 @@ int pidguard_cleanup_report_scope(const struct pidguard_cleanup_report *report,
  *
  * Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `result_out`, an empty argv,
  * a NULL or non-UTF-8 string in `argv`, an unknown scope, or an `env` entry without `=`, with
- * an empty name or (never, from C) a NUL; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
+ * an empty name or (never, from C) a NUL, an empty or non-UTF-8 user or group, or a user number
+ * with no entry and no `group`; PIDGUARD_EPERMISSION_DENIED when the caller may not start a
+ * command as the identity asked for; PIDGUARD_ENOT_FOUND for a user or group name with no
+ * entry; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
  * cannot be used; PIDGUARD_EHELD when `pid_file` still names a live process;
  * PIDGUARD_EUNTRUSTED (or a refinement) for a symlink or non-regular file at the pidfile or a
  * log — all before anything is created; PIDGUARD_EIO when PIDGUARD_SCOPE_MODE_CGROUP was asked

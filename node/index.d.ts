@@ -483,6 +483,28 @@ export interface SpawnOptions {
    * (unlike `child_process.spawn`, nothing is coerced; `undefined` is not skipped).
    */
   env?: Record<string, string>
+  /**
+   * Start the command as this user (`child_process.spawn`'s `uid`): a uid, or a user name
+   * (all digits and no such name: that number). Its real, effective and saved uid become
+   * exactly that, set in its own process before it execs (setgroups, setresgid, setresuid,
+   * then read back). Unlike `child_process`, `uid` alone also sets the user's primary group
+   * and its groups as initgroups(3) gives them: this process's groups never pass to the
+   * command. The scope (its leaf or supervisor), the pidfile and the logs stay this
+   * process's. Root may ask for any identity, and so may root that lowered only its effective
+   * uid (ids (0, U, 0)); anyone else only for ids it already holds — else
+   * `PIDGUARD_PERMISSION_DENIED` before anything is made.
+   */
+  uid?: number | string
+  /**
+   * Its real, effective and saved gid (`child_process.spawn`'s `gid`): a gid or a group name.
+   * Default with `uid`: the user's primary group; without: unchanged.
+   */
+  gid?: number | string
+  /**
+   * Exactly these supplementary groups (gids or names; `[]`: none). Default with `uid`: the
+   * user's groups; without: unchanged. (`child_process` has no such option.)
+   */
+  groups?: Array<number | string>
 }
 
 /**
@@ -525,6 +547,11 @@ export interface Spawned {
    * has no user xattrs to record it in), when it is.
    */
   note?: string
+  /**
+   * The identity the command was started as, `uid=U gid=G groups=A,B` (the parts asked
+   * for; the record keeps the same text); absent when it runs as the caller.
+   */
+  runAs?: string
 }
 
 /**
@@ -846,7 +873,9 @@ export declare function recordsInUse(dir: string | Buffer, names?: RecordNames |
  * one zombie per spawn until it exits.
  * 
  * Throws a `TypeError` for an `argv` that is not an array of strings or a bad option type, and
- * (`ERR_INVALID_ARG_VALUE`) for an unknown scope; `PIDGUARD_INVALID_ARGUMENT` (a `RangeError`)
+ * (`ERR_INVALID_ARG_VALUE`) for an unknown scope or a `uid`/`gid`/`groups` entry that is not an
+ * id or a name; `PIDGUARD_PERMISSION_DENIED` when this process may not start a command as the
+ * identity asked for; `PIDGUARD_NOT_FOUND` for a user or group name with no entry; `PIDGUARD_INVALID_ARGUMENT` (a `RangeError`)
  * for an empty `argv` or a NUL in a word; `PIDGUARD_NOT_FOUND`/`PIDGUARD_PERMISSION_DENIED` when the program or `cwd`
  * cannot be used, `PIDGUARD_HELD` when `pidFile` still names a live process — all before
  * anything is created; `PIDGUARD_IO` when `scope: 'cgroup'` and no leaf can be made, or when the

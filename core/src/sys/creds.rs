@@ -22,26 +22,9 @@ pub(crate) fn uids() -> (u32, u32) {
 /// path a privileged caller opens). An error answers "no".
 #[cfg(target_os = "linux")]
 pub(crate) fn has_cap_kill() -> bool {
-    /// `CAP_KILL` and `_LINUX_CAPABILITY_VERSION_3` from `<linux/capability.h>`.
+    /// `CAP_KILL` from `<linux/capability.h>`.
     const CAP_KILL: u32 = 5;
-    const VERSION_3: u32 = 0x2008_0522;
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let mut header = Header { version: VERSION_3, pid: 0 };
-    let mut data = [Data::default(); 2];
-    // SAFETY: capget(2) with a version-3 header writes two `Data` records, which `data` holds.
-    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
-    r == 0 && data[0].effective & (1 << CAP_KILL) != 0
+    capabilities().is_some_and(|data| data[0].effective & (1 << CAP_KILL) != 0)
 }
 
 /// No capabilities on macOS and FreeBSD: only root may signal every process.
@@ -69,27 +52,73 @@ pub(crate) fn privileged() -> bool {
 /// answers "yes" (could not tell, so the stricter rule).
 #[cfg(target_os = "linux")]
 pub(crate) fn root_or_capable() -> bool {
-    let (mut r, mut e, mut s) = (0, 0, 0);
-    // SAFETY: getresuid(2) writes three uid_t through valid pointers; it cannot fail with them.
-    unsafe { libc::getresuid(&mut r, &mut e, &mut s) };
+    let ([r, e, s], _) = resids();
     if r == 0 || e == 0 || s == 0 {
         return true;
     }
+    match capabilities() {
+        Some(data) => data.iter().any(|d| d.effective != 0 || d.permitted != 0),
+        None => true,
+    }
+}
+
+/// This process's real, effective and saved uids and gids (`getresuid(2)`, `getresgid(2)`), for
+/// deciding whether it may start a command as another identity.
+#[cfg(target_os = "linux")]
+pub(crate) fn resids() -> ([u32; 3], [u32; 3]) {
+    let (mut r, mut e, mut s) = (0, 0, 0);
+    let (mut gr, mut ge, mut gs) = (0, 0, 0);
+    // SAFETY: getresuid/getresgid write three ids through valid pointers; they cannot fail with them.
+    unsafe {
+        libc::getresuid(&mut r, &mut e, &mut s);
+        libc::getresgid(&mut gr, &mut ge, &mut gs);
+    }
+    ([r, e, s], [gr, ge, gs])
+}
+
+/// This process's supplementary groups (`getgroups(2)`).
+#[cfg(target_os = "linux")]
+pub(crate) fn groups() -> std::io::Result<Vec<u32>> {
+    Ok(nix::unistd::getgroups().map_err(std::io::Error::from)?.into_iter().map(|g| g.as_raw()).collect())
+}
+
+/// Whether this process holds `CAP_SETUID` and `CAP_SETGID` (capabilities(7)): `(in the
+/// effective set, in the permitted set)`. A process with both permitted but not effective (root
+/// that lowered its effective uid: ids (0, U, 0)) gets them back in its effective set by setting
+/// its effective uid to 0, which a real or saved uid of 0 allows. An error answers "no".
+#[cfg(target_os = "linux")]
+pub(crate) fn id_caps() -> (bool, bool) {
+    const CAP_SETGID: u32 = 6;
+    const CAP_SETUID: u32 = 7;
+    let both = (1 << CAP_SETUID) | (1 << CAP_SETGID);
+    match capabilities() {
+        Some(data) => (data[0].effective & both == both, data[0].permitted & both == both),
+        None => (false, false),
+    }
+}
+
+/// One `capget(2)` record (capabilities(7), version 3: two of them, capabilities 0–31 and 32–63).
+#[cfg(target_os = "linux")]
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// This process's capability sets (`capget(2)` with a version-3 header), or `None` when the call
+/// failed.
+#[cfg(target_os = "linux")]
+fn capabilities() -> Option<[CapData; 2]> {
     #[repr(C)]
     struct Header {
         version: u32,
         pid: i32,
     }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
     let mut header = Header { version: 0x2008_0522, pid: 0 };
-    let mut data = [Data::default(); 2];
-    // SAFETY: capget(2) with a version-3 header writes two `Data` records, which `data` holds.
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget(2) with a version-3 header writes two `CapData` records, which `data` holds.
     let rc = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
-    rc != 0 || data.iter().any(|d| d.effective != 0 || d.permitted != 0)
+    (rc == 0).then_some(data)
 }
