@@ -320,6 +320,7 @@ mod tests {
             scope: "supervisor".into(),
             scope_record: None,
             supervisor_pid: Some(3),
+            run_as: None,
             note: None,
         };
         assert_eq!(sorted(keys(&hook)), sorted(fields("HookReport")));
