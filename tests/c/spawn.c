@@ -308,6 +308,10 @@ static void as_another_user(const char *work) {
     CHECK(r.outcome == PIDGUARD_STOP_EXITED && marked(NULL, 0) == 0);
     reap(&s);
 
+    /* A fresh directory: the stop above leaves the logs and the .sh. */
+    make_dir(dir, sizeof dir, work, "as-user-denied");
+    CHECK(chmod(dir, 0777) == 0);
+    join_path(p, sizeof p, dir, "d.pid");
     pid_t c = fork();
     CHECK(c >= 0);
     if (c == 0) {

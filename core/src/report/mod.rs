@@ -91,7 +91,7 @@ pub const FIELDS: &[(&str, &[&str])] = &[
             "succeeded", "scope",
         ],
     ),
-    ("Spawned", &["pid", "pid_file", "cmd_file", "stdout", "stderr", "scope", "scope_record", "supervisor_pid", "note"]),
+    ("Spawned", &["pid", "pid_file", "cmd_file", "stdout", "stderr", "scope", "scope_record", "supervisor_pid", "note", "run_as"]),
 ];
 
 /// The Python side of the reports: `repr()`, `to_dict()`, and the truth value of a check. Only
