@@ -227,6 +227,19 @@ impl Scope {
         self.member_pids().map(|m| m.len())
     }
 
+    /// The members that have not exited (state other than zombie `Z` or dead `X`): a
+    /// supervisor's exited children stay listed until it reaps them, and no signal is needed
+    /// for them (see [`Self::member_pids`] for the errors).
+    pub fn live_member_pids(&self) -> std::io::Result<Vec<(i32, u8)>> {
+        let mut out = Vec::new();
+        self.walk(&mut |p, st, _| {
+            if st.state != b'Z' && st.state != b'X' {
+                out.push((p, st.state));
+            }
+        })?;
+        Ok(out)
+    }
+
     /// Whether `pid` is a member now (see [`Self::members`]).
     pub fn contains(&self, pid: i32) -> bool {
         self.member_pids().is_ok_and(|m| m.contains(&pid))

@@ -22,7 +22,10 @@
 //!   uid-restricted stop, which must not freeze another uid's processes) every member is sent
 //!   `SIGSTOP` first, then the signal, then `SIGCONT` — only the members this stop stopped (one
 //!   already stopped stays stopped). A held process cannot fork, so the signal's walk is
-//!   complete in one pass. `SIGKILL` needs no hold: a process with it pending cannot fork either.
+//!   complete in one pass. `SIGKILL` needs no hold to stop forks (a process with it pending
+//!   cannot fork), but members that exit during the walk hand their children up to the
+//!   supervisor behind it: a supervisor's tree (and a uid-restricted cgroup) is sent `SIGSTOP`
+//!   first, then `SIGKILL` to a tree that no longer moves (stop-then-kill).
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -242,7 +245,24 @@ impl Scope {
     /// ([`SentBeforeError`]: a report names every signal that reached a member).
     pub(super) fn signal_members(&self, sig: Signal) -> Result<Delivery> {
         let mut reached: Vec<Signal> = Vec::new();
-        let (sent, r) = if [Signal::KILL, Signal::STOP, Signal::CONT].contains(&sig) {
+        let (sent, r) = if sig == Signal::KILL {
+            // Stop, then kill: every member reached is stopped first, so no member exits (its
+            // children moving up to the supervisor behind the walk) or forks while the kill's
+            // walk runs: that walk meets a still tree. (A cgroup without a restriction is
+            // killed through `cgroup.kill` before it gets here.) A member stopped but not killed
+            // (its uid changed between the two checks) is continued.
+            let (stopped, rs) = self.send_rounds(Signal::STOP, &mut |_, _| true);
+            if !stopped.is_empty() {
+                reached.push(Signal::STOP);
+            }
+            let (sent, r) = self.send_rounds(sig, &mut |_, _| true);
+            let mut to_cont: Vec<(i32, u64)> = stopped.into_iter().filter(|(p, t)| sent.get(p) != Some(t)).collect();
+            to_cont.sort_unstable();
+            if self.continue_each(&to_cont) > 0 {
+                reached.push(Signal::CONT);
+            }
+            (sent, rs.and(r))
+        } else if [Signal::STOP, Signal::CONT].contains(&sig) {
             self.send_rounds(sig, &mut |_, _| true)
         } else if let Some(thaw) = self.freeze() {
             let x = self.send_rounds(sig, &mut |_, _| true);
