@@ -279,6 +279,7 @@ impl Pending {
             }
             ScopeTarget::Open(scope) => {
                 report.scope = scope.kind();
+                report.notes.extend(scope.nested_note());
                 // The recorded process, alive but no longer in its scope (root may move a
                 // process out of its cgroup): stopped with its group at the same time, as a
                 // record without a scope is, and said.

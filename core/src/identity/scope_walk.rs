@@ -81,10 +81,8 @@ impl Scope {
     pub(crate) fn walk(&self, visit: &mut dyn FnMut(i32, &Stat, BorrowedFd<'_>)) -> std::io::Result<usize> {
         match &self.inner {
             Inner::Cgroup { dir, .. } => {
-                let read = || -> std::io::Result<Vec<i32>> {
-                    let f = cgroup::open_at(dir.as_fd(), "cgroup.procs", libc::O_RDONLY)?;
-                    Ok(cgroup::parse_procs(&cgroup::read_file(f.as_fd())?))
-                };
+                // The leaf's own members and those of any cgroup a member made below it.
+                let read = || cgroup::subtree_procs(dir.as_fd());
                 let listed = read()?;
                 let mut n = 0;
                 let mut i = 0;

@@ -222,11 +222,18 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
 /// time, as a record without a scope is, and the report says so.
 pub(super) fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
     report.scope = scope.kind();
+    if let Some(n) = scope.nested_note() {
+        report.warning = Some(n);
+    }
     let outside = main.filter(|h| !h.has_exited() && scope.lacks(h.pid()));
     let (mut t, other) = match outside {
         None => (terminate_scopes(&[(pid, scope)], &opts.schedule).pop(), None),
         Some(h) => {
-            report.warning = Some(format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind()));
+            let left = format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind());
+            report.warning = Some(match report.warning.take() {
+                Some(n) => format!("{n}; {left}"),
+                None => left,
+            });
             let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
             std::thread::scope(|s| {
                 let sc = s.spawn(|| terminate_scopes(&[(pid, scope)], &opts.schedule).pop());

@@ -16,7 +16,7 @@ PG=${PIDGUARD:?set PIDGUARD to the pidguard binary}
 MP=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i+1) == "cgroup2" && $4 == "/") { print $5; exit } } }' /proc/self/mountinfo)
 if [ "$(id -u)" != 0 ] || [ -z "$MP" ] || ! command -v prlimit >/dev/null || [ "$$" != 1 ]; then
   echo "skip - the starvation tests need root, a cgroup2 mount, prlimit and a PID namespace of their own (scripts/test-cli.sh)"
-  echo "cli starvation: 0 passed, 0 failed"
+  echo "cli issue 45: 0 passed, 0 failed"
   exit 0
 fi
 pass=0; fail=0
@@ -111,5 +111,37 @@ for n in $(seq 8 14); do
   rm -f "$T/cl/h/"*
 done
 
-echo "cli starvation: $pass passed, $fail failed"
+# ---- a hook's own child cgroup (item 3), nested scopes (item 8) --------------------------------
+leaves_now() { find "$CG" -mindepth 1 -type d 2>/dev/null | grep -c . ; }
+# A hook that makes a child cgroup of its leaf and moves itself there, then execs a sleep (the
+# recorded process, token unchanged).
+HOOK='cg=$(sed -n "s/^0:://p" /proc/self/cgroup); mkdir "$1$cg/inner" && echo $$ > "$1$cg/inner/cgroup.procs"; exec sleep 1000303'
+"$PG" run --scope cgroup "$T/inner.pid" sh -c "$HOOK" sh "$MP" >/dev/null
+for i in $(seq 200); do grep -q '/inner$' "/proc/$(cat "$T/inner.pid")/cgroup" 2>/dev/null && break; sleep 0.05; done
+out=$("$PG" stop --retry TERM/5/KILL/5 "$T/inner.pid" 2>&1); rc=$?
+case "$rc:$out" in 0:*"exited after SIGTERM"*) ok "a hook in its own child cgroup is stopped with SIGTERM" ;; *) bad "a hook in its own child cgroup: rc=$rc $out" ;; esac
+case "$out" in *"child cgroups made inside it (inner)"*) ok "the stop says the leaf had a child cgroup" ;; *) bad "the stop does not report the child cgroup: $out" ;; esac
+wait_gone 'sleep 1000303' && ok "the hook is gone" || bad "sleep 1000303 left: $(live 'sleep 1000303')"
+[ "$(leaves_now)" = 1 ] && ok "its leaf and child cgroup are removed" || bad "cgroups left: $(find "$CG" -mindepth 1 -type d)"
+
+# Nested scopes: a cgroup-scoped hook that starts another cgroup-scoped command (its leaf below
+# the hook's leaf). Root stops the outer record first (graceful: SIGTERM reaches both), then in
+# the other order (inner first); no empty leaf stays either way.
+for order in outer-first inner-first; do
+  rm -f "$T"/nest-*
+  NEST="\"$PG\" run --scope cgroup \"$T/nest-inner.pid\" sleep 1000304 >/dev/null; exec sleep 1000305"
+  "$PG" run --scope cgroup "$T/nest-outer.pid" sh -c "$NEST" >/dev/null
+  for i in $(seq 200); do [ -n "$(live 'sleep 1000305')" ] && [ -n "$(live 'sleep 1000304')" ] && break; sleep 0.05; done
+  if [ $order = inner-first ]; then
+    "$PG" stop --retry TERM/5/KILL/5 "$T/nest-inner.pid" >/dev/null 2>&1
+    wait_gone 'sleep 1000304' || bad "$order: the inner command survived its own stop"
+  fi
+  out=$("$PG" stop --retry TERM/5/KILL/5 "$T/nest-outer.pid" 2>&1); rc=$?
+  case "$rc:$out" in 0:*"exited after SIGTERM"*) ok "$order: root's stop of the outer record is graceful (SIGTERM)" ;; *) bad "$order: the outer record's stop: rc=$rc $out" ;; esac
+  wait_gone 'sleep 1000305' && wait_gone 'sleep 1000304' && ok "$order: both commands are gone" || bad "$order: left: $(live 'sleep 100030')"
+  "$PG" stop "$T/nest-inner.pid" >/dev/null 2>&1
+  [ "$(leaves_now)" = 1 ] && ok "$order: no empty leaf stays" || bad "$order: cgroups left: $(find "$CG" -mindepth 1 -type d | tr '\n' ' ')"
+done
+
+echo "cli issue 45: $pass passed, $fail failed"
 [ $fail = 0 ]
