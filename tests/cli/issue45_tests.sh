@@ -143,5 +143,35 @@ for order in outer-first inner-first; do
   [ "$(leaves_now)" = 1 ] && ok "$order: no empty leaf stays" || bad "$order: cgroups left: $(find "$CG" -mindepth 1 -type d | tr '\n' ' ')"
 done
 
+# ---- bug log 5 (item 9) -------------------------------------------------------------------
+# A read-only pidfile directory: the stop says why the pidfile stays; so does cleanup.
+mkdir -p "$T/ro/h"
+"$PG" run "$T/ro/x.pid" sleep 1000309 >/dev/null
+"$PG" run "$T/ro/h/on_T__1_x.bg.pid" sleep 1000310 >/dev/null
+mount --bind "$T/ro" "$T/ro" && mount -o remount,bind,ro "$T/ro"
+out=$("$PG" stop --retry TERM/5/KILL/5 "$T/ro/x.pid" 2>&1); rc=$?
+case "$rc:$out" in 0:*"not removed"*"Read-only file system"*) ok "stop in a read-only directory says why the pidfile stays" ;; *) bad "stop in a read-only directory: rc=$rc $out" ;; esac
+out=$("$PG" cleanup "$T/ro" 2>&1); rc=$?
+case "$out" in *"not retired: rename aside failed: Read-only file system"*) ok "cleanup in a read-only directory says the removal's own error" ;; *) bad "cleanup in a read-only directory: rc=$rc $out" ;; esac
+umount "$T/ro"
+wait_gone 'sleep 100031' || bad "read-only: sleeps left: $(live 'sleep 100031')"
+# A record whose leader was reaped while its group runs on: the stop names the members and the
+# command that would stop them, and signals nothing.
+"$PG" run --scope group "$T/lead.pid" sh -c 'sleep 1000311 & exit 0' >/dev/null
+lp=$(cat "$T/lead.pid"); for i in $(seq 200); do [ -e "/proc/$lp" ] || break; sleep 0.05; done
+m=$(live 'sleep 1000311')
+out=$("$PG" stop "$T/lead.pid" 2>&1); rc=$?
+case "$out" in *"live processes $m still carry process group $lp"*"kill -TERM -- -$lp"*) ok "stop of a reaped leader names its group's live members and the command" ;; *) bad "stop of a reaped leader: rc=$rc $out" ;; esac
+[ -n "$(live 'sleep 1000311')" ] && ok "the group's members were not signalled" || bad "the unverified members were signalled"
+for p in $(live 'sleep 1000311'); do kill -KILL "$p"; done
+# A hook that exited by itself with status 3, cleaned up by the CLI (not its parent): its
+# index records say the status is unknown, never a success with exit code 0.
+mkdir -p "$T/x3/h"
+"$PG" run "$T/x3/h/on_T__1_x.bg.pid" sh -c 'exit 3' >/dev/null
+for i in $(seq 200); do [ -e "/proc/$(cat "$T/x3/h/on_T__1_x.bg.pid")" ] || break; sleep 0.05; done
+"$PG" cleanup "$T/x3" --index-path "$T/x3/index.jsonl" >/dev/null 2>&1
+idx=$(cat "$T/x3/index.jsonl" 2>/dev/null)
+case "$idx" in *'"exit_code":null'*'"status":"unknown"'*) ok "an unknown exit status is written as exit_code null, status unknown" ;; *) bad "index of a hook that exited by itself: $idx" ;; esac
+
 echo "cli issue 45: $pass passed, $fail failed"
 [ $fail = 0 ]
