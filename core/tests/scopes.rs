@@ -1156,7 +1156,7 @@ fn storm_body(mode: Mode) {
 }
 scenario!(a_fork_storm_is_stopped_within_the_schedule, storm_body, [Cgroup, Supervisor]);
 
-/// Busy loops (`while :; do :; done`), two per core, children of this test in its pids-limited
+/// Busy loops (`while :; do :; done`), four per core, children of this test in its pids-limited
 /// cgroup and its PID namespace: the load a CI runner has. Ended by pid on drop.
 struct BusyLoops(Vec<std::process::Child>);
 
@@ -1164,7 +1164,7 @@ impl BusyLoops {
     fn start() -> BusyLoops {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         BusyLoops(
-            (0..2 * cores)
+            (0..4 * cores)
                 .map(|_| Command::new("setsid").args(["sh", "-c", "while :; do :; done"]).spawn().expect("start a busy loop"))
                 .collect(),
         )
@@ -1184,7 +1184,7 @@ impl Drop for BusyLoops {
     }
 }
 
-/// Issue 45: the storm of [`storm_body`] on a loaded machine (two busy loops per core, all in
+/// Issue 45: the storm of [`storm_body`] on a loaded machine (four busy loops per core, all in
 /// the pids-limited cgroup). The stop's schedule is `TERM/1/KILL/1`; it may go on past the
 /// schedule's end (stop-then-kill sweeps until the tree is empty), but it must end with the
 /// storm stopped: `Exited`, nothing of the storm alive. Two rounds per mode (scripts/storm.sh

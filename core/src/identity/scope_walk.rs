@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use super::delivery::member_has_uid;
+use super::delivery::{member_has_uid, send_as_owner};
 use super::handle::Delivery;
 use super::scope::{Inner, Scope};
 use crate::error::{Error, ErrorKind, Result};
@@ -198,9 +198,21 @@ impl Scope {
                         return;
                     }
                 }
-                match sys::pidfd_send_signal(fd, sig.number(), 0) {
+                let r = match self.only_uid {
+                    // With the owner's credentials: the kernel refuses a member that became
+                    // another uid's since its check.
+                    Some(owner) => send_as_owner(fd, sig.number(), owner),
+                    None => sys::pidfd_send_signal(fd, sig.number(), 0),
+                };
+                match r {
                     Ok(()) => {
                         sent.insert(p, st.start_ticks);
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) && self.only_uid.is_some() => {
+                        let mut s = self.skipped_for_uid.lock().unwrap_or_else(|x| x.into_inner());
+                        if !s.contains(&p) {
+                            s.push(p);
+                        }
                     }
                     Err(e) if e.raw_os_error() == Some(libc::EPERM) => denied = Some(e),
                     Err(_) => {}
