@@ -23,4 +23,5 @@ run tests/cli/scope_tests.sh || rc=1
 run tests/cli/list_stop_tests.sh || rc=1
 run tests/cli/steps_tests.sh || rc=1
 run tests/cli/user_tests.sh || rc=1
+run tests/cli/issue45_tests.sh || rc=1
 exit $rc

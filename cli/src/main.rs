@@ -303,6 +303,8 @@ fn main() -> ProcessExit {
                 }
             } else if let Some(t) = probe.scope_text() {
                 println!("{}: running — {t}", pidguard::report::printable(&pidguard::report::path_text(pidfile.as_os_str())));
+            } else if let Some(t) = probe.undecided_text() {
+                println!("{}: undecided — {t}", pidguard::report::printable(&pidguard::report::path_text(pidfile.as_os_str())));
             } else {
                 println!("{}", report::check_text(&pidfile, format, c, os_error));
             }

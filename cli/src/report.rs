@@ -139,7 +139,8 @@ pub fn list_text(dir: &Path, entries: &[pidguard::DirEntryStatus]) -> String {
     for e in entries {
         let line = match (&e.check, &e.scope_text) {
             // What `status` prints for a record that runs only through its scope.
-            (Ok(_), Some(t)) => format!("{}: running — {t}", printable(&pidguard::report::path_text(e.path.as_os_str()))),
+            // (or, for one whose scope could not be read, why it is undecided).
+            (Ok(_), Some(t)) => format!("{}: {} — {t}", printable(&pidguard::report::path_text(e.path.as_os_str())), if e.state == pidguard::EntryState::Undecided { "undecided" } else { "running" }),
             (Ok(c), None) => check_text(&e.path, e.format, c, c.os_error()),
             (Err(err), _) => format!("{}: cannot be checked: {err}", printable(&pidguard::report::path_text(e.path.as_os_str()))),
         };

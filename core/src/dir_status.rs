@@ -76,7 +76,8 @@ pub struct DirEntryStatus {
     /// failed.
     pub state: EntryState,
     /// For a record that runs only through its scope, what `status` prints for it
-    /// ([`Probe::scope_text`]: `pid N gone; its scope (cgroup) still holds M processes`).
+    /// ([`Probe::scope_text`]: `pid N gone; its scope (cgroup) still holds M processes`), or for
+    /// one whose scope could not be read, why it is undecided ([`Probe::undecided_text`]).
     pub scope_text: Option<String>,
 }
 
@@ -108,7 +109,7 @@ pub fn dir_status(dir: &Path, pattern: &str) -> Result<Vec<DirEntryStatus>> {
             let path = dir.join(name);
             match status_pid_file(&path, &CheckOptions::default()) {
                 Ok(p) => {
-                    let (state, scope_text) = (EntryState::of_probe(&p), p.scope_text());
+                    let (state, scope_text) = (EntryState::of_probe(&p), p.scope_text().or_else(|| p.undecided_text()));
                     DirEntryStatus { path, format: p.format, check: Ok(p.check), state, scope_text }
                 }
                 Err(e) => DirEntryStatus { format: Format::of(&path), path, check: Err(e), state: EntryState::Undecided, scope_text: None },

@@ -99,6 +99,68 @@ fn a_member_that_becomes_root_after_the_group_was_checked_gets_no_signal() {
     drop(leader);
 }
 
+/// Issue 45 item 10, the window itself: the member passes its own uid check (it is still
+/// nobody's) and becomes root in the instant between that check and its own signal (the fault
+/// point right before the send, its second hit: the leader's is the first). The signal is sent
+/// with the pidfile owner's credentials, so the kernel's own kill(2) rule refuses it: the
+/// member, root by then, gets nothing, and is reported as skipped for its uid.
+///
+/// Seen failing before the send with the owner's credentials: SIGTERM pending in the member.
+#[test]
+fn a_member_that_becomes_root_between_its_own_check_and_its_signal_gets_no_signal() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root (to run processes as uid {NOBODY} and switch one to root)");
+        return;
+    }
+    let leader = Proc(
+        Command::new("sleep")
+            .arg("infinity")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .uid(NOBODY)
+            .gid(NOBODY)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn sleep"),
+    );
+    let lpid = leader.pid();
+    let script = "import os, signal, sys, time\n\
+                  signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n\
+                  os.setresuid(65534, 65534, 0)\n\
+                  sys.stdin.buffer.read(1)\n\
+                  os.setresuid(0, 0, 0)\n\
+                  signal.pause()\n";
+    let mut member = Proc(Command::new("python3").args(["-c", script]).process_group(lpid).stdin(Stdio::piped()).spawn().expect("spawn python3"));
+    let mpid = member.pid();
+    assert!(wait_for(Duration::from_secs(20), || uids(mpid) == Some(vec![NOBODY, NOBODY, 0])), "member never became nobody");
+    let mut stdin = member.0.stdin.take().unwrap();
+    let token = pidguard::start_token(lpid).unwrap();
+    let mut h = ProcessRef::open(lpid, Some(&token), Policy::Strict).unwrap();
+    h.restrict_to_uid(NOBODY);
+    let hits = std::rc::Rc::new(std::cell::Cell::new(0u32));
+    let seen = hits.clone();
+    let fired = race_at(Point::BeforeMemberSignal, move || {
+        seen.set(seen.get() + 1);
+        // The second stop is the member's own: checked (still nobody's), not yet signalled.
+        if seen.get() == 2 {
+            if stdin.write_all(b"x").is_ok() {
+                let _ = stdin.flush();
+            }
+            assert!(wait_for(Duration::from_secs(20), || uids(mpid) == Some(vec![0, 0, 0])), "member never became root");
+        }
+    });
+    let sent = h.signal_group(Signal::TERM);
+    fault::clear_point_hook();
+    assert!(fired.get() >= 2, "the member's own point between its check and its signal was never reached ({} hits)", fired.get());
+    assert!(sent.is_ok(), "{sent:?}");
+    assert!(wait_for(Duration::from_secs(20), || !common::alive(lpid)), "the leader was not signalled");
+    assert_eq!(uids(mpid), Some(vec![0, 0, 0]));
+    assert!(!term_pending(mpid), "root's SIGTERM reached a member that became root after its own check");
+    drop(member);
+    drop(leader);
+}
+
 /// `pin_pid_file`, abx-dl's stop in two halves: a valid record gives the pinned process; a
 /// record proven stale is retired (nothing pinned); a missing one is stale with nothing removed.
 #[test]

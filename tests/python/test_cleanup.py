@@ -132,7 +132,10 @@ def test_stale_record_naming_a_bystander_sends_nothing(tmp_path, spawn, capfd):
     assert bystander.poll() is None and len(group_members(bystander.pid)) == 2
     assert capfd.readouterr().out == "", "is_tty=True: nothing printed"
     pairs = read_index(tmp_path / "index.jsonl")
-    assert pairs["on_Snapshot__50_old.bg"][1]["status"] == "succeeded"
+    # Its exit status is unknown (it ended while no pidguard process was its parent): never
+    # written as a success (issue 45); abx-dl reads `exit_code: int | None`.
+    assert pairs["on_Snapshot__50_old.bg"][1]["status"] == "unknown"
+    assert pairs["on_Snapshot__50_old.bg"][0]["exit_code"] is None
 
 
 def test_finalize_callback_runs_with_the_gil_and_its_exception_is_reported(tmp_path, spawn):

@@ -297,3 +297,42 @@ def test_with_cgroup2_hidden_cgroup_fails_cleanly_and_auto_falls_back_to_a_super
     # No leaf of the hidden process (run-<its pid>-…) exists on the real cgroup2 mount.
     after = set(os.listdir(Path(mounts[0]) / "pidguard")) if (Path(mounts[0]) / "pidguard").exists() else set()
     assert [n for n in after - before if n.startswith(f"run-{p.pid}-")] == []
+
+
+@pytest.mark.parametrize("scope", ["cgroup", "supervisor"])
+def test_a_scope_whose_members_cannot_be_read_is_in_use(tmp_path, mark, scope, cgroup_leaf_possible):
+    """Issue 45: under descriptor starvation (RLIMIT_NOFILE a few above the descriptors open)
+    the members of a record's scope cannot be read (EMFILE); the record whose first process is
+    gone while its scope runs is then in use (undecided), never `in_use False`."""
+    import resource
+
+    if scope == "cgroup" and cgroup_leaf_possible:
+        pytest.skip(f"no cgroup v2 leaf can be made here: {cgroup_leaf_possible}")
+    pf = tmp_path / "daemon.pid"
+    s = pidguard.spawn(["sh", "-c", "(setsid sleep 3600 &); exit 0"], pf, scope=scope)
+    if scope == "cgroup":
+        reap(s)
+    assert wait_until(lambda: proc_state(s.pid) in (None, "Z", "X") and any(p != s.supervisor_pid for p in marked(mark))), marked(mark)
+    assert pidguard.probe_pid_file(pf).in_use
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    used = len(os.listdir("/proc/self/fd"))
+    seen = []
+    try:
+        for extra in range(0, 10):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (used + extra, hard))
+            try:
+                p = pidguard.probe_pid_file(pf)
+            except (pidguard.PidguardError, OSError):
+                continue
+            finally:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+            seen.append((extra, p.answer, p.in_use))
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert seen, "no probe could be made at all"
+    assert all(in_use for _, _, in_use in seen), seen
+    r = pidguard.stop_pid_file(pf, schedule="KILL/5")
+    assert r.outcome == "exited", r
+    if scope == "supervisor":
+        reap(s)
+    assert marked(mark) == []

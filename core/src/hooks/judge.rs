@@ -279,6 +279,7 @@ impl Pending {
             }
             ScopeTarget::Open(scope) => {
                 report.scope = scope.kind();
+                report.notes.extend(scope.nested_note());
                 // The recorded process, alive but no longer in its scope (root may move a
                 // process out of its cgroup): stopped with its group at the same time, as a
                 // record without a scope is, and said.
@@ -463,12 +464,10 @@ impl Pending {
         let mut claim = None;
         match &report.outcome {
             HookOutcome::Stale | HookOutcome::AlreadyGone | HookOutcome::Exited(_) => {
-                claim = match (dir, pid_file.file_name(), &kept) {
+                let got = match (dir, pid_file.file_name(), &kept) {
                     (Some(d), Some(name), Some(f)) => {
                         use crate::pidfile::unchanged::{same_inode_and_mtime, unchanged_content};
                         crate::pidfile::retire::claim_judged(d, name, &pid_file, f, |st| same_inode_and_mtime(st, &check), |f, st| unchanged_content(f, st, &check))
-                            .ok()
-                            .flatten()
                     }
                     (Some(d), Some(name), _) => crate::pidfile::retire::claim_by_content(
                         d,
@@ -476,13 +475,19 @@ impl Pending {
                         &pid_file,
                         |f| crate::pidfile::unchanged::unchanged_record(f, &check),
                         false,
-                    )
-                    .ok()
-                    .flatten(),
-                    _ => None,
+                    ),
+                    _ => Ok(None),
+                };
+                // A failed step (a read-only directory: EROFS, EACCES) is said as it failed.
+                let failed = match got {
+                    Ok(c) => {
+                        claim = c;
+                        None
+                    }
+                    Err((step, e)) => Some(format!("the pidfile was not retired: {step} failed: {e}; not finalized here")),
                 };
                 if claim.is_none() {
-                    report.notes.push(NOT_CLAIMED.to_string());
+                    report.notes.push(failed.unwrap_or_else(|| NOT_CLAIMED.to_string()));
                 }
             }
             HookOutcome::Refused(r) if report.error.is_none() => report.error = Some(format!("refused to signal: {r}")),
@@ -530,6 +535,7 @@ impl Pending {
 
 /// The note of a hook whose record this cleanup judged stale or stopped, but could not retire:
 /// it was no longer the file judged (another cleanup retired it first and finalizes it, or a new
-/// record took its name), or could not be renamed. Nothing is finalized or removed for it here.
+/// record took its name). (A removal step that failed is said with its own error instead.)
+/// Nothing is finalized or removed for it here.
 pub(crate) const NOT_CLAIMED: &str =
-    "the pidfile was not retired by this cleanup (another cleanup retired it first, or it was rewritten or could not be renamed): not finalized here";
+    "the pidfile was not retired by this cleanup (another cleanup retired it first, or it was rewritten): not finalized here";

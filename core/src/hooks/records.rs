@@ -4,7 +4,7 @@
 
 use std::time::SystemTime;
 
-use super::HookReport;
+use super::{HookOutcome, HookReport};
 use crate::json::{put_int, put_key, put_str, put_strs};
 
 /// A new record id: 12 hex digits of the millisecond time, `-`, 20 random hex digits.
@@ -90,10 +90,20 @@ pub(super) fn records(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8
     o
 }
 
+/// Whether a hook's exit status is unknown to this cleanup: it ended by itself (a stale record,
+/// or one found already gone) while no pidguard process was its parent, so nothing reaped it
+/// here and no status was learnt. Its records then say so — `"exit_code": null` (abx-dl reads
+/// `exit_code: int | None`) and `"status": "unknown"` — rather than call it a success. (The
+/// `pidguard.abx_dl` drop-in keeps the seed's shape instead: see docs/python.md.)
+fn status_unknown(report: &HookReport) -> bool {
+    report.exit_code.is_none() && report.error.is_none() && matches!(report.outcome, HookOutcome::Stale | HookOutcome::AlreadyGone)
+}
+
 /// [`records`], appended to `o` (grown once, for both lines).
 pub(super) fn records_into(o: &mut Vec<u8>, report: &HookReport, stdout: &str, stderr: &str) {
     let success = report.succeeded();
-    let mut status = std::borrow::Cow::Borrowed(if success { "succeeded" } else { "failed" });
+    let unknown = status_unknown(report);
+    let mut status = std::borrow::Cow::Borrowed(if unknown { "unknown" } else if success { "succeeded" } else { "failed" });
     let mut output_str = None;
     for line in stdout.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) else { continue };
@@ -107,7 +117,7 @@ pub(super) fn records_into(o: &mut Vec<u8>, report: &HookReport, stdout: &str, s
             output_str = Some(s.to_string());
         }
     }
-    let exit_code = report.exit_code.unwrap_or(if success { 0 } else { -1 });
+    let exit_code = (!unknown).then(|| report.exit_code.unwrap_or(if success { 0 } else { -1 }));
     let stderr_head: Option<String> = (report.error.is_none() && !success).then(|| stderr.chars().take(500).collect());
     let error = report.error.as_deref().or(stderr_head.as_deref()).filter(|e| !e.is_empty());
     let (process_id, result_id) = (Id::new(), Id::new());
@@ -131,7 +141,10 @@ pub(super) fn records_into(o: &mut Vec<u8>, report: &HookReport, stdout: &str, s
         put_int(o, pid);
     }
     put_key(o, "exit_code");
-    put_int(o, exit_code);
+    match exit_code {
+        Some(c) => put_int(o, c),
+        None => o.extend_from_slice(b"null"),
+    }
     put_key(o, "stdout");
     put_str(o, stdout);
     put_key(o, "stderr");
@@ -186,7 +199,7 @@ mod tests {
         pwd: std::borrow::Cow<'a, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         pid: Option<i32>,
-        exit_code: i32,
+        exit_code: Option<i32>,
         stdout: &'a str,
         stderr: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -223,7 +236,8 @@ mod tests {
     /// `status`/`output_str` (the last wins).
     fn records_serde(report: &HookReport, stdout: &str, stderr: &str) -> Vec<u8> {
         let success = report.succeeded();
-        let mut status = std::borrow::Cow::Borrowed(if success { "succeeded" } else { "failed" });
+        let unknown = status_unknown(report);
+        let mut status = std::borrow::Cow::Borrowed(if unknown { "unknown" } else if success { "succeeded" } else { "failed" });
         let mut output_str = None;
         for line in stdout.lines() {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) else { continue };
@@ -237,7 +251,7 @@ mod tests {
                 output_str = Some(s.to_string());
             }
         }
-        let exit_code = report.exit_code.unwrap_or(if success { 0 } else { -1 });
+        let exit_code = (!unknown).then(|| report.exit_code.unwrap_or(if success { 0 } else { -1 }));
         let stderr_head: Option<String> = (report.error.is_none() && !success).then(|| stderr.chars().take(500).collect());
         let error = report.error.as_deref().or(stderr_head.as_deref());
         let (process_id, result_id) = (Id::new(), Id::new());

@@ -30,14 +30,26 @@ pub enum Delivery {
 /// pidfd is asked (a null signal) whether its process still holds the number, so the read was
 /// its own and not a successor's. False when it cannot be told (reaped, unreadable).
 ///
-/// The residual window: nothing in the kernel signals "only if still this uid", so a process
-/// that execs a setuid program (or switches uid with `setresuid`) between this read and the
-/// signal sent right after it still gets that signal. The window is one `read` of
-/// `/proc/<pid>/status` plus one `pidfd_send_signal`, per member; it is not closed.
+/// The window between this read and the signal is closed by [`send_as_owner`] where the
+/// caller can take the owner's uid (root, `CAP_SETUID`): the signal is then sent with the
+/// owner's credentials and the kernel itself refuses a target that is no longer the owner's.
 pub(crate) fn member_has_uid(pid: i32, fd: BorrowedFd<'_>, owner: u32) -> bool {
     let read = procfs::read_uids(pid);
     if matches!(sys::pidfd_send_signal(fd, 0, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH)) {
         return false;
     }
     matches!(read, Ok((r, saved)) if r == owner || saved == owner)
+}
+
+/// Send `sig` through `fd` to a member that passed [`member_has_uid`] for `owner`, with the
+/// owner's credentials ([`sys::pidfd_send_signal_as`]): kill(2)'s own rule, applied by the
+/// kernel at delivery, refuses (`EPERM`) a member that became another uid's since its check.
+/// Where the caller cannot take `owner`'s uid (`ENOTSUP`: no `CAP_SETUID`, no thread), the
+/// signal is sent with the caller's own credentials: the window of one `/proc` read and one
+/// send stays open there (docs/security.md).
+pub(crate) fn send_as_owner(fd: BorrowedFd<'_>, sig: i32, owner: u32) -> std::io::Result<()> {
+    match sys::pidfd_send_signal_as(fd, sig, owner) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => sys::pidfd_send_signal(fd, sig, 0),
+        r => r,
+    }
 }

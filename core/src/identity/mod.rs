@@ -18,6 +18,7 @@ pub use probe::{judge, lookup, start_token};
 pub use process::ProcessInfo;
 pub use scope::{Scope, ScopeKind, ScopeRecord, ScopeState, SCOPE_XATTR};
 pub(crate) use leaf::{adopt_into_leaf, create_leaf};
+pub(crate) use scope_walk::SentBeforeError;
 pub(crate) use process::{check_pid_range, create_time};
 pub use token::{StartToken, TokenOs, TOKEN_PREFIX};
 pub use verdict::{compare_tokens, judge_record, Judgement, Policy, Reason, Verdict};

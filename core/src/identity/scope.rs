@@ -174,11 +174,14 @@ pub struct Scope {
     pub(super) inner: Inner,
     pub(super) only_uid: Option<u32>,
     pub(super) skipped_for_uid: std::sync::Mutex<Vec<i32>>,
+    /// The child cgroups a member made below a cgroup leaf, found when it was opened (part of
+    /// the scope: see [`Scope::open_anchored`]).
+    pub(super) nested: Vec<String>,
 }
 
 impl Scope {
     pub(super) fn new(record: &ScopeRecord, inner: Inner, only_uid: Option<u32>) -> Scope {
-        Scope { record: record.clone(), inner, only_uid, skipped_for_uid: std::sync::Mutex::new(Vec::new()) }
+        Scope { record: record.clone(), inner, only_uid, skipped_for_uid: std::sync::Mutex::new(Vec::new()), nested: Vec::new() }
     }
 
     /// Which kind of scope this is.
@@ -189,6 +192,22 @@ impl Scope {
     /// The record this scope was opened from.
     pub fn record(&self) -> &ScopeRecord {
         &self.record
+    }
+
+    /// For a cgroup leaf in which a member made child cgroups: what a report says about it
+    /// (`its cgroup … has child cgroups (inner) made inside it: stopped as part of its scope`).
+    pub fn nested_note(&self) -> Option<String> {
+        if self.nested.is_empty() {
+            return None;
+        }
+        let path = match &self.record {
+            ScopeRecord::Cgroup { path, .. } => path.as_str(),
+            ScopeRecord::Supervisor { .. } => "",
+        };
+        Some(format!(
+            "its cgroup {path} has child cgroups made inside it ({}): their processes were stopped as part of its scope",
+            self.nested.join(", ")
+        ))
     }
 
     /// Members left unsignalled because their uid is not the restriction's.
@@ -225,6 +244,19 @@ impl Scope {
     /// How many live members the scope has now (see [`Self::member_pids`]).
     pub fn member_count(&self) -> std::io::Result<usize> {
         self.member_pids().map(|m| m.len())
+    }
+
+    /// The members that have not exited (state other than zombie `Z` or dead `X`): a
+    /// supervisor's exited children stay listed until it reaps them, and no signal is needed
+    /// for them (see [`Self::member_pids`] for the errors).
+    pub fn live_member_pids(&self) -> std::io::Result<Vec<(i32, u8)>> {
+        let mut out = Vec::new();
+        self.walk(&mut |p, st, _| {
+            if st.state != b'Z' && st.state != b'X' {
+                out.push((p, st.state));
+            }
+        })?;
+        Ok(out)
     }
 
     /// Whether `pid` is a member now (see [`Self::members`]).
@@ -303,6 +335,11 @@ impl Scope {
             Some((p, n)) => (mount.join(p), n),
             None => (mount.clone(), rel),
         };
+        // Child cgroups made inside the leaf (emptied with it) go first: a cgroup with
+        // children cannot be removed.
+        if let Inner::Cgroup { dir, .. } = &self.inner {
+            cgroup::remove_empty_below(dir.as_fd());
+        }
         let Ok(pdir) = cgroup::open_dir(&parent) else { return false };
         match cgroup::child_ino(pdir.as_fd(), name) {
             Ok(ino) if ino == *id => cgroup::rmdir_at(pdir.as_fd(), name).is_ok(),

@@ -9,6 +9,24 @@ use super::verdict::Policy;
 use crate::error::ErrorKind;
 use crate::sys::{self, cgroup, procfs};
 
+/// Whether the process `pid`, pinned with its start token `token` matched, is in the cgroup
+/// `path` (below the cgroup2 mount) or below it: its `/proc/<pid>/cgroup` `0::` line, read
+/// while the pin shows it alive (so the read was its own). `Err` says why it could not be told.
+fn inside_leaf(pid: i32, token: &super::token::StartToken, path: &str) -> Result<bool, String> {
+    let h = match ProcessRef::open(pid, Some(token), Policy::Strict) {
+        Ok(h) => h,
+        Err(e) if e.kind() == ErrorKind::NoSuchProcess => return Ok(false),
+        Err(e) => return Err(format!("the recorded process could not be pinned ({})", e.message())),
+    };
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup"));
+    if h.has_exited() {
+        return Ok(false);
+    }
+    let text = text.map_err(|e| format!("the recorded process's cgroup is unreadable ({})", errno_text(&e)))?;
+    let own = text.lines().find_map(|l| l.strip_prefix("0::")).map(|p| p.trim_end()).unwrap_or("");
+    Ok(own == path || own.strip_prefix(path).is_some_and(|rest| rest.starts_with('/')))
+}
+
 fn errno_text(e: &std::io::Error) -> String {
     sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO)).to_string()
 }
@@ -21,6 +39,32 @@ impl Scope {
     /// leaf or supervisor must belong to that uid, and each member is checked against it right
     /// before its own signal.
     pub fn open(record: &ScopeRecord, only_uid: Option<u32>) -> ScopeState {
+        Scope::open_anchored(record, only_uid, None)
+    }
+
+    /// [`Self::open`], with the record's own process as evidence (`anchor`: its pid and the
+    /// start token it must still have). A cgroup leaf with child cgroups is a scope only when
+    /// that process, pinned and its token matched, is inside the leaf or below it (its
+    /// `/proc/<pid>/cgroup` read while the pin holds): then the child cgroups were made from
+    /// inside the scope (a hook's own `mkdir $leaf/inner`, a nested `pidguard run`), and the
+    /// leaf's whole subtree is the scope — every member under the owner rule, `cgroup.kill`
+    /// and `cgroup.freeze` of the leaf reaching the subtree as the kernel makes them, empty
+    /// child cgroups removed with the leaf — and [`Scope::nested_note`] says so. Without that
+    /// evidence such a cgroup is refused as [`Self::open`] refuses it: a cgroup of a leaf's
+    /// name with children could be a slice with services below.
+    pub fn open_anchored(record: &ScopeRecord, only_uid: Option<u32>, anchor: Option<(i32, &super::token::StartToken)>) -> ScopeState {
+        let mut nested = Vec::new();
+        let st = Scope::open_inner(record, only_uid, anchor, &mut nested);
+        match st {
+            ScopeState::Open(mut s) => {
+                s.nested = nested;
+                ScopeState::Open(s)
+            }
+            other => other,
+        }
+    }
+
+    fn open_inner(record: &ScopeRecord, only_uid: Option<u32>, anchor: Option<(i32, &super::token::StartToken)>, nested: &mut Vec<String>) -> ScopeState {
         match record {
             ScopeRecord::Cgroup { boot_id, id, path } => {
                 // Only pidguard's own leaves are scopes: a record naming any other cgroup (a
@@ -65,7 +109,18 @@ impl Scope {
                 }
                 match cgroup::child_cgroups(dir.as_fd()) {
                     Ok(c) if c.is_empty() => {}
-                    Ok(c) => return ScopeState::Refused(format!("its cgroup {path} has child cgroups ({}): not a pidguard leaf, not touched", c.join(", "))),
+                    Ok(c) => match anchor.map(|(pid, token)| inside_leaf(pid, token, path)) {
+                        Some(Ok(true)) => *nested = c,
+                        Some(Ok(false)) | None => {
+                            return ScopeState::Refused(format!(
+                                "its cgroup {path} has child cgroups ({}) and the recorded process is not inside it: not a pidguard leaf, not touched",
+                                c.join(", ")
+                            ))
+                        }
+                        Some(Err(why)) => {
+                            return ScopeState::Refused(format!("its cgroup {path} has child cgroups ({}) and {why}: not a pidguard leaf, not touched", c.join(", ")))
+                        }
+                    },
                     Err(e) => return ScopeState::Unverifiable(format!("the child cgroups of {path} cannot be listed ({})", errno_text(&e))),
                 }
                 if let Some(owner) = only_uid {

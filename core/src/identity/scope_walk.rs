@@ -22,13 +22,16 @@
 //!   uid-restricted stop, which must not freeze another uid's processes) every member is sent
 //!   `SIGSTOP` first, then the signal, then `SIGCONT` — only the members this stop stopped (one
 //!   already stopped stays stopped). A held process cannot fork, so the signal's walk is
-//!   complete in one pass. `SIGKILL` needs no hold: a process with it pending cannot fork either.
+//!   complete in one pass. `SIGKILL` needs no hold to stop forks (a process with it pending
+//!   cannot fork), but members that exit during the walk hand their children up to the
+//!   supervisor behind it: a supervisor's tree (and a uid-restricted cgroup) is sent `SIGSTOP`
+//!   first, then `SIGKILL` to a tree that no longer moves (stop-then-kill).
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use super::delivery::member_has_uid;
+use super::delivery::{member_has_uid, send_as_owner};
 use super::handle::Delivery;
 use super::scope::{Inner, Scope};
 use crate::error::{Error, ErrorKind, Result};
@@ -52,6 +55,13 @@ fn too_many_files(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
 }
 
+/// Whether a failed read of a pinned process's `/proc` entry proves it gone (`ESRCH`,
+/// `ENOENT`: reaped or exiting): any other error (`EMFILE`, `EACCES`, …) is "could not tell",
+/// and the walk fails with it rather than count the process out.
+fn read_says_gone(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ESRCH) | Some(libc::ENOENT))
+}
+
 /// One level of a supervisor walk: a process proven in the tree, pinned, and its children not
 /// yet walked.
 struct Level {
@@ -71,10 +81,8 @@ impl Scope {
     pub(crate) fn walk(&self, visit: &mut dyn FnMut(i32, &Stat, BorrowedFd<'_>)) -> std::io::Result<usize> {
         match &self.inner {
             Inner::Cgroup { dir, .. } => {
-                let read = || -> std::io::Result<Vec<i32>> {
-                    let f = cgroup::open_at(dir.as_fd(), "cgroup.procs", libc::O_RDONLY)?;
-                    Ok(cgroup::parse_procs(&cgroup::read_file(f.as_fd())?))
-                };
+                // The leaf's own members and those of any cgroup a member made below it.
+                let read = || cgroup::subtree_procs(dir.as_fd());
                 let listed = read()?;
                 let mut n = 0;
                 let mut i = 0;
@@ -100,9 +108,13 @@ impl Scope {
                     let again: HashSet<i32> = read()?.into_iter().collect();
                     for (p, fd) in &pinned {
                         if again.contains(p) {
-                            if let Ok(st) = procfs::read_stat(*p) {
-                                visit(*p, &st, fd.as_fd());
-                                n += 1;
+                            match procfs::read_stat(*p) {
+                                Ok(st) => {
+                                    visit(*p, &st, fd.as_fd());
+                                    n += 1;
+                                }
+                                Err(e) if read_says_gone(&e) => {}
+                                Err(e) => return Err(e),
                             }
                         }
                     }
@@ -132,9 +144,13 @@ impl Scope {
                     };
                     // After pinning: its parent must still be the pinned process it was found
                     // under, and that parent must still be alive (its pid still its own).
-                    let Ok(st) = procfs::read_stat(c) else { continue };
+                    let st = match procfs::read_stat(c) {
+                        Ok(st) => st,
+                        Err(e) if read_says_gone(&e) => continue,
+                        Err(e) => return Err(e),
+                    };
                     let pfd = top.fd.as_ref().map_or(pidfd.as_fd(), |f| f.as_fd());
-                    let parent_alive = matches!(sys::poll_readable(&[pfd], Some(Duration::ZERO)).as_deref(), Ok([false]));
+                    let parent_alive = sys::poll_readable(&[pfd], Some(Duration::ZERO))? == [false];
                     if st.ppid != parent || !parent_alive || !seen.insert((c, st.start_ticks)) {
                         continue;
                     }
@@ -153,17 +169,16 @@ impl Scope {
     /// Send `sig` to every member not yet sent it by this call for which `pick` says yes,
     /// rescanning until a scan finds no member it has not seen ([`ROUNDS`] at most). A member
     /// whose uid is not the restriction's is skipped and remembered ([`Scope::skipped_for_uid`]).
-    /// Returns the members signalled, by pid and start time.
-    ///
-    /// Errors: `Io` when the members cannot be read; `PermissionDenied` when the kernel refused
-    /// every signal.
-    fn send_rounds(&self, sig: Signal, pick: &mut dyn FnMut(i32, &Stat) -> bool) -> Result<HashMap<i32, u64>> {
+    /// Returns the members signalled, by pid and start time — also when the walk then failed:
+    /// the second value is that failure (`Io` when the members could not be read), or
+    /// `PermissionDenied` when the kernel refused every signal.
+    fn send_rounds(&self, sig: Signal, pick: &mut dyn FnMut(i32, &Stat) -> bool) -> (HashMap<i32, u64>, Result<()>) {
         let mut done: HashMap<i32, u64> = HashMap::new();
         let mut sent: HashMap<i32, u64> = HashMap::new();
         let mut denied = None;
         for _ in 0..ROUNDS {
             let mut fresh = 0;
-            self.walk(&mut |p, st, fd| {
+            let walked = self.walk(&mut |p, st, fd| {
                 if done.get(&p) == Some(&st.start_ticks) {
                     return;
                 }
@@ -183,50 +198,123 @@ impl Scope {
                         return;
                     }
                 }
-                match sys::pidfd_send_signal(fd, sig.number(), 0) {
+                let r = match self.only_uid {
+                    // With the owner's credentials: the kernel refuses a member that became
+                    // another uid's since its check.
+                    Some(owner) => send_as_owner(fd, sig.number(), owner),
+                    None => sys::pidfd_send_signal(fd, sig.number(), 0),
+                };
+                match r {
                     Ok(()) => {
                         sent.insert(p, st.start_ticks);
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) && self.only_uid.is_some() => {
+                        let mut s = self.skipped_for_uid.lock().unwrap_or_else(|x| x.into_inner());
+                        if !s.contains(&p) {
+                            s.push(p);
+                        }
                     }
                     Err(e) if e.raw_os_error() == Some(libc::EPERM) => denied = Some(e),
                     Err(_) => {}
                 }
-            })
-            .map_err(|e| Error::new(ErrorKind::Io, format!("read the scope's members: {e}")))?;
+            });
+            if let Err(e) = walked {
+                return (sent, Err(Error::new(ErrorKind::Io, format!("read the scope's members: {e}"))));
+            }
             if fresh == 0 {
                 break;
             }
         }
         match (sent.is_empty(), denied) {
-            (true, Some(e)) => Err(Error::new(ErrorKind::PermissionDenied, format!("send {sig} to the scope {}: {e}", self.record()))),
-            _ => Ok(sent),
+            (true, Some(e)) => (sent, Err(Error::new(ErrorKind::PermissionDenied, format!("send {sig} to the scope {}: {e}", self.record())))),
+            _ => (sent, Ok(())),
         }
+    }
+
+    /// Continue (`SIGCONT`) each process this stop stopped, by pid and start time: each pinned by
+    /// a fresh pidfd, its start time read after pinning and compared, then signalled through the
+    /// pin — one descriptor at a time, without a walk of the scope (a walk that could not be
+    /// made, `EMFILE`, must not leave a process stopped). How many were continued.
+    fn continue_each(&self, stopped: &[(i32, u64)]) -> usize {
+        let mut n = 0;
+        for &(p, ticks) in stopped {
+            let Ok(fd) = sys::pidfd_open(p) else { continue };
+            let same = procfs::read_stat(p).is_ok_and(|st| st.start_ticks == ticks);
+            if same && sys::pidfd_send_signal(fd.as_fd(), Signal::CONT.number(), 0).is_ok() {
+                n += 1;
+            }
+        }
+        n
     }
 
     /// Send `sig` to every member (the walk of [`Self::walk`], rescanned), the scope held first
     /// for any signal but `SIGKILL`, `SIGSTOP` and `SIGCONT` (see the module's docs).
+    ///
+    /// Whatever this call froze is thawed and every member it stopped is continued, on every
+    /// path (also when a walk failed). An error that comes after signals were sent carries them
+    /// ([`SentBeforeError`]: a report names every signal that reached a member).
     pub(super) fn signal_members(&self, sig: Signal) -> Result<Delivery> {
-        let sent = if [Signal::KILL, Signal::STOP, Signal::CONT].contains(&sig) {
-            self.send_rounds(sig, &mut |_, _| true)?
+        let mut reached: Vec<Signal> = Vec::new();
+        let (sent, r) = if sig == Signal::KILL {
+            // Stop, then kill: every member reached is stopped first, so no member exits (its
+            // children moving up to the supervisor behind the walk) or forks while the kill's
+            // walk runs: that walk meets a still tree. (A cgroup without a restriction is
+            // killed through `cgroup.kill` before it gets here.) A member stopped but not killed
+            // (its uid changed between the two checks) is continued.
+            let (stopped, rs) = self.send_rounds(Signal::STOP, &mut |_, _| true);
+            if !stopped.is_empty() {
+                reached.push(Signal::STOP);
+            }
+            let (sent, r) = self.send_rounds(sig, &mut |_, _| true);
+            let mut to_cont: Vec<(i32, u64)> = stopped.into_iter().filter(|(p, t)| sent.get(p) != Some(t)).collect();
+            to_cont.sort_unstable();
+            if self.continue_each(&to_cont) > 0 {
+                reached.push(Signal::CONT);
+            }
+            (sent, rs.and(r))
+        } else if [Signal::STOP, Signal::CONT].contains(&sig) {
+            self.send_rounds(sig, &mut |_, _| true)
         } else if let Some(thaw) = self.freeze() {
-            let r = self.send_rounds(sig, &mut |_, _| true);
+            let x = self.send_rounds(sig, &mut |_, _| true);
             thaw.release();
-            r?
+            x
         } else {
             // Stopped here: only those not stopped already (state `T`) are continued after.
             let mut was_stopped: HashSet<(i32, u64)> = HashSet::new();
-            let stopped = self.send_rounds(Signal::STOP, &mut |p, st| {
+            let (stopped, rs) = self.send_rounds(Signal::STOP, &mut |p, st| {
                 if st.state == b'T' {
                     was_stopped.insert((p, st.start_ticks));
                 }
                 true
             });
-            let r = self.send_rounds(sig, &mut |_, _| true);
-            if let Ok(stopped) = stopped {
-                let _ = self.send_rounds(Signal::CONT, &mut |p, st| stopped.get(&p) == Some(&st.start_ticks) && !was_stopped.contains(&(p, st.start_ticks)));
+            if !stopped.is_empty() {
+                reached.push(Signal::STOP);
             }
-            r?
+            // Sent even when the hold is incomplete (its walk failed): every member reached is
+            // proven inside the scope, and the error is reported below.
+            let (sent, r) = self.send_rounds(sig, &mut |_, _| true);
+            if !sent.is_empty() {
+                reached.push(sig);
+            }
+            let mut to_cont: Vec<(i32, u64)> = stopped.into_iter().filter(|m| !was_stopped.contains(m)).collect();
+            to_cont.sort_unstable();
+            if self.continue_each(&to_cont) > 0 {
+                reached.push(Signal::CONT);
+            }
+            (sent, rs.and(r))
         };
-        Ok(if sent.is_empty() { Delivery::AlreadyGone } else { Delivery::Sent(None) })
+        match r {
+            Ok(()) => Ok(if sent.is_empty() { Delivery::AlreadyGone } else { Delivery::Sent(None) }),
+            Err(mut e) => {
+                if !sent.is_empty() && !reached.contains(&sig) {
+                    reached.push(sig);
+                }
+                if !reached.is_empty() {
+                    e.set_detail(SentBeforeError(reached));
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Freeze a cgroup scope (unrestricted only: a uid-restricted stop must not hold another
@@ -252,6 +340,11 @@ impl Scope {
         Some(Thaw(Some(f)))
     }
 }
+
+/// The signals a failed scope signal had sent before it failed (each reached at least one
+/// member), attached to its error: the schedule runner reports them.
+#[derive(Debug, Clone)]
+pub(crate) struct SentBeforeError(pub(crate) Vec<Signal>);
 
 /// A freeze to undo: `cgroup.freeze`, or nothing when the cgroup was frozen before.
 pub(super) struct Thaw(Option<OwnedFd>);

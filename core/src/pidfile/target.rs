@@ -174,7 +174,13 @@ pub(crate) fn scope_target(check: &PidFileCheck) -> ScopeTarget {
         Ok(Authority::Any) => None,
         Ok(Authority::OwnerOnly(u)) => Some(u),
     };
-    match Scope::open(rec, only_uid) {
+    // The record's own process, when the check matched its token, is the evidence that child
+    // cgroups of the leaf were made inside the scope (see `Scope::open_anchored`).
+    let anchor = match (check.reason, check.pid, &check.token, check.judgement) {
+        (CheckReason::Valid, Some(pid), Some(t), Some(j)) if j.verdict == Verdict::Match => Some((pid, t)),
+        _ => None,
+    };
+    match Scope::open_anchored(rec, only_uid, anchor) {
         ScopeState::Open(s) => ScopeTarget::Open(s),
         ScopeState::Gone(why) => ScopeTarget::Absent(Some(format!("scope {kind}: {why}"))),
         ScopeState::Mismatch(why) => ScopeTarget::Absent(Some(format!("scope {kind}: {why}: not touched"))),

@@ -9,6 +9,7 @@ use crate::options::CheckOptions;
 use crate::pidfile::mtime::PidFileCheck;
 use crate::pidfile::target::{scope_target, ScopeTarget};
 use crate::pidfile::Format;
+use crate::protect::Refusal;
 
 /// What [`probe_pid_file`] found.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +24,10 @@ pub struct Probe {
     /// when counted; `None` when no scope is recorded, the record's reason does not consult it
     /// ([`crate::ops::scope_consulted`]) or it could not be read.
     pub scope_members: Option<usize>,
+    /// Why the recorded scope could not be judged, when a read failed (its members unreadable:
+    /// `EMFILE`, `EACCES`; the scope itself unverifiable). A failed read is never "empty": the
+    /// answer is then `Undecided` unless the record's own process runs.
+    pub scope_unreadable: Option<String>,
     /// The answer: `Running` when the recorded process runs or its scope still holds processes;
     /// `NotRunning` only on proof; `Undecided`/`Unusable` when nothing proves it either way.
     pub answer: Answer,
@@ -49,11 +54,23 @@ impl Probe {
         Some(format!("{pid}its scope ({}) still holds {n} process{}", self.scope, if n == 1 { "" } else { "es" }))
     }
 
+    /// For a record whose own check says not running but whose scope could not be read (so
+    /// nothing proves it is not running): `pid N gone; its scope (cgroup) could not be read
+    /// (…): undecided`. `None` otherwise.
+    pub fn undecided_text(&self) -> Option<String> {
+        let why = self.scope_unreadable.as_ref().filter(|_| self.answer == Answer::Undecided)?;
+        let pid = self.check.pid.map(|p| format!("pid {p} {}; ", self.check.reason)).unwrap_or_default();
+        Some(format!("{pid}its scope ({}) could not be judged: {why}", self.scope))
+    }
+
     /// The exit status of the CLI's `status` for this answer: a record that runs only through
     /// its scope is running (0); otherwise [`crate::ExitCode::for_check_at`] of the record.
     pub fn exit_code(&self, path: &Path, os_error: Option<&std::io::Error>) -> crate::ExitCode {
         if self.scope_text().is_some() {
             return crate::ExitCode::Done;
+        }
+        if self.undecided_text().is_some() {
+            return crate::ExitCode::Undecided;
         }
         crate::ExitCode::for_check_at(path, &self.check, os_error)
     }
@@ -86,19 +103,27 @@ pub(crate) fn probe_checked(format: Format, check: PidFileCheck, op: Operation) 
     // The scope is judged as a stop would judge it (`scope_target`: the pidfile's owner rule
     // included), so a scope the record may not claim — another user's leaf or supervisor named
     // in a user's pidfile — is never counted as the record's: status and stop agree.
-    let scope_members = match (&check.scope, counts) {
+    // A scope whose members could not be read (EMFILE, EACCES) or that could not be verified
+    // is undecided, never "empty": a failed read is never a fact about a process.
+    let (scope_members, scope_unreadable) = match (&check.scope, counts) {
         (Some(_), true) => match scope_target(&check) {
-            ScopeTarget::Open(s) => s.members().ok().map(|m| m.len()),
-            ScopeTarget::Absent(_) => Some(0),
-            ScopeTarget::Keep(..) => None,
+            // Counted a bounded number of pidfds at a time (`Scope::member_count`).
+            ScopeTarget::Open(s) => match s.member_count() {
+                Ok(n) => (Some(n), None),
+                Err(e) => (None, Some(format!("its members could not be read ({})", crate::sys::errno_name(e.raw_os_error().unwrap_or(libc::EIO))))),
+            },
+            ScopeTarget::Absent(_) => (Some(0), None),
+            ScopeTarget::Keep(Refusal::Unverifiable, why, _) => (None, Some(why)),
+            ScopeTarget::Keep(..) => (None, None),
         },
-        _ => None,
+        _ => (None, None),
     };
-    let answer = match (own, scope_members) {
-        (Answer::NotRunning, Some(n)) if n > 0 => Answer::Running,
-        (a, _) => a,
+    let answer = match (own, scope_members, &scope_unreadable) {
+        (Answer::NotRunning, Some(n), _) if n > 0 => Answer::Running,
+        (Answer::NotRunning, None, Some(_)) => Answer::Undecided,
+        (a, _, _) => a,
     };
-    Probe { format, check, scope, scope_members, answer }
+    Probe { format, check, scope, scope_members, scope_unreadable, answer }
 }
 
 /// The CLI's `status` of a pidfile: [`probe_pid_file`]'s answer under the status rules (a valid

@@ -9,6 +9,7 @@ use super::outcome::{Outcome, TerminateReport};
 use super::stepper::Stepper;
 use super::{Refusal, Schedule};
 use crate::identity::{ExitStatus, PinMode, Scope};
+use crate::signo::Signal;
 use crate::sys::cgroup;
 
 /// How often an active scope is looked at even without a notification: a supervisor pinned
@@ -31,7 +32,12 @@ fn settle(r: &mut ScopeRun<'_>, t0: Instant) {
     if r.st.outcome != Some(super::Outcome::Unkillable) {
         return;
     }
-    if !matches!(r.scope.member_count(), Ok(0)) {
+    let none_live = |r: &ScopeRun<'_>| r.scope.live_member_pids().is_ok_and(|m| m.is_empty());
+    if r.st.last == Some(Signal::KILL) && !none_live(r) {
+        sweep_past_the_end(r);
+    }
+    // Exited members (zombies a supervisor has yet to reap) are not survivors.
+    if !none_live(r) {
         return;
     }
     let until = Instant::now() + super::FINAL_GRACE;
@@ -45,6 +51,67 @@ fn settle(r: &mut ScopeRun<'_>, t0: Instant) {
     }
     r.st.outcome = None;
     r.st.finish_gone(t0);
+}
+
+/// How long a scope whose schedule ended in `SIGKILL` is swept after the schedule's end, at
+/// most, while members that can still die are left (a loaded machine: a killed process needs
+/// the CPU to exit, and a walk of a large tree is slow).
+pub(crate) const PAST_THE_END: Duration = Duration::from_secs(20);
+
+/// How many sweeps in a row must find only members in uninterruptible sleep (state `D`, the
+/// one state `SIGKILL` cannot end at once) before the scope is called unkillable.
+const D_SWEEPS: u32 = 3;
+
+/// A schedule that ended in `SIGKILL` and left members: keep going until the scope is empty
+/// or proven unkillable. Each sweep is `SIGSTOP` then `SIGKILL` to every member
+/// ([`Scope::signal`]: through `cgroup.kill` for an unrestricted cgroup), then a wait of up to
+/// 200 ms for the scope to empty. It ends when no member is left; when [`D_SWEEPS`] sweeps in
+/// a row found only members in state `D` or members left unsignalled for their uid (nothing a
+/// signal can change); when a sweep's members cannot be read (a failed read decides nothing:
+/// the outcome stays `Unkillable`, with the members known); or after [`PAST_THE_END`]. The
+/// time it took is in the report's `elapsed` and logged. While it runs, the calling thread's
+/// scheduling priority is raised where the caller may (`setpriority`, `CAP_SYS_NICE`) and put
+/// back after: the storm it fights runs at the machine's load.
+fn sweep_past_the_end(r: &mut ScopeRun<'_>) {
+    let t_end = Instant::now();
+    let until = t_end + PAST_THE_END;
+    let _boost = crate::sys::ThreadBoost::new();
+    let mut only_d = 0;
+    let mut sweeps = 0u32;
+    loop {
+        let members = match r.scope.live_member_pids() {
+            Ok(m) => m,
+            Err(_) => break,
+        };
+        if members.is_empty() {
+            break;
+        }
+        let skipped = r.scope.skipped_for_uid();
+        let can_die = members.iter().any(|(p, state)| !skipped.contains(p) && *state != b'D');
+        only_d = if can_die { 0 } else { only_d + 1 };
+        if only_d >= D_SWEEPS || Instant::now() >= until {
+            break;
+        }
+        sweeps += 1;
+        let _ = r.scope.signal(Signal::KILL);
+        let wait_until = Instant::now() + Duration::from_millis(200);
+        while !r.scope.is_empty() && Instant::now() < wait_until {
+            match r.scope.wait_fd() {
+                Some(fd) => {
+                    let _ = cgroup::poll_any(&[fd], wait_until.saturating_duration_since(Instant::now()).min(Duration::from_millis(20)));
+                }
+                None => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        if r.scope.is_empty() {
+            break;
+        }
+    }
+    log::info!(
+        "scope {}: swept {sweeps} time(s) past the schedule's end, for {:?}",
+        r.scope.record(),
+        t_end.elapsed()
+    );
 }
 
 /// Whether the report of a recorded process that had left its scope (stopped with its group,
@@ -110,7 +177,7 @@ pub fn terminate_scopes(targets: &[(i32, &Scope)], schedule: &Schedule) -> Vec<T
         .map(|r| {
             let mut outcome = r.st.outcome.clone().unwrap_or(Outcome::Unkillable);
             let survivors: Vec<i32> = if outcome == Outcome::Unkillable {
-                r.scope.member_pids().unwrap_or_default()
+                r.scope.live_member_pids().map(|m| m.into_iter().map(|(p, _)| p).collect()).unwrap_or_default()
             } else {
                 Vec::new()
             };

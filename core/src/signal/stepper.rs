@@ -128,6 +128,14 @@ impl Stepper {
                         return;
                     }
                     Err(e) => {
+                        // Signals that reached members before the delivery failed (a scope's
+                        // walk that failed half way) are reported: never "no signal sent".
+                        if let Some(crate::identity::SentBeforeError(sent)) = e.detail() {
+                            self.signals.extend(sent.iter().copied());
+                            if sent.contains(&sig) {
+                                self.last = Some(sig);
+                            }
+                        }
                         self.error_kind = Some(e.kind());
                         self.finish(Outcome::Error(e.to_string()), t0);
                         return;

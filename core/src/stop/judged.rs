@@ -61,4 +61,18 @@ impl<'a> Judged<'a> {
     pub(super) fn retire(&self, pid_file: &Path, check: &PidFileCheck) -> bool {
         self.dir.as_ref().is_some_and(|(dir, name)| remove_if_unchanged_in(dir, name, pid_file, check))
     }
+
+    /// [`Self::retire`], with the removal's own error when it failed (`rename: EACCES …`, a
+    /// read-only directory): whether it was removed, and why not when a step failed. `None`
+    /// with `false` when the record changed or vanished meanwhile (nothing to report).
+    pub(super) fn retire_why(&self, pid_file: &Path, check: &PidFileCheck) -> (bool, Option<String>) {
+        let Some((dir, name)) = self.dir.as_ref() else { return (false, None) };
+        match crate::pidfile::retire::remove_by_content(dir, name, pid_file, |f| crate::pidfile::unchanged::unchanged_record(f, check), false) {
+            Ok(done) => (done, None),
+            Err((step, e)) => (
+                false,
+                Some(format!("the pidfile was not removed: {step} failed: {e}")),
+            ),
+        }
+    }
 }

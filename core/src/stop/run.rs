@@ -50,7 +50,17 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     let cmd_file = opts.cmd_file_for(pid_file);
     let mut judged = Judged::new(pid_file, cmd_file.as_deref().map(RecordedCommand::File), opts.tolerance);
     let (check, pin) = (judged.check.clone(), judged.pin.take());
-    let retire = |check: &PidFileCheck| judged.retire(pid_file, check);
+    // Removed if unchanged; a removal that failed says why (a read-only directory).
+    let retire = |check: &PidFileCheck, report: &mut StopReport| {
+        let (done, why) = judged.retire_why(pid_file, check);
+        report.pid_file_removed = done;
+        if let Some(w) = why {
+            report.warning = Some(match report.warning.take() {
+                Some(old) => format!("{old}; {w}"),
+                None => w,
+            });
+        }
+    };
     let mut report = StopReport::before_acting(pid_file, check.clone(), Format::AbxDl);
     let mut acting = check.clone();
     let mut lenient_warning = None;
@@ -72,7 +82,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             };
             let t = stop_scope(&scope, main, check.pid.unwrap_or(0), opts, &mut report);
             if t.outcome.is_stopped() {
-                report.pid_file_removed = retire(&check);
+                retire(&check, &mut report);
                 scope.release();
             }
             report.terminate = Some(t);
@@ -92,7 +102,10 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
             return Ok(report);
         }
         Allows::Retire => {
-            report.pid_file_removed = retire(&check);
+            if check.reason == CheckReason::Gone {
+                report.warning = leftover_warning(check.pid);
+            }
+            retire(&check, &mut report);
             return Ok(report);
         }
         Allows::Keep(r) => {
@@ -132,7 +145,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
         PidfileTarget::Stale(reason) => {
             // Not the recorded process after all (it exited or the number moved on meanwhile).
             report.outcome = StopOutcome::Stale(reason);
-            report.pid_file_removed = retire(&check);
+            retire(&check, &mut report);
             return Ok(report);
         }
         PidfileTarget::Foreign => {
@@ -147,7 +160,7 @@ pub fn stop_pid_file(pid_file: &Path, opts: &StopOptions) -> Result<StopReport> 
     };
     let t = run_schedule(h, opts, &mut report);
     if t.outcome.is_stopped() {
-        report.pid_file_removed = retire(&check);
+        retire(&check, &mut report);
     }
     report.terminate = Some(t);
     Ok(report)
@@ -216,17 +229,42 @@ fn stop_guard_record(path: &Path, opts: &StopOptions) -> Result<StopReport> {
     Ok(report)
 }
 
+/// For a record whose process is gone (reaped): the live processes that still carry its pid as
+/// their process group, named with the command that would stop them once a person has checked
+/// they are the record's — they are unverified (the leader's identity is gone with it) and
+/// never signalled. `None` when there are none (or `/proc` could not be read: nothing is said).
+fn leftover_warning(pid: Option<i32>) -> Option<String> {
+    let pgid = pid.filter(|&p| p > 1)?;
+    let members = crate::sys::procfs::group_members(pgid).ok()?;
+    if members.is_empty() {
+        return None;
+    }
+    let pids: Vec<String> = members.iter().map(|(p, _)| p.to_string()).collect();
+    Some(format!(
+        "live processes {} still carry process group {pgid} — unverified (the leader is gone), NOT signalled; \
+         to stop them once you have checked they are the record's (`ps -o pid,lstart,args -g {pgid}`): `kill -TERM -- -{pgid}`",
+        pids.join(", ")
+    ))
+}
+
 /// Stop a record's scope with `opts.schedule` ([`terminate_scopes`]) and set the report's
 /// outcome. `main`: the recorded process, pinned, when it is alive; if it is no longer inside its
 /// scope (root may move a process out of its cgroup) it is stopped with its group at the same
 /// time, as a record without a scope is, and the report says so.
 pub(super) fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts: &StopOptions, report: &mut StopReport) -> TerminateReport {
     report.scope = scope.kind();
+    if let Some(n) = scope.nested_note() {
+        report.warning = Some(n);
+    }
     let outside = main.filter(|h| !h.has_exited() && scope.lacks(h.pid()));
     let (mut t, other) = match outside {
         None => (terminate_scopes(&[(pid, scope)], &opts.schedule).pop(), None),
         Some(h) => {
-            report.warning = Some(format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind()));
+            let left = format!("pid {} had left its scope ({}): stopped with its process group as well", h.pid(), scope.kind());
+            report.warning = Some(match report.warning.take() {
+                Some(n) => format!("{n}; {left}"),
+                None => left,
+            });
             let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
             std::thread::scope(|s| {
                 let sc = s.spawn(|| terminate_scopes(&[(pid, scope)], &opts.schedule).pop());

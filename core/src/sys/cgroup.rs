@@ -234,3 +234,78 @@ mod tests {
         assert_eq!(parse_populated(b"frozen 0\n"), None);
     }
 }
+
+/// How deep below a scope's leaf child cgroups are followed, and how many are read at most:
+/// beyond either, reading the scope fails (`E2BIG`) rather than leave members out.
+const SUBTREE_DEPTH: usize = 16;
+const SUBTREE_CGROUPS: usize = 1024;
+
+/// The pids in `cgroup.procs` of the cgroup directory `dir` and of every cgroup below it (child
+/// cgroups a process inside made), each cgroup read through a descriptor of its own opened
+/// below `dir` (no path is resolved twice). A child cgroup removed while it is read
+/// (`ENOENT`/`ENODEV`) holds no process.
+///
+/// Errors: the errno of any read; `E2BIG` beyond [`SUBTREE_DEPTH`] levels or
+/// [`SUBTREE_CGROUPS`] cgroups (a read that would leave members out is no answer).
+pub(crate) fn subtree_procs(dir: BorrowedFd<'_>) -> io::Result<Vec<i32>> {
+    fn go(dir: BorrowedFd<'_>, depth: usize, out: &mut Vec<i32>, budget: &mut usize) -> io::Result<()> {
+        let f = open_at(dir, "cgroup.procs", libc::O_RDONLY)?;
+        out.extend(parse_procs(&read_file(f.as_fd())?));
+        drop(f);
+        let kids = child_cgroups(dir)?;
+        if kids.is_empty() {
+            return Ok(());
+        }
+        if depth >= SUBTREE_DEPTH {
+            return Err(io::Error::from_raw_os_error(libc::E2BIG));
+        }
+        for name in kids {
+            if *budget == 0 {
+                return Err(io::Error::from_raw_os_error(libc::E2BIG));
+            }
+            *budget -= 1;
+            let gone = |e: &io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENODEV));
+            match open_at(dir, &name, libc::O_RDONLY | libc::O_DIRECTORY) {
+                Ok(d) => match go(d.as_fd(), depth + 1, out, budget) {
+                    Err(e) if gone(&e) => {}
+                    r => r?,
+                },
+                Err(e) if gone(&e) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    let mut budget = SUBTREE_CGROUPS;
+    go(dir, 0, &mut out, &mut budget)?;
+    Ok(out)
+}
+
+/// Remove every empty cgroup below the cgroup directory `dir`, deepest first (the kernel
+/// refuses a populated one with `EBUSY`, and one with children with `ENOTEMPTY`; those stay).
+/// Whether none is left. Bounded as [`subtree_procs`] is.
+pub(crate) fn remove_empty_below(dir: BorrowedFd<'_>) -> bool {
+    fn go(dir: BorrowedFd<'_>, depth: usize) -> bool {
+        let Ok(kids) = child_cgroups(dir) else { return false };
+        let mut all = true;
+        for name in kids {
+            let Ok(d) = open_at(dir, &name, libc::O_RDONLY | libc::O_DIRECTORY) else {
+                all = false;
+                continue;
+            };
+            if depth + 1 < SUBTREE_DEPTH && go(d.as_fd(), depth + 1) {
+                drop(d);
+                match rmdir_at(dir, &name) {
+                    Ok(()) => {}
+                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                    Err(_) => all = false,
+                }
+            } else {
+                all = false;
+            }
+        }
+        all
+    }
+    go(dir, 0)
+}

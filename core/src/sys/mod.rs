@@ -68,13 +68,13 @@ pub(crate) mod spawn;
 pub use procfs::{parse_stat, Stat};
 pub use errno::errno_name;
 pub(crate) use signal::{kill_probe, kill, killpg};
-pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal, pidfs_ino};
+pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal, pidfd_send_signal_as, pidfs_ino};
 pub(crate) use wait::{poll_readable, readable_now, ChildExit, waitid_pidfd, waitid_pid_peek};
 pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp};
 pub(crate) use creds::{has_cap_kill, privileged, uids};
 #[cfg(target_os = "linux")]
 pub(crate) use creds::{groups, id_caps, resids};
-pub(crate) use resource::{nofile_soft_limit, open_fd_count};
+pub(crate) use resource::{nofile_soft_limit, open_fd_count, ThreadBoost};
 pub(crate) use random::getrandom;
 pub(crate) use xattr::{fgetxattr, fsetxattr};
 pub use file::umask;

@@ -60,3 +60,35 @@ pub(crate) fn pidfs_ino(fd: BorrowedFd<'_>) -> io::Result<Option<u64>> {
     }
     Ok(Some(nix::sys::stat::fstat(fd)?.st_ino as u64))
 }
+
+/// `pidfd_send_signal(fd, sig)` sent with `owner`'s credentials: from a short-lived thread whose
+/// real and effective uid are set to `owner` (the raw `setresuid` system call changes the
+/// calling thread only; the saved uid is kept, and the thread ends with its credentials). The
+/// kernel then applies kill(2)'s own rule for `owner` at the moment of delivery: a target whose
+/// real and saved uid are no longer `owner`'s (it exec'd a setuid program, or switched to root,
+/// after the caller's check) is refused with `EPERM`. This closes the window between a
+/// member's uid check and its signal for callers that may take `owner`'s uid (root, or
+/// `CAP_SETUID`).
+///
+/// Errors: `EPERM` from the kernel as above; `ENOTSUP` when the thread could not be made or
+/// could not take `owner`'s uid (the caller then has no atomic check and decides what to do).
+pub(crate) fn pidfd_send_signal_as(fd: BorrowedFd<'_>, sig: i32, owner: u32) -> io::Result<()> {
+    // Injected faults and the call record are this (the caller's) thread's.
+    fault::check(Call::PidfdSignal)?;
+    std::thread::scope(|s| {
+        let t = std::thread::Builder::new().name("pidguard-as-owner".into()).spawn_scoped(s, || {
+            // SAFETY: plain system call with integer arguments; it changes this thread's
+            // credentials only (glibc's wrapper would change every thread's), and this thread
+            // does nothing else but the one send below before it ends.
+            let r = unsafe { libc::syscall(libc::SYS_setresuid, owner as libc::c_long, owner as libc::c_long, -1 as libc::c_long) };
+            if r != 0 {
+                return Err(io::Error::from_raw_os_error(libc::ENOTSUP));
+            }
+            pidfd_send_signal(fd, sig, 0)
+        });
+        match t {
+            Ok(t) => t.join().unwrap_or_else(|_| Err(io::Error::from_raw_os_error(libc::ENOTSUP))),
+            Err(_) => Err(io::Error::from_raw_os_error(libc::ENOTSUP)),
+        }
+    })
+}

@@ -27,3 +27,8 @@ pub(crate) fn pidfd_send_signal(_fd: BorrowedFd<'_>, _sig: i32, _flags: u32) -> 
 pub(crate) fn pidfs_ino(_fd: BorrowedFd<'_>) -> io::Result<Option<u64>> {
     Ok(None)
 }
+
+/// No pidfds here: nothing is sent (see the Linux version's docs). Errors: `ENOTSUP`.
+pub(crate) fn pidfd_send_signal_as(_fd: BorrowedFd<'_>, _sig: i32, _owner: u32) -> io::Result<()> {
+    Err(io::Error::from_raw_os_error(libc::ENOTSUP))
+}

@@ -5,7 +5,7 @@ use std::os::fd::{AsFd, OwnedFd};
 
 use super::{refusal_error, untrusted, ProcessRef};
 use crate::error::{Error, ErrorKind, Result};
-use crate::identity::delivery::{member_has_uid, Delivery, GroupMode};
+use crate::identity::delivery::{member_has_uid, send_as_owner, Delivery, GroupMode};
 use crate::protect::{refuse, Target};
 use crate::signo::Signal;
 use crate::sys::{self, procfs, PIDFD_SIGNAL_PROCESS_GROUP};
@@ -126,8 +126,21 @@ impl ProcessRef {
                     }
                     crate::sys::fault::point(crate::sys::fault::Point::BeforeMemberSignal);
                 }
-                match sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0) {
+                let r = match self.only_uid {
+                    // Sent with the owner's credentials: a member that became another uid's
+                    // since its check is refused by the kernel itself.
+                    Some(owner) => send_as_owner(fd.as_fd(), sig.number(), owner),
+                    None => sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0),
+                };
+                match r {
                     Ok(()) => sent_any = true,
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) && self.only_uid.is_some() => {
+                        log::warn!("pid {m} in group {}: not signalled, it is no longer the pidfile owner's (the kernel refused the owner's signal)", self.pid);
+                        let mut skipped = self.skipped_for_uid.lock().unwrap_or_else(|p| p.into_inner());
+                        if !skipped.contains(&m) {
+                            skipped.push(m);
+                        }
+                    }
                     // The kernel refused: remembered, so that a group nobody could signal is
                     // reported as refused, never as gone.
                     Err(e) if e.raw_os_error() == Some(libc::EPERM) => denied = Some(e),
