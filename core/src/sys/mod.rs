@@ -63,6 +63,7 @@ mod macos;
 mod freebsd;
 pub(crate) mod cgroup;
 pub(crate) mod spawn;
+pub(crate) mod thread;
 
 /// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
 pub use procfs::{parse_stat, Stat};
