@@ -72,6 +72,8 @@ pub(crate) use signal::{kill_probe, kill, killpg};
 pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal, pidfs_ino};
 pub(crate) use wait::{poll_readable, readable_now, ChildExit, waitid_pidfd, waitid_pid_peek};
 pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp};
+#[cfg(target_os = "linux")]
+pub(crate) use unistd::{boottime_ns, clk_tck};
 pub(crate) use creds::{has_cap_kill, privileged, uids};
 pub(crate) use resource::{nofile_soft_limit, open_fd_count};
 pub(crate) use random::getrandom;
