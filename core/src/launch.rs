@@ -490,11 +490,19 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let scope_text = rec.as_ref().map(|r| r.to_string());
     let recorded = match opts.format {
         RecordFormat::AbxDl => {
-            let r = write_cmd_file(&cmd_file_for(pid_file), &text)
-                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref()));
+            // The record must be provable: without user xattrs (or without the token) nothing is
+            // written, the command is ended, and the `.sh` written for it removed.
+            let cmd_file = cmd_file_for(pid_file);
+            let r = write_cmd_file(&cmd_file, &text)
+                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref(), true));
             match r {
                 Ok(ok) => ok || scope_text.is_none(),
-                Err(e) => return Err(undo(e)),
+                Err(e) => {
+                    if e.kind() == ErrorKind::Unsupported {
+                        let _ = crate::sys::unlink_path(&cmd_file, crate::protect::walk());
+                    }
+                    return Err(undo(e));
+                }
             }
         }
         RecordFormat::Guard => {
