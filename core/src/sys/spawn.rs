@@ -64,6 +64,9 @@ pub(crate) enum Stage {
     Subreaper,
     /// The supervisor's `fork(2)` of the command.
     Fork,
+    /// The spawner's reading of the held processes' start tokens (`held` answered false): the
+    /// command was never executed (it exits 127 when its hold ends without the go byte).
+    Record,
 }
 
 impl Stage {
@@ -87,6 +90,7 @@ impl Stage {
             Stage::Exec => 5,
             Stage::Subreaper => 6,
             Stage::Fork => 7,
+            Stage::Record => 8,
         }
     }
     /// What the stage did, for messages.
@@ -99,6 +103,7 @@ impl Stage {
             Stage::Exec => "exec",
             Stage::Subreaper => "become a child subreaper",
             Stage::Fork => "fork the command",
+            Stage::Record => "read its start token before its exec (nothing was run)",
         }
     }
 }
@@ -349,11 +354,13 @@ fn clone_into_cgroup(_dir: RawFd) -> io::Result<i32> {
 /// `clone3(CLONE_INTO_CGROUP)`, else (an older kernel, a seccomp filter) joined by writing `0`
 /// to `cmd.join` before it execs. `held` is
 /// called with the child's pid while the child is held before its `execve` (it cannot have
-/// exited by the command yet). Returns its pid once `execve` succeeded.
+/// exited by the command yet); when it answers false the child is never let go (it exits 127
+/// without executing anything), is reaped, and the error's stage is [`Stage::Record`]. Returns
+/// its pid once `execve` succeeded.
 ///
 /// Errors: where the child failed and the errno (`ENOENT`/`EACCES` from `execve`, `EACCES`
 /// or `EBUSY`/`EOPNOTSUPP` from the cgroup join); the child has been reaped then.
-pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32, SpawnError> {
+pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32) -> bool) -> Result<i32, SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
     let hold = HoldPair::new()?;
@@ -372,7 +379,11 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
         child_exec(cmd, &ex, wr.as_raw_fd(), h, born);
     }
     drop(wr);
-    held(pid);
+    if !held(pid) {
+        drop(hold);
+        reap(pid);
+        return Err(SpawnError { stage: Stage::Record, error: io::Error::from_raw_os_error(libc::ECANCELED) });
+    }
     hold.release();
     let msg = read_report(&rd);
     if let Some(e) = decode_failure(&msg) {
@@ -397,7 +408,7 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
 /// `execve` (neither can have exited by the command yet). Returns (supervisor pid, command pid)
 /// once the command has exec'd. Errors as [`spawn`]; the supervisor has been reaped then.
 #[cfg(target_os = "linux")]
-pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
+pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32) -> bool) -> Result<(i32, i32), SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
     let hold = HoldPair::new()?;
@@ -500,7 +511,13 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
         }
     }
     if let Some(m) = msg.chunks_exact(5).find(|c| c[0] == b'P') {
-        held(sup, i32::from_le_bytes([m[1], m[2], m[3], m[4]]));
+        if !held(sup, i32::from_le_bytes([m[1], m[2], m[3], m[4]])) {
+            // Never let go: the command exits 127 unexecuted, the supervisor, its tree empty,
+            // exits after reaping it.
+            drop(hold);
+            reap(sup);
+            return Err(SpawnError { stage: Stage::Record, error: io::Error::from_raw_os_error(libc::ECANCELED) });
+        }
     }
     hold.release();
     msg.extend(read_report(&rd));
@@ -570,7 +587,7 @@ fn supervisor_program() -> Option<CString> {
 /// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`
 /// (FreeBSD's `procctl(PROC_REAP_ACQUIRE)` would be its twin: not built).
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn spawn_supervised(_cmd: &Command<'_>, _held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
+pub(crate) fn spawn_supervised(_cmd: &Command<'_>, _held: &mut dyn FnMut(i32, i32) -> bool) -> Result<(i32, i32), SpawnError> {
     Err(SpawnError { stage: Stage::Subreaper, error: io::Error::from_raw_os_error(libc::ENOSYS) })
 }
 
