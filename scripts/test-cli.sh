@@ -24,4 +24,6 @@ run tests/cli/list_stop_tests.sh || rc=1
 run tests/cli/steps_tests.sh || rc=1
 run tests/cli/user_tests.sh || rc=1
 run tests/cli/issue45_tests.sh || rc=1
+run tests/cli/no_xattr_tests.sh || rc=1
+run tests/cli/container_tests.sh || rc=1
 exit $rc

@@ -35,7 +35,9 @@ enum Cmd {
     ///
     /// Refuses (exit 3) while PIDFILE still names a live process of its own. Writes the abx-dl
     /// pidfile (the pid, the start time as mtime, the start token in an xattr) and the command
-    /// as `<name>.sh` beside it, or with --guard a JSON guard record. Prints the pid.
+    /// as `<name>.sh` beside it, or with --guard a JSON guard record. Prints the pid. On a file
+    /// system without user xattrs (ramfs, NFSv3) an abx-dl pidfile cannot carry its token: the
+    /// command is ended and nothing recorded (exit 4); use --guard there.
     Run(run::RunArgs),
     /// Record an already running process in PIDFILE (abx-dl format with its start token and `.sh`, or --guard).
     Write {

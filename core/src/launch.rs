@@ -504,8 +504,19 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         devnull: devnull.as_fd(),
         ids: child_ids.as_ref(),
     };
+    // A token that cannot be read (a /proc that hides the machine's facts, `subset=pid`) means
+    // no provable record: the command is then never executed (issue 47).
+    let token_error: std::cell::RefCell<Option<Error>> = std::cell::RefCell::new(None);
     let failed = |e: sp::SpawnError| {
         let shown = Path::new(first.as_ref());
+        if e.stage == sp::Stage::Record {
+            let why = token_error.borrow_mut().take().map_or_else(|| "unknown".to_string(), |t| t.message().to_string());
+            return Error::at(
+                ErrorKind::Io,
+                shown,
+                format!("not started: its start token could not be read while it was held before its exec ({why}), so no provable record could be written"),
+            );
+        }
         let mut x = Error::io_at(shown, &format!("cannot start ({})", e.stage.as_str()), &e.error);
         if e.stage == sp::Stage::Exec {
             x = Error::io_at(shown, "cannot start", &e.error);
@@ -516,7 +527,16 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     // at once (a daemon's first process) is still recorded with its token, and so its scope.
     let mut cmd_token: Option<crate::identity::StartToken> = None;
     let mut sup_token: Option<crate::identity::StartToken> = None;
-    let mut held = |p: i32| cmd_token = crate::identity::start_token(p).ok();
+    let mut held = |p: i32| match crate::identity::start_token(p) {
+        Ok(t) => {
+            cmd_token = Some(t);
+            true
+        }
+        Err(e) => {
+            *token_error.borrow_mut() = Some(e);
+            false
+        }
+    };
     // (pid, supervisor, scope record, leaf kept)
     let mut started: Option<(i32, Option<i32>, Option<ScopeRecord>)> = None;
     let mut kept_leaf = None;
@@ -541,9 +561,16 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             let pid = sp::spawn(&cmd(None), &mut held).map_err(failed)?;
             started = Some((pid, None, None));
         } else {
-            let mut held_both = |s: i32, p: i32| {
-                sup_token = crate::identity::start_token(s).ok();
-                cmd_token = crate::identity::start_token(p).ok();
+            let mut held_both = |s: i32, p: i32| match (crate::identity::start_token(s), crate::identity::start_token(p)) {
+                (Ok(a), Ok(b)) => {
+                    sup_token = Some(a);
+                    cmd_token = Some(b);
+                    true
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    *token_error.borrow_mut() = Some(e);
+                    false
+                }
             };
             let (sup, pid) = sp::spawn_supervised(&cmd(None), &mut held_both).map_err(failed)?;
             let rec = sup_token.take().map(|token| ScopeRecord::Supervisor { pid: sup, token });
@@ -573,13 +600,20 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let scope_text = rec.as_ref().map(|r| r.to_string());
     let recorded = match opts.format {
         RecordFormat::AbxDl => {
-            let r = write_cmd_file(&cmd_file_for(pid_file), &text)
-                .and_then(|()| {
-                    crate::pidfile::mtime::write_pid_file_run_as(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref(), run_as_text.as_deref())
-                });
+            // The record must be provable: without user xattrs (or without the token) nothing is
+            // written, the command is ended, and the `.sh` written for it removed.
+            let cmd_file = cmd_file_for(pid_file);
+            let r = write_cmd_file(&cmd_file, &text).and_then(|()| {
+                crate::pidfile::mtime::write_pid_file_run_as(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref(), run_as_text.as_deref(), true)
+            });
             match r {
                 Ok(ok) => ok || scope_text.is_none(),
-                Err(e) => return Err(undo(e)),
+                Err(e) => {
+                    if e.kind() == ErrorKind::Unsupported {
+                        let _ = crate::sys::unlink_path(&cmd_file, crate::protect::walk());
+                    }
+                    return Err(undo(e));
+                }
             }
         }
         RecordFormat::Guard => {

@@ -211,13 +211,9 @@ pub fn cleanup_background_hooks(
             (terminate(handles, &topts), Vec::new())
         } else {
             let targets: Vec<(i32, &crate::identity::Scope)> = scopes.iter().map(|(p, s)| (*p, s)).collect();
-            std::thread::scope(|s| {
-                let sc = s.spawn(|| terminate_scopes(&targets, &topts.schedule));
-                let g = terminate(handles, &topts);
-                // Unreachable: terminate_scopes does not panic on any input (a panic there is a
-                // bug that must not pass silently).
-                (g, sc.join().expect("the scope terminator thread"))
-            })
+            // In turn on this thread when no thread can be made (a seccomp filter, a pids limit).
+            let (sc, g) = crate::sys::thread::both("pidguard-scopes", || terminate_scopes(&targets, &topts.schedule), || terminate(handles, &topts));
+            (g, sc)
         };
         // A stopped leaf is removed (an empty cgroup only: the kernel refuses a populated one).
         for ((_, s), r) in scopes.iter().zip(&scope_results) {

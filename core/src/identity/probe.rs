@@ -42,13 +42,45 @@ pub fn lookup(pid: i32) -> Result<ProcessInfo> {
 
 /// The start token of the live process `pid`.
 ///
+/// A token without a pidfs inode (Linux < 6.9, or no pidfd: a seccomp filter) names its
+/// process by start ticks alone, which a reuse of the pid within the same clock tick (10 ms)
+/// would share. Such a token is returned only once its process has been seen alive after its
+/// start tick ended (waiting up to one tick for a process that young): any process that reuses
+/// the pid later starts in a later tick, so a record of this token can never match it (issue
+/// 47: the reuse torture's same-tick rounds, on 6.1 and under seccomp).
+///
 /// Errors: those of [`lookup`]; `NoSuchProcess` also for a zombie (a zombie has exited: it is
-/// no longer the process to record).
+/// no longer the process to record), and for a process without a pidfs inode that exited
+/// within its first clock tick.
 pub fn start_token(pid: i32) -> Result<StartToken> {
     let pid = check_pid_range(pid as i64)?;
     let h = ProcessRef::probe(pid, None, true).map_err(|j| unreadable(pid, j))?;
     if h.judgement().verdict == Verdict::Gone {
         return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} is a zombie: it has exited")).with_pid(pid));
     }
-    Ok(h.token().clone())
+    let token = h.token().clone();
+    #[cfg(target_os = "linux")]
+    if token.pidfs_ino.is_none() && !alive_after_start_tick(&h, token.start_ticks) {
+        return Err(Error::new(ErrorKind::NoSuchProcess, format!("pid {pid} exited within its first clock tick")).with_pid(pid));
+    }
+    Ok(token)
+}
+
+/// Whether the process of `h` (started in tick `start_ticks` of `CLOCK_BOOTTIME`) is still
+/// alive once that tick has ended: sleeps until then (at most one tick and a little; a clock
+/// that does not reach it within 50 ms — a time namespace's offsets — is not waited for),
+/// then asks the handle's pin (its pidfd, or its open `/proc/<pid>`).
+#[cfg(target_os = "linux")]
+fn alive_after_start_tick(h: &ProcessRef, start_ticks: u64) -> bool {
+    use crate::sys;
+    let tick_ns = 1_000_000_000u128 / sys::clk_tck().max(1) as u128;
+    let end = (start_ticks as u128 + 1) * tick_ns;
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(50);
+    while let Ok(now) = sys::boottime_ns() {
+        if now >= end || std::time::Instant::now() >= until {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_nanos((end - now).min(tick_ns) as u64));
+    }
+    !h.has_exited()
 }

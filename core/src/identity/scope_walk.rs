@@ -51,6 +51,19 @@ const ROUNDS: usize = 8;
 /// anyway: the freeze is a hold, not a condition of the signal.
 const FREEZE_WAIT: Duration = Duration::from_millis(200);
 
+/// Pin a cgroup member: its pidfd, or where a seccomp filter or an old kernel refuses
+/// `pidfd_open` (`ENOSYS`, `EPERM`), its open `/proc/<pid>` directory, which names the same
+/// process (a read through it fails once that process is reaped, even if the number was
+/// reused) and which `pidfd_send_signal` takes as a pidfd. Proven a member as a pidfd is: listed
+/// again after pinning, and its stat read through the pin after that.
+fn pin(pid: i32) -> std::io::Result<OwnedFd> {
+    match sys::pidfd_open(pid) {
+        #[cfg(target_os = "linux")]
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) => procfs::open_proc_dir(pid).map(|d| d.into_fd()),
+        r => r,
+    }
+}
+
 fn too_many_files(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
 }
@@ -95,10 +108,13 @@ impl Scope {
                             continue;
                         }
                         sys::fault::point(sys::fault::Point::BeforeScopePin);
-                        match sys::pidfd_open(p) {
+                        match pin(p) {
                             Ok(fd) => pinned.push((p, fd)),
                             Err(e) if too_many_files(&e) && !pinned.is_empty() => break,
                             Err(e) if too_many_files(&e) => return Err(e),
+                            // Refused (no pidfd, no /proc/<pid>): the member is there but
+                            // cannot be pinned; a walk that skipped it would say "not a member".
+                            Err(e) if !matches!(e.raw_os_error(), Some(libc::ESRCH) | Some(libc::ENOENT) | Some(libc::EINVAL)) => return Err(e),
                             Err(_) => {}
                         }
                         i += 1;

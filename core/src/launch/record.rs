@@ -141,7 +141,7 @@ pub fn record_existing_scoped(pid_file: &Path, pid: i32, format: RecordFormat, a
             if !argv.is_empty() {
                 write_cmd_file(&cmd_file_for(pid_file), &argv)?;
             }
-            crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, info.create_time, Some(token), Some(&text))
+            crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, info.create_time, Some(token), Some(&text), false)
         })(),
         RecordFormat::Guard => acquire_record(pid_file, pid, token, &[("scope".to_string(), text)]).map(|()| true),
     };
@@ -225,7 +225,7 @@ pub fn move_record(from: &Path, to: &Path, pid: i32, start_time: f64) -> Result<
         crate::pidfile::read_bounded(&f, len, 1 << 20).ok()
     });
     let scope_text = c.scope.as_ref().map(|s| s.to_string());
-    crate::pidfile::mtime::write_pid_file_scoped(to, pid, start_time, Some(token), scope_text.as_deref())?;
+    crate::pidfile::mtime::write_pid_file_scoped(to, pid, start_time, Some(token), scope_text.as_deref(), false)?;
     let moved = check_pid_file(to, None, DEFAULT_TOLERANCE);
     if moved.token != c.token || moved.scope != c.scope {
         return Ok(false);

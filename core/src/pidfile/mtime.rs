@@ -43,7 +43,7 @@ const MAX_CONTENT: u64 = 4096;
 /// `NotFound`, `PermissionDenied` or `Io` — including an `fsetxattr` of the token that fails
 /// with anything but `ENOTSUP` (`ENOSPC`, `EDQUOT`, `E2BIG`, `EIO`).
 pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> Result<()> {
-    write_pid_file_scoped(pid_file, pid, start_time, None, None).map(drop)
+    write_pid_file_scoped(pid_file, pid, start_time, None, None, false).map(drop)
 }
 
 /// [`write_pid_file_with_mtime`], and with the token the `scope` record in
@@ -52,14 +52,22 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
 /// token could not be (a scope is only ever read together with the token that dates it).
 /// `token`: the process's start token when the caller read it already (a spawner, while its
 /// child was held before exec: the child may have exited by now); else it is read here.
+///
+/// `require_token` (pidguard's own `run`/`spawn`, issue 47): a record that cannot carry its
+/// start token — no user xattrs on the file system (ramfs, NFSv3, some FUSE), or the token could
+/// not be read — is not written (`Unsupported`, naming the guard record that would carry it;
+/// the previous pidfile stays as it was). Without the token the record would be judged by argv
+/// and mtime alone: once the process renamed itself it would read "not valid", a second start
+/// would start a duplicate, and a stop would refuse (shared/BUGS.md L6).
 pub(crate) fn write_pid_file_scoped(
     pid_file: &Path,
     pid: i32,
     start_time: f64,
     token: Option<crate::identity::StartToken>,
     scope: Option<&str>,
+    require_token: bool,
 ) -> Result<bool> {
-    write_pid_file_run_as(pid_file, pid, start_time, token, scope, None)
+    write_pid_file_run_as(pid_file, pid, start_time, token, scope, None, require_token)
 }
 
 /// [`write_pid_file_scoped`] with the identity the process was started as ([`RUN_AS_XATTR`],
@@ -71,6 +79,7 @@ pub(crate) fn write_pid_file_run_as(
     token: Option<crate::identity::StartToken>,
     scope: Option<&str>,
     run_as: Option<&str>,
+    require_token: bool,
 ) -> Result<bool> {
     if !start_time.is_finite() {
         return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
@@ -84,6 +93,18 @@ pub(crate) fn write_pid_file_run_as(
     let token = token.or_else(|| crate::identity::start_token(pid).ok()).filter(|t| {
         create_time(t.start_ticks).is_ok_and(|ct| (ct - start_time).abs() <= DEFAULT_TOLERANCE)
     });
+    let no_token = |why: &str| {
+        Error::at(
+            crate::error::ErrorKind::Unsupported,
+            pid_file,
+            format!(
+                "{why}, so an abx-dl pidfile here cannot carry the start token that proves its process (a process that renames itself would be judged not valid and started twice): not written; write a guard record instead (`pidguard run --guard`, RecordFormat::Guard: the token is in the file), or put the pidfile on a file system with user xattrs"
+            ),
+        )
+    };
+    if require_token && token.is_none() {
+        return Err(no_token("the process's start token could not be read"));
+    }
     let mut scoped = false;
     atomic::replace_file(pid_file, pid.to_string().as_bytes(), 0o644, |fd| {
         if let Some(t) = &token {
@@ -93,6 +114,7 @@ pub(crate) fn write_pid_file_run_as(
             // mtime rule.
             match sys::fsetxattr(fd.as_fd(), TOKEN_XATTR, t.to_string().as_bytes()) {
                 Ok(true) => {}
+                Ok(false) if require_token => return Err(no_token("this file system keeps no user xattrs")),
                 Ok(false) => log::debug!("{}: no user xattrs here; written without a start token", pid_file.display()),
                 Err(e) => return Err(Error::io_at(pid_file, "store the start token (fsetxattr)", &e)),
             }

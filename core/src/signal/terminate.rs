@@ -141,7 +141,8 @@ pub fn terminate(targets: Vec<ProcessRef>, opts: &TerminateOptions) -> Vec<Termi
 
 /// The schedule for every target, all in parallel (the body of [`terminate`], on borrowed
 /// handles): targets with a scope attached ([`ProcessRef::scope_kind`]) through
-/// [`super::terminate_scopes`], on a second thread at the same time as the others.
+/// [`super::terminate_scopes`], on a second thread at the same time as the others (after them,
+/// on the calling thread, when no thread can be made: [`crate::sys::thread::both`]).
 fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateReport> {
     let scoped: Vec<usize> = if opts.group { (0..targets.len()).filter(|&i| targets[i].scope().is_some()).collect() } else { Vec::new() };
     if scoped.is_empty() {
@@ -150,12 +151,10 @@ fn run_all(targets: &[&ProcessRef], opts: &TerminateOptions) -> Vec<TerminateRep
     let plain: Vec<&ProcessRef> = (0..targets.len()).filter(|i| !scoped.contains(i)).map(|i| targets[i]).collect();
     // Unreachable `None`s: `scoped` holds exactly the targets with a scope.
     let scopes: Vec<(i32, &crate::identity::Scope)> = scoped.iter().filter_map(|&i| targets[i].scope().map(|s| (targets[i].pid(), s))).collect();
-    let (mut from_scopes, from_groups) = std::thread::scope(|s| {
-        let t = s.spawn(|| super::terminate_scopes(&scopes, &opts.schedule));
-        let g = run_groups(&plain, opts);
-        // A panic in the scope runner is a bug that must not pass silently.
-        (t.join().expect("the scope terminator thread"), g)
-    });
+    // Where no thread can be made (a seccomp filter, a pids limit) the scopes are stopped
+    // after the groups, on this thread.
+    let (mut from_scopes, from_groups) =
+        crate::sys::thread::both("pidguard-scopes", || super::terminate_scopes(&scopes, &opts.schedule), || run_groups(&plain, opts));
     for (r, &i) in from_scopes.iter_mut().zip(&scoped) {
         if targets[i].is_child() {
             r.exit = targets[i].exit_status(opts.reap);

@@ -266,11 +266,8 @@ pub(super) fn stop_scope(scope: &Scope, main: Option<ProcessRef>, pid: i32, opts
                 None => left,
             });
             let topts = TerminateOptions { schedule: opts.schedule.clone(), group: opts.group, reap: false };
-            std::thread::scope(|s| {
-                let sc = s.spawn(|| terminate_scopes(&[(pid, scope)], &opts.schedule).pop());
-                let g = terminate(vec![h], &topts).pop();
-                (sc.join().ok().flatten(), g)
-            })
+            // Both at once; in turn on this thread when no thread can be made.
+            crate::sys::thread::both("pidguard-scope", || terminate_scopes(&[(pid, scope)], &opts.schedule).pop(), || terminate(vec![h], &topts).pop())
         }
     };
     // Unreachable: terminate_scopes returns exactly one report per target.

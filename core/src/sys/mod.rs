@@ -63,6 +63,7 @@ mod macos;
 mod freebsd;
 pub(crate) mod cgroup;
 pub(crate) mod spawn;
+pub(crate) mod thread;
 
 /// The `/proc/<pid>/stat` parser, reachable for property tests and tools (not a stable API).
 pub use procfs::{parse_stat, Stat};
@@ -71,6 +72,8 @@ pub(crate) use signal::{kill_probe, kill, killpg};
 pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal, pidfd_send_signal_as, pidfs_ino};
 pub(crate) use wait::{poll_readable, readable_now, ChildExit, waitid_pidfd, waitid_pid_peek};
 pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp};
+#[cfg(target_os = "linux")]
+pub(crate) use unistd::{boottime_ns, clk_tck};
 pub(crate) use creds::{has_cap_kill, privileged, uids};
 #[cfg(target_os = "linux")]
 pub(crate) use creds::{groups, id_caps, resids};

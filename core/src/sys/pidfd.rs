@@ -23,12 +23,21 @@ pub(crate) fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-/// `pidfd_send_signal(2)` with `flags` (0 or [`PIDFD_SIGNAL_PROCESS_GROUP`]).
+/// `pidfd_send_signal(2)` with `flags` (0 or [`PIDFD_SIGNAL_PROCESS_GROUP`]). `fd` is a pidfd
+/// or an open `/proc/<pid>` directory (both name one process; the kernel takes either).
+///
+/// Where a seccomp filter refuses the system call itself (`ENOSYS`; or `EPERM` although
+/// `kill(pid, 0)` is allowed — older container profiles, issue 47), the signal goes by number
+/// ([`signal_by_number`]) once the descriptor shows its process not reaped: the same instant
+/// between that look and `kill(2)` that an unpinned handle leaves. With
+/// [`PIDFD_SIGNAL_PROCESS_GROUP`] the answer is then `EINVAL`, as from a kernel without the flag
+/// (callers signal the members one by one). Errors: the system call's errno; `ESRCH` when the
+/// process has exited (by number, a zombie counts as exited: nothing reaches it anyway).
 pub(crate) fn pidfd_send_signal(fd: BorrowedFd<'_>, sig: i32, flags: u32) -> io::Result<()> {
     fault::check(if flags & PIDFD_SIGNAL_PROCESS_GROUP != 0 { Call::PidfdSignalGroup } else { Call::PidfdSignal })?;
     // Raw libc: nix 0.32 has no `pidfd_send_signal` wrapper (with or without flags).
     // SAFETY: `fd` is a valid descriptor for the duration of the call; `info` is NULL.
-    cvt(unsafe {
+    let r = cvt(unsafe {
         libc::syscall(
             libc::SYS_pidfd_send_signal,
             fd.as_raw_fd() as libc::c_long,
@@ -37,7 +46,64 @@ pub(crate) fn pidfd_send_signal(fd: BorrowedFd<'_>, sig: i32, flags: u32) -> io:
             flags as libc::c_long,
         )
     })
-    .map(drop)
+    .map(drop);
+    match r {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) => signal_by_number(fd, sig, flags, e),
+        r => r,
+    }
+}
+
+/// The fallback of [`pidfd_send_signal`] when the system call answered `err` (`ENOSYS` or
+/// `EPERM`): the process `fd` names is found (a pidfd's `Pid:` in `/proc/self/fdinfo`, checked
+/// not exited with `poll`; a `/proc/<pid>` directory's `stat`, read through it: it fails with
+/// `ESRCH` once that process is reaped, whatever holds the number now), and `kill(2)` sends the
+/// signal by number. `err` itself is returned when it was a true refusal: `EPERM` that
+/// `kill(pid, 0)` confirms, or no process found through `fd`.
+fn signal_by_number(fd: BorrowedFd<'_>, sig: i32, flags: u32, err: io::Error) -> io::Result<()> {
+    let esrch = || io::Error::from_raw_os_error(libc::ESRCH);
+    let pid = match fdinfo_pid(fd) {
+        Some(pid) => {
+            // A pidfd: readable once its process has exited (`Pid: -1` once reaped).
+            if pid <= 0 || super::readable_now(fd)? {
+                return Err(esrch());
+            }
+            pid
+        }
+        None => {
+            // A /proc/<pid> directory: its stat names the pid while the process is not reaped.
+            let st = super::open::read_at(fd, "stat").map_err(|e| if e.raw_os_error() == Some(libc::ENOENT) { esrch() } else { e })?;
+            // The pid is the field before the parsed ones (`<pid> (<comm>) <state> …`).
+            let pid = st.split(|&b| b == b' ').next().and_then(|f| std::str::from_utf8(f).ok()).and_then(|f| f.parse::<i32>().ok());
+            match (super::procfs::parse_stat(&st), pid) {
+                (Some(s), _) if s.state == b'Z' || s.state == b'X' => return Err(esrch()),
+                (Some(_), Some(pid)) => pid,
+                _ => return Err(err),
+            }
+        }
+    };
+    if pid <= 1 {
+        return Err(err);
+    }
+    // The filter's EPERM, not the kernel's: `kill` is allowed to this process.
+    if err.raw_os_error() == Some(libc::EPERM) && super::kill_probe(pid).is_err() {
+        return Err(err);
+    }
+    if flags & PIDFD_SIGNAL_PROCESS_GROUP != 0 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    log::debug!("pidfd_send_signal refused ({err}): signal {sig} to pid {pid} by number");
+    if sig == 0 {
+        return Ok(());
+    }
+    super::kill(pid, sig)
+}
+
+/// The pid a pidfd names, from the `Pid:` line of `/proc/self/fdinfo/<fd>` (Linux ≥ 5.3; `-1`
+/// once reaped, `0` in a PID namespace that cannot see it). `None` when `fd` is no pidfd (no
+/// such line: a `/proc/<pid>` directory) or fdinfo cannot be read.
+fn fdinfo_pid(fd: BorrowedFd<'_>) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    text.lines().find_map(|l| l.strip_prefix("Pid:")).and_then(|v| v.trim().parse().ok())
 }
 
 /// The inode of a pidfd in pidfs (Linux ≥ 6.9), unique per process for the whole boot;

@@ -120,6 +120,12 @@ impl ProcDir {
     pub fn exit_fd(&self) -> Option<BorrowedFd<'_>> {
         None
     }
+
+    /// The open `/proc/<pid>` directory itself: `pidfd_send_signal(2)` takes it as a pidfd
+    /// (Linux ≥ 5.1), and a read through it fails with `ESRCH` once its process is reaped.
+    pub(crate) fn into_fd(self) -> OwnedFd {
+        self.fd
+    }
 }
 
 /// Open the directory `/proc/<pid>`. The descriptor stays tied to that very process: reads

@@ -94,6 +94,9 @@ pub(crate) enum Stage {
     /// Taking the requested user and groups (`setgroups`, `setresgid`, `setresuid`, and their
     /// read-back: `EPERM` when the ids read back differ).
     Credentials,
+    /// The spawner's reading of the held processes' start tokens (`held` answered false): the
+    /// command was never executed (it exits 127 when its hold ends without the go byte).
+    Record,
 }
 
 impl Stage {
@@ -106,6 +109,7 @@ impl Stage {
             6 => Stage::Subreaper,
             7 => Stage::Fork,
             8 => Stage::Credentials,
+            9 => Stage::Record,
             _ => Stage::Exec,
         }
     }
@@ -119,6 +123,7 @@ impl Stage {
             Stage::Subreaper => 6,
             Stage::Fork => 7,
             Stage::Credentials => 8,
+            Stage::Record => 9,
         }
     }
     /// What the stage did, for messages.
@@ -132,6 +137,7 @@ impl Stage {
             Stage::Subreaper => "become a child subreaper",
             Stage::Fork => "fork the command",
             Stage::Credentials => "take the user and groups",
+            Stage::Record => "read its start token before its exec (nothing was run)",
         }
     }
 }
@@ -464,11 +470,13 @@ fn clone_into_cgroup(_dir: RawFd) -> io::Result<i32> {
 /// `clone3(CLONE_INTO_CGROUP)`, else (an older kernel, a seccomp filter) joined by writing `0`
 /// to `cmd.join` before it execs. `held` is
 /// called with the child's pid while the child is held before its `execve` (it cannot have
-/// exited by the command yet). Returns its pid once `execve` succeeded.
+/// exited by the command yet); when it answers false the child is never let go (it exits 127
+/// without executing anything), is reaped, and the error's stage is [`Stage::Record`]. Returns
+/// its pid once `execve` succeeded.
 ///
 /// Errors: where the child failed and the errno (`ENOENT`/`EACCES` from `execve`, `EACCES`
 /// or `EBUSY`/`EOPNOTSUPP` from the cgroup join); the child has been reaped then.
-pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32, SpawnError> {
+pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32) -> bool) -> Result<i32, SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
     let hold = HoldPair::new()?;
@@ -487,7 +495,11 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
         child_exec(cmd, &ex, wr.as_raw_fd(), h, born);
     }
     drop(wr);
-    held(pid);
+    if !held(pid) {
+        drop(hold);
+        reap(pid);
+        return Err(SpawnError { stage: Stage::Record, error: io::Error::from_raw_os_error(libc::ECANCELED) });
+    }
     hold.release();
     let msg = read_report(&rd);
     if let Some(e) = decode_failure(&msg) {
@@ -513,7 +525,7 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
 /// `execve` (neither can have exited by the command yet). Returns (supervisor pid, command pid)
 /// once the command has exec'd. Errors as [`spawn`]; the supervisor has been reaped then.
 #[cfg(target_os = "linux")]
-pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
+pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32) -> bool) -> Result<(i32, i32), SpawnError> {
     let ex = exec_arrays(cmd);
     let (rd, wr) = pipe()?;
     let hold = HoldPair::new()?;
@@ -625,7 +637,13 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
         }
     }
     if let Some(m) = msg.chunks_exact(5).find(|c| c[0] == b'P') {
-        held(sup, i32::from_le_bytes([m[1], m[2], m[3], m[4]]));
+        if !held(sup, i32::from_le_bytes([m[1], m[2], m[3], m[4]])) {
+            // Never let go: the command exits 127 unexecuted, the supervisor, its tree empty,
+            // exits after reaping it.
+            drop(hold);
+            reap(sup);
+            return Err(SpawnError { stage: Stage::Record, error: io::Error::from_raw_os_error(libc::ECANCELED) });
+        }
     }
     hold.release();
     msg.extend(read_report(&rd));
@@ -730,7 +748,7 @@ fn trusted_program(path: &std::path::Path, root_only: bool, euid: u32) -> Option
 /// A supervisor needs `PR_SET_CHILD_SUBREAPER` (Linux): elsewhere it fails with `ENOSYS`
 /// (FreeBSD's `procctl(PROC_REAP_ACQUIRE)` would be its twin: not built).
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn spawn_supervised(_cmd: &Command<'_>, _held: &mut dyn FnMut(i32, i32)) -> Result<(i32, i32), SpawnError> {
+pub(crate) fn spawn_supervised(_cmd: &Command<'_>, _held: &mut dyn FnMut(i32, i32) -> bool) -> Result<(i32, i32), SpawnError> {
     Err(SpawnError { stage: Stage::Subreaper, error: io::Error::from_raw_os_error(libc::ENOSYS) })
 }
 

@@ -34,6 +34,18 @@ pub(crate) fn getpgrp() -> i32 {
 }
 
 #[cfg(target_os = "linux")]
+/// `CLOCK_BOOTTIME` now, in nanoseconds: the clock of a process's start time in
+/// `/proc/<pid>/stat` (field 22 is its start in `CLOCK_BOOTTIME`, in [`clk_tck`] ticks).
+pub(crate) fn boottime_ns() -> std::io::Result<u128> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    if unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128)
+}
+
+#[cfg(target_os = "linux")]
 /// `sysconf(_SC_CLK_TCK)`: clock ticks per second of `/proc/<pid>/stat` times (100 on Linux).
 pub(crate) fn clk_tck() -> u64 {
     match nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK) {
