@@ -31,6 +31,10 @@ NS=(unshare --pid --fork --mount-proc)
   echo
   "${NS[@]}" "$S" spawn "$ROUNDS" "$PER" 0 "$CLI" 2>>"$OUT/scopes.jsonl"
   echo
+  echo "#### spawn as another user (issue 44): as nobody against as the caller, $ROUNDS alternating rounds of $((PER / 4)), 100 ms apart"
+  echo
+  "${NS[@]}" "$S" user "$ROUNDS" "$((PER / 4))" 100 2>>"$OUT/scopes.jsonl"
+  echo
   echo "#### what a leaf's spawn cost is made of (a child that only exits)"
   echo
   "${NS[@]}" "$S" mechanism 30 100 2>>"$OUT/scopes.jsonl"

@@ -22,4 +22,5 @@ run tests/cli/edges_tests.sh || rc=1
 run tests/cli/scope_tests.sh || rc=1
 run tests/cli/list_stop_tests.sh || rc=1
 run tests/cli/steps_tests.sh || rc=1
+run tests/cli/user_tests.sh || rc=1
 exit $rc

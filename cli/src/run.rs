@@ -32,7 +32,19 @@ pub struct RunArgs {
     /// subreaper supervisor), `cgroup`, `supervisor`, or `group` (its process group only).
     #[arg(long, value_name = "MODE", default_value = "auto")]
     scope: String,
-    /// Print one JSON object: pid, pid_file, format, cmd_file (abx-dl only), stdout, stderr, scope, scope_record, supervisor_pid, note.
+    /// Start the command as this user, and group when given (start-stop-daemon's `--chuid`):
+    /// names or numbers. Its real, effective and saved uid and gid are exactly those; without
+    /// GROUP, the user's primary group. Its supplementary groups are the user's (as
+    /// initgroups(3) gives them), unless --extra-groups is given. The scope, the pidfile and the
+    /// logs stay the caller's. Root may ask for any user (so may root that lowered only its
+    /// effective uid); anyone else only for itself. Refused (exit 77) before anything is made.
+    #[arg(long, visible_alias = "chuid", value_name = "USER[:GROUP]")]
+    user: Option<String>,
+    /// The command's supplementary groups, exactly: names or numbers separated by commas (an
+    /// empty value: none). Default with --user: the user's groups; without it: unchanged.
+    #[arg(long, value_name = "GROUP,...")]
+    extra_groups: Option<String>,
+    /// Print one JSON object: pid, pid_file, format, cmd_file (abx-dl only), stdout, stderr, scope, scope_record, supervisor_pid, note, run_as.
     #[arg(long)]
     json: bool,
     /// The command and its arguments (after `--`).
@@ -76,6 +88,25 @@ pub fn run(args: &RunArgs) -> ProcessExit {
             return ExitCode::Usage.into();
         }
     };
+    let (user, group) = match args.user.as_deref().map(launch::parse_chuid).transpose() {
+        Ok(Some((u, g))) => (Some(u), g),
+        Ok(None) => (None, None),
+        Err(e) => {
+            eprintln!("pidguard: --user: {}", e.message());
+            return ExitCode::Usage.into();
+        }
+    };
+    let extra_groups = match args.extra_groups.as_deref() {
+        None => None,
+        Some("") => Some(Vec::new()),
+        Some(list) => match list.split(',').map(str::parse).collect::<Result<Vec<launch::IdSpec>, _>>() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                eprintln!("pidguard: --extra-groups: {}", e.message());
+                return ExitCode::Usage.into();
+            }
+        },
+    };
     let opts = SpawnOptions {
         scope,
         cwd: args.cwd.clone(),
@@ -85,6 +116,9 @@ pub fn run(args: &RunArgs) -> ProcessExit {
         fields: Vec::new(),
         pipe_output: false,
         env: None,
+        user,
+        group,
+        extra_groups,
     };
     let s = match launch::spawn(&args.pidfile, &args.command, &opts) {
         Ok(s) => s,
@@ -99,7 +133,7 @@ pub fn run(args: &RunArgs) -> ProcessExit {
             json!({"pid": s.pid, "pid_file": s.pid_file, "format": if args.guard { Format::Guard } else { Format::AbxDl }.as_str(),
                    "cmd_file": s.cmd_file, "stdout": s.stdout, "stderr": s.stderr,
                    "scope": s.scope.as_str(), "scope_record": s.scope_record.as_ref().map(|r| r.to_string()),
-                   "supervisor_pid": s.supervisor_pid, "note": s.note})
+                   "supervisor_pid": s.supervisor_pid, "note": s.note, "run_as": s.run_as.as_ref().map(|r| r.to_string())})
         );
     } else {
         println!("{}", s.pid);

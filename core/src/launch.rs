@@ -23,7 +23,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 mod record;
+mod run_as;
 mod vacant;
+
+pub use run_as::{parse_chuid, IdSpec, RunAs};
 
 pub use record::{move_record, now, record, record_existing, record_existing_scoped};
 use record::acquire_record;
@@ -218,6 +221,15 @@ pub struct SpawnOptions {
     /// anything is created. Setting it never touches the caller's own environment (no
     /// `setenv`: safe while other threads run).
     pub env: Option<Vec<(std::ffi::OsString, std::ffi::OsString)>>,
+    /// Start the command as this user (Python `subprocess`'s `user=`, start-stop-daemon's
+    /// `--chuid`): its real, effective and saved uid (default: the caller's). See the
+    /// `run_as` rules in this module's [`spawn`] doc for names, defaults and who may ask.
+    pub user: Option<IdSpec>,
+    /// Its real, effective and saved gid (default with `user`: the user's primary group).
+    pub group: Option<IdSpec>,
+    /// Exactly these supplementary groups (default with `user`: the user's groups, as
+    /// `initgroups(3)` gives them; without `user`: unchanged).
+    pub extra_groups: Option<Vec<IdSpec>>,
 }
 
 /// The read ends of the command's stdout and stderr ([`SpawnOptions::pipe_output`]): pipes,
@@ -259,6 +271,9 @@ pub struct Spawned {
     pub note: Option<String>,
     /// The read ends of the command's stdout and stderr, with [`SpawnOptions::pipe_output`].
     pub output: Option<OutputPipes>,
+    /// The identity the command was started as ([`SpawnOptions::user`], `group`,
+    /// `extra_groups`, resolved), recorded beside the pidfile; `None` when none was asked for.
+    pub run_as: Option<RunAs>,
 }
 
 /// A program found as `execvp(3)` would find it, as an absolute path: `program` with a `/` is
@@ -336,8 +351,24 @@ fn environment(given: Option<&[(std::ffi::OsString, std::ffi::OsString)]>) -> Re
 ///    field. If it cannot be written, the command and everything in its scope are killed, the
 ///    leaf removed and the direct child reaped: nothing runs unrecorded.
 ///
+/// **As another user** ([`SpawnOptions::user`], `group`, `extra_groups`): the command's
+/// real, effective and saved uid and gid and its supplementary groups are exactly those,
+/// set in its own process before it execs — after it joined its leaf — with `setgroups`,
+/// `setresgid`, `setresuid` in that order, then read back (a difference fails the spawn). A
+/// supervisor keeps the caller's identity (it must stay able to signal the tree); the leaf and
+/// its files stay the caller's (never chowned: the command cannot write `cgroup.procs`, move
+/// itself or others out, or make cgroups in it). The record stays the caller's too (owned by
+/// its effective uid, with the caller's authority) and says who the command runs as:
+/// [`crate::pidfile::mtime::RUN_AS_XATTR`] beside an abx-dl pidfile, a `run_as` field in a
+/// guard record. Names and numbers, the defaults when only `user` is given (its primary group,
+/// its `initgroups` groups) and who may ask are described in the `run_as` module: root; root
+/// that lowered only its effective uid (ids (0, U, 0)); anyone, for ids it already holds. The
+/// log files are opened by the caller (owned by it) and handed to the command open.
+///
 /// Errors (nothing left running, no leaf left): `InvalidArgument` for an empty `argv`, a NUL
-/// in a word or a bad [`SpawnOptions::env`]; those of the checks (`NotFound`, `PermissionDenied`, `Held`, `Untrusted`);
+/// in a word or a bad [`SpawnOptions::env`]; `PermissionDenied` (before anything is made) when
+/// the caller may not start a command as the identity asked for, `NotFound` for a user or
+/// group name with no entry; those of the checks (`NotFound`, `PermissionDenied`, `Held`, `Untrusted`);
 /// `Unsupported`-like `Io` with the step when `ScopeMode::Cgroup` cannot make or join a leaf;
 /// `Io`/`NotFound`/`PermissionDenied` from the `fork`, the cgroup join, `chdir` or `execve`
 /// with the step in the message; the record's errors.
@@ -352,6 +383,13 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let cstr = |b: &[u8]| CString::new(b).map_err(|_| Error::invalid("spawn: a NUL byte in the command, its directory or the environment"));
     // The environment first: a bad name or value is refused before anything is looked up.
     let env = environment(opts.env.as_deref())?;
+    // The identity next: a caller that may not take it is refused before anything is made.
+    let ids = run_as::resolve(opts.user.as_ref(), opts.group.as_ref(), opts.extra_groups.as_deref())?;
+    let (run_as, child_ids) = match ids {
+        Some((r, c)) => (Some(r), Some(c)),
+        None => (None, None),
+    };
+    let run_as_text = run_as.as_ref().map(|r| r.to_string());
     let env_path = opts.env.as_ref().and_then(|e| e.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str()));
     let program = resolve_program_in(first.as_ref(), opts.cwd.as_deref(), env_path)?;
     ensure_vacant(pid_file, opts.format)?;
@@ -420,6 +458,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         join: join.map(|(procs, _)| procs),
         join_dir: join.map(|(_, dir)| dir),
         devnull: devnull.as_fd(),
+        ids: child_ids.as_ref(),
     };
     let failed = |e: sp::SpawnError| {
         let shown = Path::new(first.as_ref());
@@ -491,7 +530,9 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
     let recorded = match opts.format {
         RecordFormat::AbxDl => {
             let r = write_cmd_file(&cmd_file_for(pid_file), &text)
-                .and_then(|()| crate::pidfile::mtime::write_pid_file_scoped(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref()));
+                .and_then(|()| {
+                    crate::pidfile::mtime::write_pid_file_run_as(pid_file, pid, start_time, cmd_token.clone(), scope_text.as_deref(), run_as_text.as_deref())
+                });
             match r {
                 Ok(ok) => ok || scope_text.is_none(),
                 Err(e) => return Err(undo(e)),
@@ -501,6 +542,9 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
             let mut fields = opts.fields.clone();
             if let Some(t) = &scope_text {
                 fields.push(("scope".to_string(), t.clone()));
+            }
+            if let Some(t) = &run_as_text {
+                fields.push(("run_as".to_string(), t.clone()));
             }
             let token = match cmd_token.clone().map_or_else(|| crate::identity::start_token(pid), Ok) {
                 Ok(t) => t,
@@ -529,6 +573,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         supervisor_pid: sup,
         note,
         output,
+        run_as,
     })
 }
 

@@ -33,6 +33,22 @@ pub struct pidguard_spawn_options {
     /// for the caller's `environ`. Its `PATH` is where a program without `/` is looked up. The
     /// caller's own environment is never changed.
     pub env: *const *const c_char,
+    /// Start the command as this user (start-stop-daemon's `--chuid`, Python subprocess's
+    /// `user`): a name, or a decimal number (taken as a name first; all digits and no such
+    /// name: that number); NULL for the caller's. Its real, effective and saved uid become
+    /// exactly that, set in its own process before it execs (setgroups, setresgid, setresuid,
+    /// then read back). The scope (leaf or supervisor), the pidfile and the logs stay the
+    /// caller's. Who may ask: root; root that lowered only its effective uid (ids (0, U, 0));
+    /// anyone, for ids it already holds — else PIDGUARD_EPERMISSION_DENIED before anything is
+    /// made.
+    pub user: *const c_char,
+    /// Its real, effective and saved gid, as `user` (name or number); NULL: with `user`, the
+    /// user's primary group, else unchanged.
+    pub group: *const c_char,
+    /// Exactly these supplementary groups: a NULL-terminated array of names or numbers (an
+    /// array holding only NULL: none); NULL: with `user`, the user's groups as initgroups(3)
+    /// gives them (never the caller's), else unchanged.
+    pub extra_groups: *const *const c_char,
 }
 
 /// What pidguard_spawn() started. A plain struct the caller allocates; nothing in it needs
@@ -64,6 +80,9 @@ pub struct pidguard_spawn_result {
     /// Why the scope is weaker than asked for (no cgroup leaf could be made, the file system has
     /// no user xattrs to record it in), NUL-terminated; NULL when it is not.
     pub note: *const c_char,
+    /// The identity the command was started as, `uid=U gid=G groups=A,B` (the parts asked
+    /// for), NUL-terminated, as the record keeps it; NULL when it runs as the caller.
+    pub run_as: *const c_char,
 }
 
 impl pidguard_spawn_result {
@@ -80,6 +99,7 @@ impl pidguard_spawn_result {
             scope_record: kept.str(v.scope_record),
             supervisor_pid: v.supervisor_pid.unwrap_or(0),
             note: kept.str(v.note),
+            run_as: kept.str(v.run_as.as_deref()),
         }
     }
 }
@@ -123,6 +143,31 @@ fn environment(env: *const *const c_char) -> FfiResult<Option<Vec<(std::ffi::OsS
     Ok(Some(out))
 }
 
+/// A user or group name or number of pidguard_spawn_options (NULL: not given).
+fn id_spec(p: *const c_char, what: &str) -> FfiResult<Option<launch::IdSpec>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(utf8(p, what)?.parse()?))
+}
+
+/// `extra_groups` of pidguard_spawn_options: a NULL-terminated array (NULL: not given).
+fn id_list(list: *const *const c_char) -> FfiResult<Option<Vec<launch::IdSpec>>> {
+    if list.is_null() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for i in 0.. {
+        // SAFETY: the caller gives a NULL-terminated array of NUL-terminated strings.
+        let e = unsafe { *list.add(i) };
+        if e.is_null() {
+            break;
+        }
+        out.push(utf8(e, &format!("extra_groups[{i}]"))?.parse()?);
+    }
+    Ok(Some(out))
+}
+
 /// Start a command in a new session inside a scope, with its output in files, and record it in
 /// `pid_file` (what `pidguard run` does). Returns once the command has exec'd and is recorded;
 /// never waits for the command.
@@ -155,7 +200,10 @@ fn environment(env: *const *const c_char) -> FfiResult<Option<Vec<(std::ffi::OsS
 ///
 /// Returns 0; PIDGUARD_EINVALID_ARGUMENT for a NULL `pid_file` or `result_out`, an empty argv,
 /// a NULL or non-UTF-8 string in `argv`, an unknown scope, or an `env` entry without `=`, with
-/// an empty name or (never, from C) a NUL; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
+/// an empty name or (never, from C) a NUL, an empty or non-UTF-8 user or group, or a user number
+/// with no entry and no `group`; PIDGUARD_EPERMISSION_DENIED when the caller may not start a
+/// command as the identity asked for; PIDGUARD_ENOT_FOUND for a user or group name with no
+/// entry; PIDGUARD_ENOT_FOUND or PIDGUARD_EPERMISSION_DENIED when the program or `cwd`
 /// cannot be used; PIDGUARD_EHELD when `pid_file` still names a live process;
 /// PIDGUARD_EUNTRUSTED (or a refinement) for a symlink or non-regular file at the pidfile or a
 /// log — all before anything is created; PIDGUARD_EIO when PIDGUARD_SCOPE_MODE_CGROUP was asked
@@ -185,6 +233,9 @@ pub extern "C" fn pidguard_spawn(
                 opts.format = RecordFormat::Guard;
             }
             opts.env = environment(o.env)?;
+            opts.user = id_spec(o.user, "user")?;
+            opts.group = id_spec(o.group, "group")?;
+            opts.extra_groups = id_list(o.extra_groups)?;
         }
         let s = launch::spawn(pid_file, &argv, &opts)?;
         write_result(result_out, |kept| Ok(pidguard_spawn_result::of(&s, kept)))

@@ -473,6 +473,35 @@ pub struct SpawnOptions {
     /// value with NUL: `PIDGUARD_INVALID_ARGUMENT`; a value that is not a string: a `TypeError`
     /// (unlike `child_process.spawn`, nothing is coerced; `undefined` is not skipped).
     pub env: Option<indexmap::IndexMap<String, String>>,
+    /// Start the command as this user (`child_process.spawn`'s `uid`): a uid, or a user name
+    /// (all digits and no such name: that number). Its real, effective and saved uid become
+    /// exactly that, set in its own process before it execs (setgroups, setresgid, setresuid,
+    /// then read back). Unlike `child_process`, `uid` alone also sets the user's primary group
+    /// and its groups as initgroups(3) gives them: this process's groups never pass to the
+    /// command. The scope (its leaf or supervisor), the pidfile and the logs stay this
+    /// process's. Root may ask for any identity, and so may root that lowered only its effective
+    /// uid (ids (0, U, 0)); anyone else only for ids it already holds — else
+    /// `PIDGUARD_PERMISSION_DENIED` before anything is made.
+    #[napi(ts_type = "number | string")]
+    pub uid: Option<Either<f64, String>>,
+    /// Its real, effective and saved gid (`child_process.spawn`'s `gid`): a gid or a group name.
+    /// Default with `uid`: the user's primary group; without: unchanged.
+    #[napi(ts_type = "number | string")]
+    pub gid: Option<Either<f64, String>>,
+    /// Exactly these supplementary groups (gids or names; `[]`: none). Default with `uid`: the
+    /// user's groups; without: unchanged. (`child_process` has no such option.)
+    #[napi(ts_type = "Array<number | string>")]
+    pub groups: Option<Vec<Either<f64, String>>>,
+}
+
+/// A `uid`, `gid` or `groups` entry as core's: an integer from 0 to 4294967294 (else a
+/// `RangeError`-like `ERR_INVALID_ARG_VALUE`), or a name core looks up.
+fn id_spec(env: &Env, v: Either<f64, String>, what: &str) -> Result<pidguard::launch::IdSpec> {
+    match v {
+        Either::A(n) if n.fract() == 0.0 && (0.0..4294967295.0).contains(&n) => Ok(pidguard::launch::IdSpec::Id(n as u32)),
+        Either::A(n) => Err(convert::invalid_value(env, &format!("{what}: {n} is not a user or group id (an integer from 0 to 4294967294)"))),
+        Either::B(s) => s.parse().map_err(|e: pidguard::Error| convert::invalid_value(env, &format!("{what}: {}", e.message()))),
+    }
 }
 
 /// Start `argv` in a new session inside a scope, with its output in files (stdin `/dev/null`,
@@ -490,7 +519,9 @@ pub struct SpawnOptions {
 /// one zombie per spawn until it exits.
 ///
 /// Throws a `TypeError` for an `argv` that is not an array of strings or a bad option type, and
-/// (`ERR_INVALID_ARG_VALUE`) for an unknown scope; `PIDGUARD_INVALID_ARGUMENT` (a `RangeError`)
+/// (`ERR_INVALID_ARG_VALUE`) for an unknown scope or a `uid`/`gid`/`groups` entry that is not an
+/// id or a name; `PIDGUARD_PERMISSION_DENIED` when this process may not start a command as the
+/// identity asked for; `PIDGUARD_NOT_FOUND` for a user or group name with no entry; `PIDGUARD_INVALID_ARGUMENT` (a `RangeError`)
 /// for an empty `argv` or a NUL in a word; `PIDGUARD_NOT_FOUND`/`PIDGUARD_PERMISSION_DENIED` when the program or `cwd`
 /// cannot be used, `PIDGUARD_HELD` when `pidFile` still names a live process — all before
 /// anything is created; `PIDGUARD_IO` when `scope: 'cgroup'` and no leaf can be made, or when the
@@ -574,6 +605,9 @@ fn spawn_options(env: &Env, argv: &Unknown, options: Option<SpawnOptions>) -> Re
             opts.format = pidguard::launch::RecordFormat::Guard;
         }
         opts.env = o.env.map(|e| e.into_iter().map(|(k, v)| (k.into(), v.into())).collect());
+        opts.user = o.uid.map(|u| id_spec(&env, u, "uid")).transpose()?;
+        opts.group = o.gid.map(|g| id_spec(&env, g, "gid")).transpose()?;
+        opts.extra_groups = o.groups.map(|gs| gs.into_iter().map(|g| id_spec(&env, g, "groups")).collect::<Result<Vec<_>>>()).transpose()?;
     }
     Ok((argv, opts))
 }

@@ -418,6 +418,27 @@ fn env_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(std::ffi::OsString, std::ffi
     Ok(out)
 }
 
+/// A user or group as ``subprocess`` takes it: an int (the id itself) or a str (a name, looked up
+/// by core; all digits and no such name: that number). A bool, a negative int or one above
+/// 4294967294 is refused here (TypeError / ValueError).
+fn id_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<pidguard::launch::IdSpec> {
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("{what}: expected int or str, not bool")));
+    }
+    if obj.is_instance_of::<pyo3::types::PyInt>() {
+        let n: i128 = obj.extract()?;
+        return match u32::try_from(n) {
+            Ok(n) if n != u32::MAX => Ok(pidguard::launch::IdSpec::Id(n)),
+            _ => Err(pyo3::exceptions::PyValueError::new_err(format!("{what}: {n} is not a user or group id (0 to 4294967294)"))),
+        };
+    }
+    if obj.is_instance_of::<pyo3::types::PyString>() {
+        let s: String = obj.extract()?;
+        return s.parse().map_err(|e: pidguard::Error| pyo3::exceptions::PyValueError::new_err(format!("{what}: {e}")));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!("{what}: expected int or str, not {}", obj.get_type().name()?)))
+}
+
 /// Start ``argv`` (a non-empty sequence of str) in a new session inside a scope, with its
 /// output in files, and record it in ``pid_file`` (core's ``launch::spawn``, what ``pidguard
 /// run`` does). Returns a Spawned once the command has exec'd and is recorded; it does not wait
@@ -435,6 +456,20 @@ fn env_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(std::ffi::OsString, std::ffi
 ///   ``os.environ`` is never touched (no swap: safe while other threads run).
 /// - ``guard``: write a guard record (one JSON object, exactly one of racing starters wins)
 ///   instead of an abx-dl pidfile and its ``.sh``.
+/// - ``user``, ``group``, ``extra_groups``: start the command as another identity, with
+///   ``subprocess.Popen``'s names: ``user`` and ``group`` an int (the id) or a str (a name; all
+///   digits and no such name: that number), ``extra_groups`` an iterable of them. The command's
+///   real, effective and saved uid and gid, and its supplementary groups, are exactly those
+///   (set in its own process before it execs, in that order: setgroups, setresgid, setresuid,
+///   then read back). Unlike ``subprocess``, ``user`` alone also sets the user's primary group
+///   and its groups as ``initgroups(3)`` gives them (login's, start-stop-daemon's and systemd's
+///   rule): the caller's groups (root's) never pass to the command. ``extra_groups=[]``: none.
+///   The scope, its leaf or supervisor and the pidfile stay the caller's, so the command
+///   cannot leave or widen its scope, and a stop by the caller reaches its whole tree; the
+///   record says who it runs as (``run_as``: ``uid=U gid=G groups=A,B``). Root may ask for any
+///   identity; so may root that lowered only its effective uid (``os.getresuid() == (0, U,
+///   0)``: the child regains root's rights from the saved uid before it drops them all);
+///   anyone else only for ids it already holds (an unprivileged ``user=`` keeps its groups).
 ///
 /// ``stop_pid_file`` and ``cleanup_background_hooks`` then stop every process of the scope.
 ///
@@ -449,14 +484,17 @@ fn env_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(std::ffi::OsString, std::ffi
 /// Raises TypeError for an argv that is not a sequence of str (a single str included), an
 /// ``env`` that is not a mapping of str/bytes to str/bytes, or other bad argument types;
 /// ValueError for an empty argv, a NUL in a word, an unknown scope, or an ``env`` name that
-/// is empty or holds ``=`` or NUL, or a value holding NUL (InvalidArgumentError); NotFoundError/PermissionDeniedError when the program or
+/// is empty or holds ``=`` or NUL, or a value holding NUL (InvalidArgumentError), or for a
+/// user or group id out of range; PermissionDeniedError (a PermissionError) when this process
+/// may not start a command as the identity asked for; NotFoundError for a user or group name
+/// with no entry; NotFoundError/PermissionDeniedError when the program or
 /// ``cwd`` cannot be used and HeldError when ``pid_file`` still names a live process — all
 /// before anything is created; IoError when ``scope='cgroup'`` and no leaf can be made, or
 /// when the fork, the cgroup join or the exec fails (with the step). On any error nothing is
 /// left running and no leaf is left.
 #[pyfunction]
-#[pyo3(text_signature = "(argv, pid_file, *, scope='auto', cwd=None, stdout=None, stderr=None, guard=False, env=None)")]
-#[pyo3(signature = (argv, pid_file, *, scope=None, cwd=None, stdout=None, stderr=None, guard=None, env=None))]
+#[pyo3(text_signature = "(argv, pid_file, *, scope='auto', cwd=None, stdout=None, stderr=None, guard=False, env=None, user=None, group=None, extra_groups=None)")]
+#[pyo3(signature = (argv, pid_file, *, scope=None, cwd=None, stdout=None, stderr=None, guard=None, env=None, user=None, group=None, extra_groups=None))]
 #[allow(clippy::too_many_arguments)]
 fn spawn(
     py: Python<'_>,
@@ -468,8 +506,26 @@ fn spawn(
     stderr: Option<&Bound<'_, PyAny>>,
     guard: Option<&Bound<'_, PyAny>>,
     env: Option<&Bound<'_, PyAny>>,
+    user: Option<&Bound<'_, PyAny>>,
+    group: Option<&Bound<'_, PyAny>>,
+    extra_groups: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<SpawnView> {
     let argv = argv_arg(argv)?;
+    let user = user.filter(|u| !u.is_none()).map(|u| id_arg(u, "user")).transpose()?;
+    let group = group.filter(|g| !g.is_none()).map(|g| id_arg(g, "group")).transpose()?;
+    let extra_groups = match extra_groups.filter(|g| !g.is_none()) {
+        Some(list) => {
+            if list.is_instance_of::<pyo3::types::PyString>() || list.is_instance_of::<pyo3::types::PyBytes>() {
+                return Err(pyo3::exceptions::PyTypeError::new_err("extra_groups must be an iterable of int or str, not a single str"));
+            }
+            let mut out = Vec::new();
+            for g in list.try_iter()? {
+                out.push(id_arg(&g?, "extra_groups")?);
+            }
+            Some(out)
+        }
+        None => None,
+    };
     let env = env.filter(|e| !e.is_none()).map(env_arg).transpose()?;
     let path = path_arg(pid_file, "pid_file")?;
     let mut opts = pidguard::launch::SpawnOptions {
@@ -477,6 +533,9 @@ fn spawn(
         stdout: opt_path_arg(stdout, "stdout")?,
         stderr: opt_path_arg(stderr, "stderr")?,
         env,
+        user,
+        group,
+        extra_groups,
         ..Default::default()
     };
     if let Some(s) = scope.filter(|s| !s.is_none()) {

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "check.h"
+#include <grp.h>
 
 #define MARK "PIDGUARD_TEST_SPAWN_MARK"
 static char mark_entry[96]; /* "MARK=<value>" as it appears in /proc/<pid>/environ */
@@ -132,6 +133,7 @@ static void start_tree(const char *dir, int32_t scope, pidguard_spawn_result *s,
 }
 
 static int reap(const pidguard_spawn_result *s);
+static int dir_is_empty(const char *dir);
 static void make_dir(char *out, size_t len, const char *work, const char *name);
 
 /* options->env is the command's whole environment (its PATH finds a bare name); ours is untouched. */
@@ -235,11 +237,90 @@ static void scoped_tree_is_stopped_whole(const char *work, int32_t mode, pidguar
     CHECK(!is_running(daemon));
     CHECK(r.scope == scope && r.has_terminate && r.terminate.scope == scope);
     int st = reap(&s);
-    /* The command died of SIGTERM; a supervisor exits with the command's status. */
-    if (scope == PIDGUARD_SCOPE_SUPERVISOR)
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM);
-    else
-        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    /* The command died of SIGTERM; a supervisor ends by the same signal (its status is the
+     * command's own). */
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+}
+
+/* A command killed by a signal reads as signalled through the caller's child in every scope:
+ * waitid() says CLD_KILLED and the signal, waitpid() WIFSIGNALED. */
+static void a_signalled_command_reads_as_signalled(const char *work, int32_t mode, const char *name) {
+    char dir[512], p[600];
+    make_dir(dir, sizeof dir, work, name);
+    join_path(p, sizeof p, dir, "k.pid");
+    pidguard_spawn_options o = {0};
+    o.scope = mode;
+    pidguard_spawn_result s;
+    const char *const killer[] = {"sh", "-c", "kill -TERM $$"};
+    CHECK_OK(pidguard_spawn(p, killer, 3, &o, &s));
+    pid_t child = s.supervisor_pid ? s.supervisor_pid : s.pid;
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    CHECK(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) == 0);
+    CHECK(info.si_code == CLD_KILLED && info.si_status == SIGTERM);
+    int st = reap(&s);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM && !WCOREDUMP(st));
+}
+
+/* Whether /proc/<pid>/status has `key` (Uid or Gid) with all four numbers equal to `want`. */
+static int four_ids(pid_t pid, const char *key, unsigned want) {
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int ok = 0;
+    size_t klen = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        unsigned a, b, c, d;
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':' && sscanf(line + klen + 1, "%u %u %u %u", &a, &b, &c, &d) == 4)
+            ok = a == want && b == want && c == want && d == want;
+    }
+    fclose(f);
+    return ok;
+}
+
+/* As root: a tree started with user/group/extra_groups runs as exactly that identity, and the
+ * stop leaves nothing. Then, dropped to nobody in a child process: asking for root is
+ * PIDGUARD_EPERMISSION_DENIED with nothing created. */
+static void as_another_user(const char *work) {
+    if (geteuid() != 0) {
+        printf("skipped: spawning as another user needs root\n");
+        return;
+    }
+    char dir[512], p[600];
+    make_dir(dir, sizeof dir, work, "as-user");
+    CHECK(chmod(dir, 0777) == 0);
+    join_path(p, sizeof p, dir, "u.pid");
+    pidguard_spawn_options o = {0};
+    o.scope = PIDGUARD_SCOPE_MODE_SUPERVISOR;
+    o.user = "nobody";
+    o.group = "65534";
+    const char *const groups[] = {"65534", NULL};
+    o.extra_groups = groups;
+    pidguard_spawn_result s;
+    const char *const sleeper[] = {"sleep", "3600"};
+    CHECK_OK(pidguard_spawn(p, sleeper, 2, &o, &s));
+    CHECK(s.run_as != NULL && strcmp(s.run_as, "uid=65534 gid=65534 groups=65534") == 0);
+    CHECK(four_ids(s.pid, "Uid", 65534) && four_ids(s.pid, "Gid", 65534));
+    CHECK(four_ids(s.supervisor_pid, "Uid", 0));
+    pidguard_stop_result r;
+    CHECK_OK(pidguard_stop_pid_file(p, NULL, PIDGUARD_POLICY_STRICT, "TERM/5/KILL/5", 5.0, &r));
+    CHECK(r.outcome == PIDGUARD_STOP_EXITED && marked(NULL, 0) == 0);
+    reap(&s);
+
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        if (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(3);
+        pidguard_spawn_options d = {0};
+        d.user = "0";
+        pidguard_spawn_result t;
+        int rc = pidguard_spawn(p, sleeper, 2, &d, &t);
+        _exit(rc == PIDGUARD_EPERMISSION_DENIED ? 0 : 4);
+    }
+    int st;
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(dir_is_empty(dir) && marked(NULL, 0) == 0);
 }
 
 /* A record whose first process is gone while its scope still runs (the recorded sleep killed,
@@ -358,7 +439,7 @@ static void hidden(const char *work) {
     CHECK(r.outcome == PIDGUARD_STOP_EXITED && marked(NULL, 0) == 0);
     CHECK(r.scope == PIDGUARD_SCOPE_SUPERVISOR);
     int st = reap(&s);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
 }
 
 int main(int argc, char **argv) {
@@ -390,7 +471,10 @@ int main(int argc, char **argv) {
         scoped_tree_is_stopped_whole(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR, PIDGUARD_SCOPE_SUPERVISOR);
         env_is_the_commands_environment(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR);
         a_probe_never_acts(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR, "probe-supervisor");
+        a_signalled_command_reads_as_signalled(argv[1], PIDGUARD_SCOPE_MODE_SUPERVISOR, "signalled-supervisor");
+        as_another_user(argv[1]);
     }
+    a_signalled_command_reads_as_signalled(argv[1], PIDGUARD_SCOPE_MODE_GROUP, "signalled-group");
     printf("spawn: %d checks passed\n", checks_passed);
     return 0;
 }

@@ -15,6 +15,10 @@
 //!   by `fork` + writing `0` to a leaf's `cgroup.procs` in the child (what `launch::spawn` does),
 //!   and by `clone3(CLONE_INTO_CGROUP)`, alternating, `gap_ms` apart (the kernel's cgroup
 //!   migration lock is cheap only right after another migration).
+//! - `user <rounds> <per_round> <gap_ms>`: what starting the command as another user costs
+//!   (issue 44): `launch::spawn` of `sleep 1000` as `nobody` (uid 65534: the user database read,
+//!   `getgrouplist`, and in the child `setgroups`, `setresgid`, `setresuid` and their read-back)
+//!   against the same spawn as the caller, in the cgroup and supervisor scopes, alternating.
 //! - `memory <cli> <heap_mib>`: `Pss` and `Private_Dirty` (`/proc/<pid>/smaps_rollup`) of the
 //!   supervisor (`pidguard-scope`) spawned by the CLI (which then exits), by this process, and by
 //!   a spawner with a `<heap_mib>` MiB heap that rewrites it after the spawn (as a garbage
@@ -174,6 +178,45 @@ fn spawn_bench(rounds: usize, per_round: usize, gap_ms: u64, cli: Option<&str>) 
         let r = percentile(&t[i], 50.0) / percentile(&t[peer], 50.0);
         println!("| {} | {} | {:.2}× | {:.2}× |", names[i], stats(&t[i]), r, percentile(&ratios[i], 50.0));
         eprintln!("{{\"bench\":\"spawn\",\"what\":\"{}\",\"n\":{},\"median_us\":{:.1},\"p25_us\":{:.1},\"p75_us\":{:.1},\"ratio\":{:.3}}}", names[i], t[i].len(), percentile(&t[i], 50.0), percentile(&t[i], 25.0), percentile(&t[i], 75.0), r);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn user_bench(rounds: usize, per_round: usize, gap_ms: u64) {
+    use pidguard::launch::IdSpec;
+    let dir = base();
+    let names = ["cgroup", "cgroup as nobody", "supervisor", "supervisor as nobody"];
+    let mut t: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    for round in 0..rounds {
+        let mut round_t: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.rotate_left(round % names.len());
+        for &which in &order {
+            for k in 0..per_round {
+                let pf = dir.join(format!("u-{which}-{k}.pid"));
+                std::thread::sleep(Duration::from_millis(gap_ms));
+                let scope = if which < 2 { ScopeMode::Cgroup } else { ScopeMode::Supervisor };
+                let user = (which % 2 == 1).then_some(IdSpec::Id(65534));
+                let o = SpawnOptions { scope, user, ..SpawnOptions::default() };
+                let t0 = Instant::now();
+                let s = launch::spawn(&pf, &["sleep", "1000"], &o).expect("spawn");
+                round_t[which].push(us(t0.elapsed()));
+                assert_eq!(s.run_as.is_some(), which % 2 == 1, "{s:?}");
+                kill_all(&pf);
+            }
+        }
+        for i in 0..names.len() {
+            ratios[i].push(percentile(&round_t[i], 50.0) / percentile(&round_t[i - i % 2], 50.0));
+            t[i].extend(round_t[i].iter().copied());
+        }
+    }
+    println!("| spawn of `sleep 1000`, {gap_ms} ms apart | per spawn, median (IQR) | / as the caller (ratio of medians) | / as the caller (median of per-round ratios) |");
+    println!("|---|---|---|---|");
+    for i in 0..names.len() {
+        let r = percentile(&t[i], 50.0) / percentile(&t[i - i % 2], 50.0);
+        println!("| {} | {} | {:.2}× | {:.2}× |", names[i], stats(&t[i]), r, percentile(&ratios[i], 50.0));
+        eprintln!("{{\"bench\":\"user\",\"what\":\"{}\",\"n\":{},\"median_us\":{:.1},\"ratio\":{:.3}}}", names[i], t[i].len(), percentile(&t[i], 50.0), r);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -411,12 +454,13 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
         Some("spawn") => spawn_bench(arg(&args, 2, 10), arg(&args, 3, 20), arg(&args, 4, 0) as u64, args.get(5).map(String::as_str)),
+        Some("user") => user_bench(arg(&args, 2, 10), arg(&args, 3, 10), arg(&args, 4, 100) as u64),
         Some("stop") => stop_bench(arg(&args, 2, 200), arg(&args, 3, 3)),
         Some("memory") => memory_bench(args.get(2).expect("memory <pidguard-cli> <heap_mib>"), arg(&args, 3, 64)),
         Some("mechanism") => mechanism_bench(arg(&args, 2, 200), arg(&args, 3, 0) as u64),
         Some("big-spawner") => big_spawner(Path::new(&args[3]), arg(&args, 2, 64)),
         _ => {
-            eprintln!("usage: scopes spawn <rounds> <per_round> <gap_ms> [pidguard-cli] | mechanism <n> <gap_ms> | stop <n> <reps> | memory <pidguard-cli> <heap_mib>");
+            eprintln!("usage: scopes spawn <rounds> <per_round> <gap_ms> [pidguard-cli] | user <rounds> <per_round> <gap_ms> | mechanism <n> <gap_ms> | stop <n> <reps> | memory <pidguard-cli> <heap_mib>");
             std::process::exit(64);
         }
     }

@@ -8,8 +8,12 @@
 //! (`PR_SET_CHILD_SUBREAPER`, kept across `execve`), leads a session of its own, blocks every
 //! signal it can, has `/dev/null` as stdio and no other descriptor, and the command is already
 //! its child. It then only reaps — every orphan of the command's tree becomes its child — until
-//! it has no child left, and exits with the command's status: its exit code, or 128 + the
-//! signal that killed it.
+//! it has no child left, and ends as the command ended: with its exit code, or, when a signal
+//! killed the command, killed by that same signal (the handler reset, the signal unblocked and
+//! raised on itself; core dumps off first, so the supervisor leaves no core of its own). Its
+//! parent therefore reads the command's own wait status: `WIFSIGNALED` and the signal from
+//! `waitpid`, `CLD_KILLED` from `waitid`, asyncio's negative returncode. (The core-dump flag of
+//! the command's status is not carried over.)
 //!
 //! Run any other way (not a subreaper: started by hand), it prints why and exits 127.
 
@@ -55,22 +59,49 @@ pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_cha
         return 127;
     }
     let mut code = 0;
+    let mut killed_by = 0;
     loop {
         let mut st = 0;
         // SAFETY: `st` is writable; waiting for any child of ours.
         let r = unsafe { libc::waitpid(-1, &mut st, 0) };
         if r == child {
-            code = if libc::WIFEXITED(st) {
-                libc::WEXITSTATUS(st)
+            if libc::WIFEXITED(st) {
+                (code, killed_by) = (libc::WEXITSTATUS(st), 0);
             } else if libc::WIFSIGNALED(st) {
-                128 + libc::WTERMSIG(st)
-            } else {
-                code
-            };
+                (code, killed_by) = (128 + libc::WTERMSIG(st), libc::WTERMSIG(st));
+            }
         } else if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             // ECHILD: the tree is empty.
             break;
         }
     }
+    if killed_by > 0 {
+        // SAFETY: plain system calls on this process; `die_by` does not return unless the
+        // signal did not end it.
+        unsafe { die_by(killed_by) };
+    }
     code
+}
+
+/// End this process by `sig`, as the command ended: no core dump (not dumpable, `RLIMIT_CORE`
+/// 0), the default action, the signal unblocked, then raised on ourselves. Returns only if that
+/// did not end the process (a signal whose default action does not terminate, which cannot
+/// have killed the command); the caller then exits with 128 + `sig`.
+///
+/// # Safety
+/// Plain system calls; async-signal-safe.
+#[cfg(target_os = "linux")]
+unsafe fn die_by(sig: libc::c_int) {
+    // SAFETY: prctl/setrlimit/signal/sigprocmask/kill on this process with valid arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong);
+        let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        libc::setrlimit(libc::RLIMIT_CORE, &none);
+        libc::signal(sig, libc::SIG_DFL);
+        let mut one: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut one);
+        libc::sigaddset(&mut one, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
+        libc::kill(libc::getpid(), sig);
+    }
 }

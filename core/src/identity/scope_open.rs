@@ -85,6 +85,7 @@ impl Scope {
                     if let Some(owner) = only_uid {
                         match sup.uids() {
                             Ok((r, s)) if r == owner || s == owner => {}
+                            Ok(_) if supervisor_runs_as(&sup, *pid, owner) => {}
                             Ok((r, _)) => return ScopeState::Refused(format!("its supervisor (pid {pid}) runs as uid {r}, not as the pidfile's owner (uid {owner})")),
                             Err(e) => return ScopeState::Unverifiable(format!("its supervisor's uid is unreadable ({})", e.message())),
                         }
@@ -109,4 +110,25 @@ impl Scope {
         }
     }
 
+}
+
+/// Whether the pinned supervisor `sup` (pid `pid`) has `owner` as its effective uid: a
+/// supervisor started by root that lowered only its effective uid (ids (0, U, 0): ArchiveBox's
+/// image, spawning a hook as U) keeps those ids, so that the command, which runs as U, cannot
+/// signal it and leave its scope; its record is U's (written with effective uid U). It counts
+/// as U's supervisor. No privilege is lent by that: the supervisor itself stays under the uid
+/// restriction (kill(2)'s rule, real or saved uid: it is never signalled for U), and each
+/// member of its tree is checked for U right before its own signal — every signal goes to a
+/// process U could have signalled itself. The read goes by number and is confirmed through the
+/// pin afterwards.
+fn supervisor_runs_as(sup: &ProcessRef, pid: i32, owner: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        crate::sys::procfs::read_euid(pid).is_ok_and(|e| e == owner) && sup.uids().is_ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (sup, pid, owner);
+        false
+    }
 }

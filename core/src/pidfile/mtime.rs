@@ -12,6 +12,11 @@ use crate::error::{Error, Result};
 use crate::identity::{check_pid_range, create_time, Judgement, ProcessRef, Reason, StartToken, Verdict};
 use crate::sys::{self, procfs};
 
+/// The extended attribute in which a pidfile that `spawn` wrote for a command started as
+/// another identity says which: `uid=U gid=G groups=A,B` ([`crate::launch::RunAs`]'s text).
+/// Information only: no check reads it to decide anything.
+pub const RUN_AS_XATTR: &str = "user.pidguard.run_as";
+
 /// The extended attribute that carries the start token of the recorded process.
 pub const TOKEN_XATTR: &str = "user.pidguard.token";
 
@@ -54,6 +59,19 @@ pub(crate) fn write_pid_file_scoped(
     token: Option<crate::identity::StartToken>,
     scope: Option<&str>,
 ) -> Result<bool> {
+    write_pid_file_run_as(pid_file, pid, start_time, token, scope, None)
+}
+
+/// [`write_pid_file_scoped`] with the identity the process was started as ([`RUN_AS_XATTR`],
+/// written with the token, by the same rules as the scope).
+pub(crate) fn write_pid_file_run_as(
+    pid_file: &Path,
+    pid: i32,
+    start_time: f64,
+    token: Option<crate::identity::StartToken>,
+    scope: Option<&str>,
+    run_as: Option<&str>,
+) -> Result<bool> {
     if !start_time.is_finite() {
         return Err(Error::invalid(format!("{}: start_time {start_time} is not finite", pid_file.display())));
     }
@@ -82,6 +100,11 @@ pub(crate) fn write_pid_file_scoped(
                 match sys::fsetxattr(fd.as_fd(), crate::identity::SCOPE_XATTR, sc.as_bytes()) {
                     Ok(recorded) => scoped = recorded,
                     Err(e) => return Err(Error::io_at(pid_file, "store the scope (fsetxattr)", &e)),
+                }
+            }
+            if let Some(ra) = run_as {
+                if let Err(e) = sys::fsetxattr(fd.as_fd(), RUN_AS_XATTR, ra.as_bytes()) {
+                    return Err(Error::io_at(pid_file, "store the identity it runs as (fsetxattr)", &e));
                 }
             }
         }

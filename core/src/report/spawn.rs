@@ -41,6 +41,9 @@ pub struct SpawnView {
     /// Why the scope is weaker than asked for (no cgroup leaf could be made, the file system
     /// has no user xattrs to record it in), when it is.
     pub note: Option<String>,
+    /// The identity the command was started as, `uid=U gid=G groups=A,B` (the parts asked
+    /// for; the record keeps the same text); absent when it runs as the caller.
+    pub run_as: Option<String>,
 }
 
 impl From<&crate::launch::Spawned> for SpawnView {
@@ -55,6 +58,7 @@ impl From<&crate::launch::Spawned> for SpawnView {
             scope_record: s.scope_record.as_ref().map(|r| r.to_string()),
             supervisor_pid: s.supervisor_pid,
             note: s.note.clone(),
+            run_as: s.run_as.as_ref().map(|r| r.to_string()),
         }
     }
 }

@@ -72,6 +72,8 @@ pub(crate) use pidfd::{PIDFD_SIGNAL_PROCESS_GROUP, pidfd_open, pidfd_send_signal
 pub(crate) use wait::{poll_readable, readable_now, ChildExit, waitid_pidfd, waitid_pid_peek};
 pub(crate) use unistd::{fork_generation, getpid, getppid, getpgrp};
 pub(crate) use creds::{has_cap_kill, privileged, uids};
+#[cfg(target_os = "linux")]
+pub(crate) use creds::{groups, id_caps, resids};
 pub(crate) use resource::{nofile_soft_limit, open_fd_count};
 pub(crate) use random::getrandom;
 pub(crate) use xattr::{fgetxattr, fsetxattr};

@@ -45,6 +45,33 @@ pub(crate) struct Command<'a> {
     // Read by the supervisor alone, which is Linux's.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub devnull: BorrowedFd<'a>,
+    /// The identity the command takes before it execs (after it joined its cgroup), or `None`
+    /// to keep the spawner's. A supervisor keeps the spawner's identity in every case: only
+    /// the command's own process takes this one.
+    pub ids: Option<&'a ChildIds>,
+}
+
+/// The identity a command takes in its child before `execve`, decided and checked by the
+/// spawner before the fork (`launch::run_as`). Applied with raw system calls (a forked child of
+/// a threaded spawner has one thread, and glibc's wrappers would broadcast to threads that no
+/// longer exist) in the one order that works: the supplementary groups (`setgroups`, which
+/// needs `CAP_SETGID`), the gids, then the uids (after which no privilege is left), then read
+/// back and compared.
+pub(crate) struct ChildIds {
+    /// Set the effective uid to 0 first, regaining the permitted capabilities (a spawner with
+    /// real or saved uid 0 and another effective uid: its effective set is empty).
+    pub regain: bool,
+    /// The spawner's effective uid, restored after the gids are set when `uid` is `None` and
+    /// `regain` moved it.
+    pub euid: u32,
+    /// The supplementary groups, exactly (`None`: unchanged).
+    pub groups: Option<Vec<libc::gid_t>>,
+    /// The real, effective and saved gid (`None`: unchanged).
+    pub gid: Option<u32>,
+    /// The real, effective and saved uid (`None`: unchanged).
+    pub uid: Option<u32>,
+    /// Room for `getgroups(2)` in the child, for the read-back (as long as `groups`).
+    pub scratch: std::cell::UnsafeCell<Vec<libc::gid_t>>,
 }
 
 /// Where in the child a spawn failed (for the error message).
@@ -64,6 +91,9 @@ pub(crate) enum Stage {
     Subreaper,
     /// The supervisor's `fork(2)` of the command.
     Fork,
+    /// Taking the requested user and groups (`setgroups`, `setresgid`, `setresuid`, and their
+    /// read-back: `EPERM` when the ids read back differ).
+    Credentials,
 }
 
 impl Stage {
@@ -75,6 +105,7 @@ impl Stage {
             4 => Stage::Chdir,
             6 => Stage::Subreaper,
             7 => Stage::Fork,
+            8 => Stage::Credentials,
             _ => Stage::Exec,
         }
     }
@@ -87,6 +118,7 @@ impl Stage {
             Stage::Exec => 5,
             Stage::Subreaper => 6,
             Stage::Fork => 7,
+            Stage::Credentials => 8,
         }
     }
     /// What the stage did, for messages.
@@ -99,6 +131,7 @@ impl Stage {
             Stage::Exec => "exec",
             Stage::Subreaper => "become a child subreaper",
             Stage::Fork => "fork the command",
+            Stage::Credentials => "take the user and groups",
         }
     }
 }
@@ -242,6 +275,13 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold, born_in_c
                 child_fail(report, Stage::Chdir);
             }
         }
+        // The identity last before the hold: the cgroup was joined (and its descriptors used)
+        // with the spawner's rights, which the command never has.
+        if let Some(ids) = cmd.ids {
+            if !take_ids(ids) {
+                child_fail(report, Stage::Credentials);
+            }
+        }
         // The command starts with default dispositions and nothing blocked, whatever the
         // spawner ignored or blocked (Python and Node ignore SIGPIPE; a supervisor blocks all).
         for s in 1..=last_signal() {
@@ -270,6 +310,81 @@ fn child_exec(cmd: &Command<'_>, ex: &Exec, report: RawFd, hold: Hold, born_in_c
         libc::execve(cmd.program.as_ptr(), ex.argv.as_ptr(), ex.env.as_ptr());
         child_fail(report, Stage::Exec)
     }
+}
+
+/// In a forked child: take `ids` (see [`ChildIds`]) and read them back. Async-signal-safe (raw
+/// system calls only). False with errno set when a call failed, or with `EPERM` when what was
+/// read back is not what was asked.
+#[cfg(target_os = "linux")]
+fn take_ids(ids: &ChildIds) -> bool {
+    let keep = u32::MAX as libc::c_ulong; // -1: "unchanged" to setresuid/setresgid
+    // SAFETY: raw id system calls with plain integers, and getgroups/setgroups with buffers of
+    // the lengths given (the scratch buffer is this child's own copy).
+    unsafe {
+        let set_errno = |e: i32| *libc::__errno_location() = e;
+        if ids.regain && libc::syscall(libc::SYS_setresuid, keep, 0 as libc::c_ulong, keep) != 0 {
+            return false;
+        }
+        if let Some(g) = &ids.groups {
+            if libc::syscall(libc::SYS_setgroups, g.len() as libc::c_ulong, g.as_ptr()) != 0 {
+                return false;
+            }
+        }
+        if let Some(gid) = ids.gid {
+            let g = gid as libc::c_ulong;
+            if libc::syscall(libc::SYS_setresgid, g, g, g) != 0 {
+                return false;
+            }
+        }
+        let uid = match ids.uid {
+            Some(u) => Some(u),
+            None if ids.regain => {
+                // Only the gids or groups were asked for: the effective uid goes back to
+                // what it was (the real and saved ones were never touched).
+                if libc::syscall(libc::SYS_setresuid, keep, ids.euid as libc::c_ulong, keep) != 0 {
+                    return false;
+                }
+                None
+            }
+            None => None,
+        };
+        if let Some(u) = uid {
+            let u = u as libc::c_ulong;
+            if libc::syscall(libc::SYS_setresuid, u, u, u) != 0 {
+                return false;
+            }
+        }
+        // Read back: every id exactly as asked.
+        let (mut r, mut e, mut s) = (0u32, 0u32, 0u32);
+        let three = |a: u32, b: u32, c: u32, want: u32| a == want && b == want && c == want;
+        if let Some(u) = ids.uid {
+            if libc::syscall(libc::SYS_getresuid, &mut r as *mut u32, &mut e as *mut u32, &mut s as *mut u32) != 0 || !three(r, e, s, u) {
+                set_errno(libc::EPERM);
+                return false;
+            }
+        }
+        if let Some(g) = ids.gid {
+            if libc::syscall(libc::SYS_getresgid, &mut r as *mut u32, &mut e as *mut u32, &mut s as *mut u32) != 0 || !three(r, e, s, g) {
+                set_errno(libc::EPERM);
+                return false;
+            }
+        }
+        if let Some(want) = &ids.groups {
+            let buf = &mut *ids.scratch.get();
+            let n = libc::syscall(libc::SYS_getgroups, buf.len() as libc::c_ulong, buf.as_mut_ptr());
+            if n < 0 || n as usize != want.len() || !want.iter().all(|g| buf[..n as usize].contains(g)) {
+                set_errno(libc::EPERM);
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// No identity changes outside Linux (refused before the fork by `launch::run_as`).
+#[cfg(not(target_os = "linux"))]
+fn take_ids(_ids: &ChildIds) -> bool {
+    false
 }
 
 /// Read the report pipe to its end: the messages the children wrote.
@@ -385,8 +500,9 @@ pub(crate) fn spawn(cmd: &Command<'_>, held: &mut dyn FnMut(i32)) -> Result<i32,
 /// Start `cmd` under a supervisor: a child of ours that makes itself a child subreaper
 /// (`PR_SET_CHILD_SUBREAPER`, Linux ≥ 3.4), starts the command (in a session of its own, as
 /// [`spawn`]), and then only reaps — every descendant the command orphans becomes the
-/// supervisor's child — until it has no child left, and exits with the command's status (its
-/// exit code, or 128 + the signal that killed it). It blocks every signal it can (a `SIGTERM`
+/// supervisor's child — until it has no child left, and ends as the command ended: its exit
+/// code, or killed by the same signal (re-raised on itself with no core dump), so that its
+/// parent's `waitpid`/`waitid` reads the command's own status. It blocks every signal it can (a `SIGTERM`
 /// meant for the tree must not orphan the tree), leads a session of its own (a signal to the
 /// spawner's group does not reach it), holds nothing of the spawner's (its descriptors are
 /// closed, its stdio is `/dev/null`) and is named `pidguard-scope`: it execs the small program
@@ -462,25 +578,34 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
                 let envp: [*const libc::c_char; 1] = [std::ptr::null()];
                 libc::execve(prog.as_ptr(), argv.as_ptr(), envp.as_ptr());
             }
-            let mut status = 0;
             let mut code = 0;
+            let mut killed_by = 0;
             loop {
                 let mut st = 0;
                 let r = libc::waitpid(-1, &mut st, 0);
                 if r == child {
-                    status = st;
+                    if libc::WIFEXITED(st) {
+                        (code, killed_by) = (libc::WEXITSTATUS(st), 0);
+                    } else if libc::WIFSIGNALED(st) {
+                        (code, killed_by) = (128 + libc::WTERMSIG(st), libc::WTERMSIG(st));
+                    }
                 } else if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
                     break;
                 }
-                if r == child {
-                    code = if libc::WIFEXITED(status) {
-                        libc::WEXITSTATUS(status)
-                    } else if libc::WIFSIGNALED(status) {
-                        128 + libc::WTERMSIG(status)
-                    } else {
-                        code
-                    };
-                }
+            }
+            // Killed by a signal: end by the same signal (as the supervisor program does: no
+            // core dump, default action, unblocked, raised), so that our parent reads the
+            // command's own status.
+            if killed_by > 0 {
+                libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong);
+                let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                libc::signal(killed_by, libc::SIG_DFL);
+                let mut one: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut one);
+                libc::sigaddset(&mut one, killed_by);
+                libc::sigprocmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
+                libc::kill(libc::getpid(), killed_by);
             }
             libc::_exit(code)
         }
