@@ -120,15 +120,22 @@ class _PostImport(importlib.abc.MetaPathFinder):
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return None
         loader = spec.loader
-        callbacks = self.hooks.pop(fullname)
         real_exec = loader.exec_module
+        hooks = self.hooks
 
         class _Loader(importlib.abc.Loader):
             def create_module(self, spec):  # type: ignore[no-untyped-def]
                 return loader.create_module(spec)
 
+            def __getattr__(self, name):  # type: ignore[no-untyped-def]
+                return getattr(loader, name)  # get_source (tracebacks), get_resource_reader...
+
             def exec_module(self, module):  # type: ignore[no-untyped-def]
                 real_exec(module)
+                # Only once the module's code has run to its end: an import that fails (and is
+                # tried again later) keeps its callbacks for the next attempt.
+                with _lock:
+                    callbacks = hooks.pop(fullname, [])
                 for cb in callbacks:
                     cb(module)
 

@@ -161,39 +161,59 @@ def _get(modname: str, dotted: str) -> Any:
     return obj
 
 
+def _parts() -> Dict[str, Any]:
+    """module -> the function that wraps its names (each run once its module is imported)."""
+    return {
+        "archivebox.machine.models": lambda m: (_wrap_models(m), _stop_first(m.Binary, "cleanup")),
+        "archivebox.crawls.models": lambda m: _stop_first(m.Crawl, "cleanup_runtime"),
+        "archivebox.core.models": lambda m: _stop_first(m.Snapshot, "finalize_output_metadata"),
+        "archivebox.services.process_service": _wrap_service,
+    }
+
+
+_done: Dict[str, str] = {}
+
+
+def _install_part(modname: str, module: Any) -> None:
+    """Wrap one module's names after checking every one of them exists (else nothing of that
+    module is wrapped, and the refusal is recorded in ``status()``)."""
+    with _lock:
+        if modname in _done:
+            return
+        for dotted in SITES[modname]:
+            try:
+                _get(modname, dotted)
+            except AttributeError:
+                _done[modname] = "refused"
+                why = f"{modname}.{dotted} is missing: this ArchiveBox release moved a name the integration wraps"
+                _set_status("archivebox", f"refused: {why}")
+                raise IntegrationRefused(why) from None
+        _parts()[modname](module)
+        _done[modname] = "installed"
+        if all(_done.get(m) == "installed" for m in SITES):
+            _set_status("archivebox", f"installed {_version}")
+
+
+_version = ""
+
+
 def install() -> str:
-    """Wrap the names of ``SITES``. Needs Django set up (the modules define models). Returns the
-    ArchiveBox version. Idempotent. Raises IntegrationRefused (nothing changed) when ArchiveBox
-    is outside ``SUPPORTED`` or a name is missing."""
-    global _installed
+    """Wrap the names of ``SITES``, each module's once it is imported (those imported already:
+    now; needs Django set up to import them here). Returns the ArchiveBox version. Idempotent.
+    Raises IntegrationRefused when ArchiveBox is outside ``SUPPORTED`` or a name of an imported
+    module is missing (nothing of that module changed)."""
+    global _version, _installed
     import importlib
 
-    with _lock:
-        try:
-            version = check_range(DIST, SUPPORTED)
-            for modname in SITES:
-                importlib.import_module(modname)
-            for modname, names in SITES.items():
-                for dotted in names:
-                    try:
-                        _get(modname, dotted)
-                    except AttributeError:
-                        raise IntegrationRefused(f"{modname}.{dotted} is missing: this ArchiveBox release moved a name the integration wraps") from None
-        except IntegrationRefused as e:
-            _set_status("archivebox", f"refused: {e}")
-            raise
-        if _installed:
-            return version
-        _wrap_models(sys.modules["archivebox.machine.models"])
-        crawls = sys.modules["archivebox.crawls.models"]
-        core = sys.modules["archivebox.core.models"]
-        _stop_first(crawls.Crawl, "cleanup_runtime")
-        _stop_first(core.Snapshot, "finalize_output_metadata")
-        _stop_first(sys.modules["archivebox.machine.models"].Binary, "cleanup")
-        _wrap_service(sys.modules["archivebox.services.process_service"])
-        _installed = True
-        _set_status("archivebox", f"installed {version}")
-        return version
+    try:
+        _version = check_range(DIST, SUPPORTED)
+    except IntegrationRefused as e:
+        _set_status("archivebox", f"refused: {e}")
+        raise
+    for modname in SITES:
+        _install_part(modname, importlib.import_module(modname))
+    _installed = True
+    return _version
 
 
 def _stop_first(cls: Any, name: str) -> None:
@@ -356,16 +376,25 @@ def _wrap_service(s: Any) -> None:
 
 
 def install_when_imported() -> None:
-    """Install once ``archivebox.machine.models`` is imported (Django set up by then); a refusal
-    is said on stderr and leaves ArchiveBox as released."""
+    """Wrap each module's names right after it is imported (the ``.pth`` route: no Django set-up
+    needed here). A refusal is said on stderr and leaves that module as released."""
+    global _version
+    try:
+        _version = check_range(DIST, SUPPORTED)
+    except IntegrationRefused as e:
+        _set_status("archivebox", f"refused: {e}")
+        sys.stderr.write(f"pidguard.integrations.archivebox: not installed: {e}\n")
+        return
     _set_status("archivebox", "pending")
 
-    def hook(_module: object) -> None:
-        try:
-            install()
-        except IntegrationRefused as e:
-            sys.stderr.write(f"pidguard.integrations.archivebox: not installed: {e}\n")
-        except Exception as e:  # e.g. a model module imported before Django's apps are ready
-            sys.stderr.write(f"pidguard.integrations.archivebox: not installed: {type(e).__name__}: {e}\n")
+    def hook_for(modname: str) -> Any:
+        def hook(module: object) -> None:
+            try:
+                _install_part(modname, module)
+            except IntegrationRefused as e:
+                sys.stderr.write(f"pidguard.integrations.archivebox: not installed: {e}\n")
 
-    when_imported("archivebox.services.process_service", hook)
+        return hook
+
+    for modname in SITES:
+        when_imported(modname, hook_for(modname))
