@@ -36,6 +36,11 @@ replaces only the primitives those decisions call, by name, in the modules' glob
 - ``_send_signal(pid, sig)`` (the memory guard's and the third Ctrl+C's SIGKILL): for a hook of a
   :class:`ScopedProcess`, the signal goes to its whole scope through its record; any other pid
   through :mod:`pidguard.abx_dl`'s pinned ``_send_signal``.
+- ``os`` of ``execution`` (``iter_plugin_command``'s ``os.killpg(proc.pid, ...)``, sent in its
+  ``finally`` even after ``proc.poll()`` has reaped the child): ``killpg`` pins the number as the
+  caller's unreaped child (``ProcessRef.for_child``) and signals the group it leads through its
+  pidfd; a reaped child's number raises ``ProcessLookupError`` (which the released code catches)
+  and nothing is sent.
 - ``psutil`` of ``process_service``: a view of the real module whose ``Process(pid)`` reads the
   process's start token when it is made (as psutil reads its create time), and whose
   ``kill()``/``terminate()``/``send_signal()`` — and those of the ``children()`` it lists — go
@@ -74,6 +79,8 @@ SUPPORTED = ((1, 13, 127), (1, 14))
 # module -> names wrapped there (each must exist when install() runs; 'optional' ones may not).
 SITES = {
     "abx_dl.process_utils": ["write_pid_file_with_mtime", "validate_pid_file", "graceful_kill_process", "graceful_kill_by_pid_file", "_send_signal", "is_process_alive"],
+    # iter_plugin_command: os.killpg(proc.pid, ...) in its finally, also after proc.poll() reaped it
+    "abx_dl.execution": ["os", "iter_plugin_command"],
     "abx_dl.services.process_service": [
         "asyncio",
         "psutil",
@@ -358,6 +365,28 @@ def _make_psutil_view(real: types.ModuleType) -> types.ModuleType:
     return view
 
 
+def _make_os_view(real: types.ModuleType) -> types.ModuleType:
+    view = types.ModuleType("os", "pidguard.integrations.abx_dl: os whose killpg reaches only an unreaped child's group")
+
+    def killpg(pgid: int, sig: int) -> None:
+        """``os.killpg`` for the group of the caller's own child ``pgid`` (``iter_plugin_command``'s
+        ``proc.pid``): pinned as that unreaped child (``ProcessRef.for_child``), the group it leads
+        is signalled through its pidfd; once the child was reaped (its ``poll()`` returned) the
+        number may be another group's: ``ProcessLookupError``, nothing sent."""
+        try:
+            with ProcessRef.for_child(pgid) as ref:
+                if ref.leads_group:
+                    ref.signal_group(sig)
+                else:
+                    ref.signal(sig)
+        except (pidguard.NoSuchProcessError, pidguard.InvalidArgumentError, ValueError):
+            raise ProcessLookupError(3, "pidguard: not an unreaped child of this process; not signalled") from None
+
+    view.killpg = killpg  # type: ignore[attr-defined]
+    view.__getattr__ = lambda name: getattr(real, name)  # type: ignore[attr-defined]
+    return view
+
+
 def _check_sites(mods: Dict[str, Any]) -> None:
     for modname, names in SITES.items():
         mod = mods[modname]
@@ -384,6 +413,7 @@ def install() -> str:
         if _installed:
             return version
         pu, ps = mods["abx_dl.process_utils"], mods["abx_dl.services.process_service"]
+        mods["abx_dl.execution"].os = _make_os_view(mods["abx_dl.execution"].os)
         for mod in (pu, ps):
             mod.write_pid_file_with_mtime = _write_pid_file_with_mtime
             mod.validate_pid_file = _drop_in.validate_pid_file
