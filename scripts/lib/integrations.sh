@@ -28,6 +28,10 @@
 
 T=${INTEGRATION_TIMEOUT:-240} # seconds per scenario (a busy CI machine runs Django slowly)
 JOBS=${INTEGRATION_JOBS:-4}
+# Per-run directories (results, wheel, overlays, node_modules, data) are apart for the two
+# commands, so check-upstream.sh may run while test-integrations.sh does; venvs are shared.
+RUN=${UPSTREAM:+upstream}
+RUN=${RUN:-pinned}
 CLI_RUNS=${CLI_RUNS:-5}        # abx-dl command-line runs per integrated cell (released: 1)
 
 integrations_prereqs() {
@@ -84,22 +88,22 @@ integrations_install() {
   chmod -R a+rX "$W/venv" "$W/plugins"
 
   echo "== pidguard: the wheel (maturin, debug profile) and the Node addon =="
-  rm -rf "$W/wheel"
-  "$W/venv/tools/bin/maturin" build --quiet --profile dev -m py/Cargo.toml -i "$W/venv/tools/bin/python" -o "$W/wheel"
+  rm -rf "$W/wheel-$RUN"
+  "$W/venv/tools/bin/maturin" build --quiet --profile dev -m py/Cargo.toml -i "$W/venv/tools/bin/python" -o "$W/wheel-$RUN"
   for v in $ABX_DL_VERSIONS; do PYENVS+=("abx-dl-$v"); done
   for v in $ARCHIVEBOX_VERSIONS; do PYENVS+=("archivebox-$v"); done
   for v in "${PYENVS[@]}"; do
-    "$W/venv/$v/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$W"/wheel/*.whl
+    "$W/venv/$v/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$W"/wheel-$RUN/*.whl
     "$W/venv/$v/bin/python" -m pidguard.integrations enable >/dev/null
   done
   chmod -R a+rX "$W/venv"
   bash scripts/setup-node.sh
   cargo build --quiet -p pidguard-node
-  rm -rf "$W/node_modules"
-  mkdir -p "$W/node_modules"
-  cp target/debug/libpidguard_node.so "$W/pidguard.node"
-  ln -s "$ROOT/node" "$W/node_modules/pidguard"
-  export PIDGUARD_NATIVE_PATH=$W/pidguard.node
+  rm -rf "$W/node_modules-$RUN"
+  mkdir -p "$W/node_modules-$RUN"
+  cp target/debug/libpidguard_node.so "$W/pidguard-$RUN.node"
+  ln -s "$ROOT/node" "$W/node_modules-$RUN/pidguard"
+  export PIDGUARD_NATIVE_PATH=$W/pidguard-$RUN.node
 }
 
 patch_for() { # VERSION: integrations/abx-plugins/<VERSION>.patch, else the newest one not newer
@@ -112,7 +116,7 @@ patch_for() { # VERSION: integrations/abx-plugins/<VERSION>.patch, else the newe
 
 integrations_apply() {
   echo "== the integrations apply to the installed releases =="
-  R=$W/results
+  R=$W/results-$RUN
   rm -rf "$R" && mkdir -p "$R"
   local v p
   for v in $ABX_DL_VERSIONS; do
@@ -125,7 +129,7 @@ integrations_apply() {
     echo "abx-dl $v: $(cat "$R/abx-dl@$v.applies.json")"
   done
   for v in $PLUGINS_VERSIONS; do
-    local o=$W/overlay/abx-plugins-$v
+    local o=$W/overlay-$RUN/abx-plugins-$v
     rm -rf "$o" && mkdir -p "$o"
     p=$(patch_for "$v" || true)
     if [ -n "$p" ] && (cd "$W/plugins/$v" && patch -p1 --dry-run --quiet <"$ROOT/$p" >/dev/null 2>&1); then
@@ -138,11 +142,11 @@ integrations_apply() {
       echo "{\"applies\": \"no (${p:-no patch})\"}" >"$R/abx-plugins@$v.applies.json"
       rm -rf "$o"
     fi
-    chmod -R a+rX "$W/overlay" 2>/dev/null || true
+    chmod -R a+rX "$W/overlay-$RUN" 2>/dev/null || true
     echo "abx-plugins $v: $(cat "$R/abx-plugins@$v.applies.json")"
   done
   for v in $ARCHIVEBOX_VERSIONS; do
-    local d=$W/data-$v
+    local d=$W/data-$RUN-$v
     if [ ! -f "$d/.initialised" ]; then
       rm -rf "$d" && mkdir -p "$d"
       (cd "$d" && timeout -k 5 600 unshare --net "$W/venv/archivebox-$v/bin/archivebox" init >"$W/archivebox-init-$v.log" 2>&1) ||
@@ -200,14 +204,14 @@ integrations_scenarios() {
   done
   for p in $PLUGINS_VERSIONS; do
     for col in released integrated; do
-      if [ $col = integrated ]; then u=$W/overlay/abx-plugins-$p; else u=$W/plugins/$p; fi
+      if [ $col = integrated ]; then u=$W/overlay-$RUN/abx-plugins-$p; else u=$W/plugins/$p; fi
       [ -d "$u/abx_plugins" ] || { echo '{"error": "no patch applies"}' >"$R/abx-plugins@$p.lock.$col.json"; continue; }
       throttle
-      run_one "abx-plugins@$p.lock.$col" /tmp nonet NODE_MODULES_DIR="$W/node_modules" PIDGUARD_NATIVE_PATH="$PIDGUARD_NATIVE_PATH" -- node "$SC/session_lock.js" "$u/abx_plugins/plugins/chrome/chrome_utils.js" &
+      run_one "abx-plugins@$p.lock.$col" /tmp nonet NODE_MODULES_DIR="$W/node_modules-$RUN" PIDGUARD_NATIVE_PATH="$PIDGUARD_NATIVE_PATH" -- node "$SC/session_lock.js" "$u/abx_plugins/plugins/chrome/chrome_utils.js" &
     done
   done
   for v in $ARCHIVEBOX_VERSIONS; do
-    d=$W/data-$v
+    d=$W/data-$RUN-$v
     for col in released integrated; do
       integ=; [ $col = integrated ] && integ=archivebox,abx_dl
       for s in terminate kill_tree crawl_cleanup; do
