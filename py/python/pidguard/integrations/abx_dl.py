@@ -395,49 +395,98 @@ def _check_sites(mods: Dict[str, Any]) -> None:
                 raise IntegrationRefused(f"{modname}.{name} is missing: this abx-dl release moved a name the integration wraps")
 
 
-def install() -> str:
-    """Wrap the names of ``SITES`` in the imported (or now imported) abx-dl. Returns the abx-dl
-    version. Idempotent. Raises IntegrationRefused (nothing changed) when abx-dl is outside
-    ``SUPPORTED`` or a name is missing."""
-    global _installed
-    with _lock:
-        try:
-            version = check_range(DIST, SUPPORTED)
-            import importlib
+def _wrap_process_utils(pu: Any) -> None:
+    pu.write_pid_file_with_mtime = _write_pid_file_with_mtime
+    pu.validate_pid_file = _drop_in.validate_pid_file
+    pu.graceful_kill_process = _graceful_kill_process
+    pu.graceful_kill_by_pid_file = _drop_in.graceful_kill_by_pid_file
+    pu._send_signal = _send_signal
+    pu.is_process_alive = _drop_in.is_process_alive
 
-            mods = {m: importlib.import_module(m) for m in SITES}
-            _check_sites(mods)
-        except IntegrationRefused as e:
-            _set_status("abx_dl", f"refused: {e}")
-            raise
-        if _installed:
-            return version
-        pu, ps = mods["abx_dl.process_utils"], mods["abx_dl.services.process_service"]
-        mods["abx_dl.execution"].os = _make_os_view(mods["abx_dl.execution"].os)
-        for mod in (pu, ps):
-            mod.write_pid_file_with_mtime = _write_pid_file_with_mtime
-            mod.validate_pid_file = _drop_in.validate_pid_file
-            mod.graceful_kill_process = _graceful_kill_process
-            mod.graceful_kill_by_pid_file = _drop_in.graceful_kill_by_pid_file
-            mod._send_signal = _send_signal
-        pu.is_process_alive = _drop_in.is_process_alive
-        ps._permanently_drop_child_privileges = _wrap_drop(ps._permanently_drop_child_privileges)
-        ps.asyncio = _make_asyncio_view(ps.asyncio)
-        ps.psutil = _make_psutil_view(ps.psutil)
-        _installed = True
-        _set_status("abx_dl", f"installed {version}")
-        return version
+
+def _wrap_process_service(ps: Any) -> None:
+    ps.write_pid_file_with_mtime = _write_pid_file_with_mtime
+    ps.validate_pid_file = _drop_in.validate_pid_file
+    ps.graceful_kill_process = _graceful_kill_process
+    ps.graceful_kill_by_pid_file = _drop_in.graceful_kill_by_pid_file
+    ps._send_signal = _send_signal
+    ps._permanently_drop_child_privileges = _wrap_drop(ps._permanently_drop_child_privileges)
+    ps.asyncio = _make_asyncio_view(ps.asyncio)
+    ps.psutil = _make_psutil_view(ps.psutil)
+
+
+def _wrap_execution(ex: Any) -> None:
+    ex.os = _make_os_view(ex.os)
+
+
+_PARTS = {
+    "abx_dl.process_utils": _wrap_process_utils,
+    "abx_dl.execution": _wrap_execution,
+    "abx_dl.services.process_service": _wrap_process_service,
+}
+_done: Dict[str, bool] = {}
+_version = ""
+
+
+def _install_part(modname: str, module: Any) -> None:
+    """Wrap one module's names once, after checking that every one of them exists there (else
+    nothing of that module changes: IntegrationRefused, recorded in ``status()``)."""
+    with _lock:
+        if _done.get(modname):
+            return
+        for name in SITES[modname]:
+            if not hasattr(module, name):
+                why = f"{modname}.{name} is missing: this abx-dl release moved a name the integration wraps"
+                _set_status("abx_dl", f"refused: {why}")
+                raise IntegrationRefused(why)
+        _PARTS[modname](module)
+        _done[modname] = True
+        if all(_done.get(m) for m in SITES):
+            _set_status("abx_dl", f"installed {_version}")
+
+
+def install() -> str:
+    """Wrap the names of ``SITES`` in abx-dl (importing its modules). Returns the abx-dl version.
+    Idempotent. Raises IntegrationRefused when abx-dl is outside ``SUPPORTED`` or a name is
+    missing; every name of a module is checked before any of that module is changed, and all
+    modules are checked before any is changed."""
+    global _installed, _version
+    import importlib
+
+    try:
+        _version = check_range(DIST, SUPPORTED)
+        mods = {m: importlib.import_module(m) for m in SITES}
+        _check_sites(mods)
+    except IntegrationRefused as e:
+        _set_status("abx_dl", f"refused: {e}")
+        raise
+    for modname, module in mods.items():
+        _install_part(modname, module)
+    _installed = True
+    return _version
 
 
 def install_when_imported() -> None:
-    """Install once ``abx_dl.services.process_service`` is imported (now, if it is); a refusal
-    is said on stderr and leaves abx-dl as released."""
+    """Wrap each module's names right after its own code has run (the ``.pth`` route: never
+    imports abx-dl's modules itself, so it cannot change abx-dl's import order). A refusal is
+    said on stderr and leaves that module as released."""
+    global _version
+    try:
+        _version = check_range(DIST, SUPPORTED)
+    except IntegrationRefused as e:
+        _set_status("abx_dl", f"refused: {e}")
+        sys.stderr.write(f"pidguard.integrations.abx_dl: not installed: {e}\n")
+        return
     _set_status("abx_dl", "pending")
 
-    def hook(_module: object) -> None:
-        try:
-            install()
-        except IntegrationRefused as e:
-            sys.stderr.write(f"pidguard.integrations.abx_dl: not installed: {e}\n")
+    def hook_for(modname: str) -> Any:
+        def hook(module: object) -> None:
+            try:
+                _install_part(modname, module)
+            except IntegrationRefused as e:
+                sys.stderr.write(f"pidguard.integrations.abx_dl: not installed: {e}\n")
 
-    when_imported("abx_dl.services.process_service", hook)
+        return hook
+
+    for modname in SITES:
+        when_imported(modname, hook_for(modname))
