@@ -81,14 +81,16 @@ async def ordering(variant: str) -> dict:
 
         view.create_subprocess_exec = old_patch
     bus, svc, started, ev, hook = await start(root)
-    runtime = root / "tmp" / "process"
+    # Where the release keeps hook PID files: TMP_DIR/process (1.13.423), the plugin's output
+    # directory (1.13.127).
+    pid_dirs = [root / "tmp" / "process", root / "snapshot" / "demo"]
     loop = asyncio.get_running_loop()
     counts = {"turns": 0, "unregistered": 0}
     stop = False
 
     def tick():
         counts["turns"] += 1
-        pid_files = list(runtime.glob("*.pid")) if runtime.exists() else []
+        pid_files = [f for d in pid_dirs if d.exists() for f in d.glob("*.pid")]
         if pid_files and not svc._active_hooks:
             counts["unregistered"] += 1
         if not stop:
