@@ -8,7 +8,7 @@
 # a private PID namespace; the table says both; it fails when an integrated cell does not hold.
 # The whole flow is scripts/lib/integrations.sh (shared with scripts/check-upstream.sh, which
 # runs the same on the newest releases). Needs root, unshare, node and pyenv's Python 3.13, else
-# it skips (exit 77). Budget: about 10 minutes on an idle 2-core machine (CLI_RUNS=5 abx-dl runs
+# it skips (exit 77). Budget: 18 minutes measured on a loaded 2-core machine with the environments installed (more on a fresh clone: pip downloads) (CLI_RUNS=5 abx-dl runs
 # per integrated cell, INTEGRATION_JOBS=4 at once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
