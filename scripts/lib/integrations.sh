@@ -53,7 +53,11 @@ integrations_setup() {
   fi
   echo "== work directory: $W =="
   CREATED_USER=
-  trap 'if [ -n "$CREATED_USER" ]; then userdel "$CREATED_USER" 2>/dev/null || true; fi' EXIT
+  # ArchiveBox run as root leaves abxpkg's lock directory in the temp directory: removed on exit
+  # when this run made it.
+  LOCKS=${TMPDIR:-/tmp}/abxpkg-mutation-locks
+  MADE_LOCKS=; [ -e "$LOCKS" ] || MADE_LOCKS=1
+  trap 'if [ -n "$CREATED_USER" ]; then userdel "$CREATED_USER" 2>/dev/null || true; fi; if [ -n "$MADE_LOCKS" ]; then rm -rf "$LOCKS"; fi' EXIT
   if ! id archivebox >/dev/null 2>&1; then
     useradd --system --no-create-home --shell /usr/sbin/nologin archivebox
     CREATED_USER=archivebox
