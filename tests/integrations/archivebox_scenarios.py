@@ -3,7 +3,8 @@
 Run as ``python archivebox_scenarios.py NAME`` from an initialised ArchiveBox data directory,
 as root (ArchiveBox then runs with real uid 0 and effective uid 999, its `archivebox` user),
 inside a private PID namespace (scripts/test-integrations.sh), with ArchiveBox as released or
-with integrations/archivebox/<version>.patch applied. Prints one JSON object.
+with pidguard.integrations.archivebox (PIDGUARD_INTEGRATIONS=archivebox,abx_dl and pidguard's
+.pth). Prints one JSON object.
 
 - ``terminate``: a hook (``sleep``) launched by ``Process.launch`` is SIGKILLed and reaped; a
   stranger running the same binary takes its PID within a second (``ns_last_pid``); then
