@@ -127,7 +127,7 @@ pub fn make_record_dir(pid_file: &Path) -> Result<()> {
 
 /// Open (creating it with mode `0644` minus the umask, emptying it) the log file at `path`
 /// that a spawned command's stdout or stderr goes to: afterwards the log holds only what the
-/// command writes, as Python's `open(path, "w")` (abx-dl's way) leaves it.
+/// command writes, as abx-dl's `stdout_file.open("wb")` (1.13.127, 1.13.423) leaves it.
 ///
 /// The log may sit in a directory another user can write, so: a symlink at its name is never
 /// followed (`O_NOFOLLOW`: root must not truncate the file it names), a FIFO never blocks the
