@@ -180,6 +180,9 @@ fn as_caller(shape: &str, dir: &Path, ask: SpawnOptions) {
                 println!("IDS {p} {u:?} {g:?} {gs:?}");
             }
             println!("OWNER {}", std::fs::metadata(&pf).unwrap().uid());
+            if let Some(sup) = s.supervisor_pid {
+                println!("SUPERVISOR {:?}", std::fs::read_to_string(format!("/proc/{sup}/status")).unwrap().lines().find(|l| l.starts_with("Uid:")).unwrap().split_whitespace().skip(1).collect::<Vec<_>>());
+            }
             let r = pidguard::stop_pid_file(&pf, &pidguard::StopOptions { schedule: "TERM/5/KILL/5".parse().unwrap(), ..Default::default() }).unwrap();
             println!("STOP {:?} {:?}", r.outcome, r.detail);
             reap(s.supervisor_pid.unwrap_or(s.pid));
@@ -238,6 +241,9 @@ fn the_archivebox_shape_real_root_effective_u_spawns_as_u() {
     let want = format!("[{n}, {n}, {n}, {n}] [{n}, {n}, {n}, {n}] [{n}]", n = NOBODY);
     assert_eq!(out.lines().filter(|l| l.contains("IDS ") && l.ends_with(&want)).count(), 4, "{out}");
     assert!(out.contains(&format!("OWNER {NOBODY}")), "{out}");
+    // Its supervisor keeps (0, U, 0): the command, running as U, cannot signal it (kill(2) needs
+    // the target's real or saved uid to be U) and so cannot leave its scope by killing it.
+    assert!(out.contains(&format!("SUPERVISOR [\"0\", \"{NOBODY}\", \"0\", \"{NOBODY}\"]")), "{out}");
     assert!(out.contains("STOP Exited") && out.contains("LEFT 0"), "{out}");
 }
 

@@ -129,6 +129,8 @@ for p in "$pid" "$(cat "$d/child.pid")" "$(cat "$d/grand.pid")" "$(cat "$d/daemo
 done
 check "ArchiveBox shape: the whole tree runs as nobody, with nobody's groups only" '[ $all = 1 ]'
 check "ArchiveBox shape: the record is nobody's" '[ "$(stat -c %u "$d/tree.pid")" = "$NB" ]'
+sup=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status")
+check "ArchiveBox shape: its supervisor's real and saved uids are 0 (out of the command's reach)" '[ "$(awk "/^Uid:/ { print \$2, \$4 }" /proc/$sup/status)" = "0 0" ]'
 "${AB[@]}" "$PG" stop --schedule TERM/5/KILL/5 "$d/tree.pid" >/dev/null; rc=$?
 check "ArchiveBox shape: the same caller's stop exits 0" '[ $rc = 0 ]'
 check "ArchiveBox shape: 0 survivors" 'wait_none'
