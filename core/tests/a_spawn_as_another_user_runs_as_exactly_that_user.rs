@@ -70,7 +70,8 @@ const TREE: &str = "sleep 3600 & echo $! > child.pid; setsid sh -c 'echo $$ > gr
 
 fn read_pid(dir: &Path, name: &str) -> i32 {
     let f = dir.join(name);
-    assert!(wait_for(Duration::from_secs(20), || f.exists()), "{name} was never written");
+    // The file exists before `echo` has written its line: wait for the whole line.
+    assert!(wait_for(Duration::from_secs(20), || std::fs::read_to_string(&f).is_ok_and(|t| t.ends_with('\n'))), "{name} was never written");
     std::fs::read_to_string(&f).unwrap().trim().parse().unwrap()
 }
 

@@ -36,7 +36,8 @@ sleepers() {
     [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "sleep 3600 " ] && echo "${d#/proc/}"
   done
 }
-wait_file() { local i; for i in $(seq 400); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
+# The file exists before `echo` has written its line: wait for the whole line.
+wait_file() { local i; for i in $(seq 400); do [ -s "$1" ] && [ "$(tail -c1 "$1" | od -An -c | tr -d ' ')" = '\n' ] && return 0; sleep 0.05; done; return 1; }
 wait_none() { local i; for i in $(seq 400); do [ -z "$(sleepers)" ] && return 0; sleep 0.05; done; return 1; }
 # "Uid Gid Groups" of a pid: the four uids, the four gids, the groups sorted.
 ids() {
