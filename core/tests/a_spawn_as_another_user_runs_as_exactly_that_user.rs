@@ -70,7 +70,8 @@ const TREE: &str = "sleep 3600 & echo $! > child.pid; setsid sh -c 'echo $$ > gr
 
 fn read_pid(dir: &Path, name: &str) -> i32 {
     let f = dir.join(name);
-    assert!(wait_for(Duration::from_secs(20), || f.exists()), "{name} was never written");
+    // The file exists before `echo` has written its line: wait for the whole line.
+    assert!(wait_for(Duration::from_secs(20), || std::fs::read_to_string(&f).is_ok_and(|t| t.ends_with('\n'))), "{name} was never written");
     std::fs::read_to_string(&f).unwrap().trim().parse().unwrap()
 }
 
@@ -180,6 +181,9 @@ fn as_caller(shape: &str, dir: &Path, ask: SpawnOptions) {
                 println!("IDS {p} {u:?} {g:?} {gs:?}");
             }
             println!("OWNER {}", std::fs::metadata(&pf).unwrap().uid());
+            if let Some(sup) = s.supervisor_pid {
+                println!("SUPERVISOR {:?}", std::fs::read_to_string(format!("/proc/{sup}/status")).unwrap().lines().find(|l| l.starts_with("Uid:")).unwrap().split_whitespace().skip(1).collect::<Vec<_>>());
+            }
             let r = pidguard::stop_pid_file(&pf, &pidguard::StopOptions { schedule: "TERM/5/KILL/5".parse().unwrap(), ..Default::default() }).unwrap();
             println!("STOP {:?} {:?}", r.outcome, r.detail);
             reap(s.supervisor_pid.unwrap_or(s.pid));
@@ -238,6 +242,9 @@ fn the_archivebox_shape_real_root_effective_u_spawns_as_u() {
     let want = format!("[{n}, {n}, {n}, {n}] [{n}, {n}, {n}, {n}] [{n}]", n = NOBODY);
     assert_eq!(out.lines().filter(|l| l.contains("IDS ") && l.ends_with(&want)).count(), 4, "{out}");
     assert!(out.contains(&format!("OWNER {NOBODY}")), "{out}");
+    // Its supervisor keeps (0, U, 0): the command, running as U, cannot signal it (kill(2) needs
+    // the target's real or saved uid to be U) and so cannot leave its scope by killing it.
+    assert!(out.contains(&format!("SUPERVISOR [\"0\", \"{NOBODY}\", \"0\", \"{NOBODY}\"]")), "{out}");
     assert!(out.contains("STOP Exited") && out.contains("LEFT 0"), "{out}");
 }
 

@@ -36,7 +36,8 @@ sleepers() {
     [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "sleep 3600 " ] && echo "${d#/proc/}"
   done
 }
-wait_file() { local i; for i in $(seq 400); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
+# The file exists before `echo` has written its line: wait for the whole line.
+wait_file() { local i; for i in $(seq 400); do [ -s "$1" ] && [ "$(tail -c1 "$1" | od -An -c | tr -d ' ')" = '\n' ] && return 0; sleep 0.05; done; return 1; }
 wait_none() { local i; for i in $(seq 400); do [ -z "$(sleepers)" ] && return 0; sleep 0.05; done; return 1; }
 # "Uid Gid Groups" of a pid: the four uids, the four gids, the groups sorted.
 ids() {
@@ -129,6 +130,8 @@ for p in "$pid" "$(cat "$d/child.pid")" "$(cat "$d/grand.pid")" "$(cat "$d/daemo
 done
 check "ArchiveBox shape: the whole tree runs as nobody, with nobody's groups only" '[ $all = 1 ]'
 check "ArchiveBox shape: the record is nobody's" '[ "$(stat -c %u "$d/tree.pid")" = "$NB" ]'
+sup=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status")
+check "ArchiveBox shape: its supervisor's real and saved uids are 0 (out of the command's reach)" '[ "$(awk "/^Uid:/ { print \$2, \$4 }" /proc/$sup/status)" = "0 0" ]'
 "${AB[@]}" "$PG" stop --schedule TERM/5/KILL/5 "$d/tree.pid" >/dev/null; rc=$?
 check "ArchiveBox shape: the same caller's stop exits 0" '[ $rc = 0 ]'
 check "ArchiveBox shape: 0 survivors" 'wait_none'

@@ -91,7 +91,8 @@ test('spawn with uid/gid/groups: the whole tree runs as exactly that identity, a
     const pids = [s.pid];
     for (const n of ['child', 'grand', 'daemon']) {
       const f = path.join(dir, `${n}.pid`);
-      assert.ok(await waitFor(() => fs.existsSync(f), 20000), `${n}.pid was never written`);
+      // The file exists before `echo` has written its line: wait for the whole line.
+      assert.ok(await waitFor(() => fs.existsSync(f) && fs.readFileSync(f, 'utf8').endsWith('\n'), 20000), `${n}.pid was never written`);
       pids.push(Number(fs.readFileSync(f, 'utf8')));
     }
     for (const pid of pids) {

@@ -73,7 +73,9 @@ def ids_of(pid):
 
 
 def read_pid(path):
-    assert wait_until(path.exists), f"{path.name} was never written"
+    """The pid a shell wrote with `echo`: wait until the whole line is there (the file exists
+    before its text does)."""
+    assert wait_until(lambda: path.exists() and path.read_text().endswith("\n")), f"{path.name} was never written"
     return int(path.read_text())
 
 

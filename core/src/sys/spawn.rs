@@ -531,7 +531,16 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
     let hold = HoldPair::new()?;
     let h = hold.raw();
     let name = b"pidguard-scope\0";
-    let program = supervisor_program();
+    // A spawner whose real and effective uids differ (root that lowered only its effective uid,
+    // ids (0, U, 0)) starting the command as another identity keeps its supervisor a fork: an
+    // exec would copy the effective uid into the saved one ((0, U, U)), and the command, running
+    // as U, could then signal its supervisor (kill(2) matches the target's saved uid) and leave
+    // its scope by killing it. The fork keeps (0, U, 0), out of the command's reach.
+    // For the same reason its saved uid is set to its real one ((0, U, U) from a spawner that
+    // set both, as `setpriv --euid` does, becomes (0, U, 0)).
+    let (ruid, euid) = super::uids();
+    let keep_out_of_reach = cmd.ids.is_some() && ruid != euid;
+    let program = if keep_out_of_reach { None } else { supervisor_program() };
     // SAFETY: fork(2); the child runs only async-signal-safe code and ends in `_exit`.
     let sup = cvt(unsafe { libc::fork() } as i64)? as i32;
     if sup == 0 {
@@ -545,6 +554,13 @@ pub(crate) fn spawn_supervised(cmd: &Command<'_>, held: &mut dyn FnMut(i32, i32)
                 child_fail(w, Stage::Subreaper);
             }
             libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong, 0 as libc::c_ulong);
+            #[cfg(target_os = "linux")]
+            if keep_out_of_reach {
+                let keep = u32::MAX as libc::c_ulong;
+                if libc::syscall(libc::SYS_setresuid, keep, keep, ruid as libc::c_ulong) != 0 {
+                    child_fail(w, Stage::Credentials);
+                }
+            }
             let mut all: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
             libc::sigprocmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
