@@ -8,7 +8,8 @@
 #   Scope   scripts/build-scope.sh: the supervisor program pidguard-scope (release, glibc 2.17
 #           through zig), put beside the native library of the wheel and the Node platform
 #           package; each installed package (and the C install) must exec it for a
-#           supervisor-mode spawn (/proc/<supervisor>/exe), the sdist must fall back to a fork.
+#           supervisor-mode spawn (/proc/<supervisor>/exe), also the one pip builds from the sdist
+#           (py/build.rs builds the program during the extension's build).
 #   Python  maturin build --release: an abi3 wheel tagged manylinux2014 (glibc 2.17), linked with
 #           zig (the `ziglang` package, in .venv) because this machine's glibc is newer; maturin's
 #           own manylinux audit runs on it. maturin sdist: an sdist that pip builds from source.
@@ -111,16 +112,10 @@ py_try() { # NAME ARTIFACT [pip args...]: a fresh venv outside the clone, instal
     bad "$name: README example failed: $out"
   fi
   # A supervisor-mode spawn: the supervisor must be the shipped program (exec'd from beside
-  # _pidguard.abi3.so), not a fork of this Python (which keeps the spawner's whole heap).
-  # The sdist ships no program (pip builds only the extension module): its supervisor is the
-  # documented fallback, a fork of the interpreter.
+  # _pidguard.abi3.so), not a fork of this Python (which keeps the spawner's whole heap). The
+  # sdist ships the program's source; py/build.rs builds it while pip builds the extension.
   local exe="$where/pidguard-scope" what="execs the installed pidguard-scope"
-  if [ "$name" = sdist ]; then
-    exe=$(readlink -f "$venv/bin/python"); what="falls back to a fork of the interpreter (no program in an sdist install)"
-    [ -e "$where/pidguard-scope" ] && bad "sdist: $where/pidguard-scope exists"
-  else
-    [ -x "$where/pidguard-scope" ] && ok "$name: $where/pidguard-scope is installed executable" || bad "$name: $where/pidguard-scope missing or not executable"
-  fi
+  [ -x "$where/pidguard-scope" ] && ok "$name: $where/pidguard-scope is installed executable" || bad "$name: $where/pidguard-scope missing or not executable"
   if out=$(cd "$WORK" && timeout 60 "$venv/bin/python" "$WORK/supervised.py" 2>&1); then
     case "$out" in *'"exe": "'"$exe"'"'*'"reaped": true'*) ok "$name: a supervisor-mode spawn $what ($out)";;
       *) bad "$name: supervisor-mode spawn: $out";; esac
@@ -247,6 +242,36 @@ if bash scripts/install-c.sh "$cprefix" >"$WORK/install-c.log" 2>&1; then
   ok "scripts/install-c.sh installs under a temporary prefix"
 else
   bad "scripts/install-c.sh"; tail -20 "$WORK/install-c.log"
+fi
+# The installed library: soname, every exported pidguard_ function at a symbol version of
+# ffi-c/pidguard.map, nothing else of ours exported; a program records the version it needs and
+# reads the library's version at run time.
+lib=$(readlink -f "$cprefix/lib/libpidguard.so")
+soname=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
+[ "$soname" = libpidguard.so.0 ] && ok "C: soname $soname" || bad "C: soname: ${soname:-none}"
+exported=$(objdump -T "$lib" | awk '$2 == "g" && $4 != "*UND*" && $NF ~ /^pidguard_/' | wc -l)
+unversioned=$(objdump -T "$lib" | awk '$2 == "g" && $4 != "*UND*" && $NF ~ /^pidguard_/ && $(NF-1) != "PIDGUARD_0.1"' | wc -l)
+foreign=$(objdump -T "$lib" | awk '$2 == "g" && $4 != "*UND*" && $NF !~ /^pidguard_/ && $NF !~ /^PIDGUARD_/' | wc -l)
+[ "$exported" -gt 80 ] && [ "$unversioned" = 0 ] && [ "$foreign" = 0 ] \
+  && ok "C: all $exported exported functions at PIDGUARD_0.1, nothing else exported" \
+  || bad "C: symbol versions: $exported exported, $unversioned without PIDGUARD_0.1, $foreign not ours"
+cat > "$WORK/version.c" <<'C'
+#include <pidguard.h>
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", PIDGUARD_VERSION_MAJOR, PIDGUARD_VERSION_MINOR, PIDGUARD_VERSION_PATCH);
+    printf("%s %s %u\n", pidguard_version(), want, pidguard_version_number());
+    return strcmp(pidguard_version(), want) != 0 || pidguard_version_number() != PIDGUARD_VERSION_NUMBER;
+}
+C
+if cc -std=c11 -Wall -Wextra -Werror "$WORK/version.c" -I"$cprefix/include" -L"$cprefix/lib" -lpidguard \
+     -Wl,-rpath,"$cprefix/lib" -o "$WORK/version" 2>"$WORK/cc-version.log" && out=$("$WORK/version" 2>&1); then
+  ok "C: pidguard_version() agrees with the header ($out)"
+  objdump -p "$WORK/version" | grep -q 'PIDGUARD_0.1' && ok "C: a program linked against it records PIDGUARD_0.1" || bad "C: the program records no PIDGUARD_0.1"
+else
+  bad "C: version check: $(cat "$WORK/cc-version.log") ${out:-}"
 fi
 cat > "$WORK/supervised.c" <<'C'
 #define _POSIX_C_SOURCE 200809L

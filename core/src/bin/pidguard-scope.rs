@@ -12,15 +12,38 @@
 //! signal that killed it.
 //!
 //! Run any other way (not a subreaper: started by hand), it prints why and exits 127.
+//!
+//! The file depends on nothing but `std` (no crate, not even `libc`: the three C functions it
+//! calls are declared below), so that a build script can compile it with a plain `rustc` call:
+//! the Python binding's build (py/build.rs) does, so that `pip install` from source installs the
+//! program beside the extension module as the wheel does.
 
 #![no_main]
 // No Rust runtime set-up: the program is `main` as C sees it, and touches as little memory as it
 // can (its resident size is what a scope costs while the command runs).
 
+use std::ffi::{c_char, c_int};
+#[cfg(target_os = "linux")]
+use std::ffi::{c_ulong, c_void};
+
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn prctl(option: c_int, ...) -> c_int;
+    fn waitpid(pid: i32, status: *mut c_int, options: c_int) -> i32;
+    fn write(fd: c_int, buf: *const c_void, count: usize) -> isize;
+}
+
+/// `PR_GET_CHILD_SUBREAPER` (linux/prctl.h; the same number on every Linux architecture).
+#[cfg(target_os = "linux")]
+const PR_GET_CHILD_SUBREAPER: c_int = 37;
+/// `EINTR` (asm-generic/errno-base.h; the same on every Linux architecture).
+#[cfg(target_os = "linux")]
+const EINTR: i32 = 4;
+
 /// The program's entry, as C calls it: supervisors are Linux's.
 #[cfg(not(target_os = "linux"))]
 #[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+pub extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
     127
 }
 
@@ -28,7 +51,7 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
 #[cfg(target_os = "linux")]
 fn say(msg: &[u8]) {
     // SAFETY: `msg` is readable for its length.
-    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+    unsafe { write(2, msg.as_ptr().cast(), msg.len()) };
 }
 
 /// The program's entry, as C calls it.
@@ -37,7 +60,7 @@ fn say(msg: &[u8]) {
 /// `argv` holds `argc` valid NUL-terminated strings (as the kernel passes them).
 #[cfg(target_os = "linux")]
 #[no_mangle]
-pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // argv[1]: the command's pid, decimal.
     let mut child: i32 = 0;
     if argc == 2 {
@@ -47,9 +70,9 @@ pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_cha
             child = arg.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0')).min(i64::from(i32::MAX)) as i32;
         }
     }
-    let mut sub: libc::c_int = 0;
+    let mut sub: c_int = 0;
     // SAFETY: PR_GET_CHILD_SUBREAPER writes one int to the given address.
-    let is_sub = unsafe { libc::prctl(libc::PR_GET_CHILD_SUBREAPER, &mut sub as *mut libc::c_int as libc::c_ulong, 0, 0, 0) } == 0 && sub != 0;
+    let is_sub = unsafe { prctl(PR_GET_CHILD_SUBREAPER, &mut sub as *mut c_int as c_ulong, 0 as c_ulong, 0 as c_ulong, 0 as c_ulong) } == 0 && sub != 0;
     if child <= 0 || !is_sub {
         say(b"pidguard-scope: the supervisor of a pidguard scope, started by pidguard itself (pidguard-scope <command pid>, as a child subreaper); not to be run by hand\n");
         return 127;
@@ -58,16 +81,19 @@ pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_cha
     loop {
         let mut st = 0;
         // SAFETY: `st` is writable; waiting for any child of ours.
-        let r = unsafe { libc::waitpid(-1, &mut st, 0) };
+        let r = unsafe { waitpid(-1, &mut st, 0) };
         if r == child {
-            code = if libc::WIFEXITED(st) {
-                libc::WEXITSTATUS(st)
-            } else if libc::WIFSIGNALED(st) {
-                128 + libc::WTERMSIG(st)
+            // The <sys/wait.h> macros: exited (low 7 bits 0), killed (low 7 bits a signal,
+            // not 0x7f, which is "stopped"; waitpid without WUNTRACED reports no stop).
+            let sig = st & 0x7f;
+            code = if sig == 0 {
+                (st >> 8) & 0xff
+            } else if sig != 0x7f {
+                128 + sig
             } else {
                 code
             };
-        } else if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        } else if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(EINTR) {
             // ECHILD: the tree is empty.
             break;
         }
