@@ -72,8 +72,8 @@
 #define PIDGUARD_VERSION_MAJOR 0
 
 /**
- * The minor version of the header this program was compiled with (the `1` of 0.1.0). Before
- * 1.0, a new minor version may change the ABI; the soname (`libpidguard.so.0`) says which ABI.
+ * The minor version of the header this program was compiled with (the `1` of 0.1.0). The ABI
+ * is the soname's (`libpidguard.so.0`), not this number's: docs/c.md, "Versions".
  */
 #define PIDGUARD_VERSION_MINOR 1
 
@@ -2595,15 +2595,6 @@ int pidguard_last_error_errno(void);
  * pidguard_last_error_message().
  */
 pidguard_refusal pidguard_last_error_refusal(void);
-
-/**
- * The version of the library loaded at run time, as text ("0.1.0"): the package version it was
- * built from.
- *
- * Returns a NUL-terminated string in static storage: never NULL, never to be freed. Thread-safe;
- * never fails.
- */
-const char *pidguard_version(void);
 
 /**
  * The version of the library loaded at run time as one number, `MAJOR * 10000 + MINOR * 100 +
