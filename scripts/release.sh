@@ -16,10 +16,10 @@
 # Each target's programs are built once, in release, and every artefact of that target takes
 # its pidguard-scope from that one build. Targets: x86_64/aarch64 × glibc/musl Linux.
 #
-# Toolchains (docs/release.md): x86_64-unknown-linux-gnu with the rustup toolchain and its
-# prebuilt std; the other three with Debian's rustc-web/cargo-web and `-Zbuild-std` (rustup
-# cannot add targets on the build machines; RUSTC_BOOTSTRAP=1 for the unstable flag), std
-# built once per target into target/dist-cross. Everything links with zig (PyPI `ziglang`, in
+# Toolchain (docs/release.md): Debian's rustc-web/cargo-web for every target — the host's with
+# its prebuilt std, the other three with `-Zbuild-std` from rust-web-src (rustup cannot add
+# targets on the build machines; RUSTC_BOOTSTRAP=1 for the unstable flag), std built once per
+# target into target/dist-cross. Everything links with zig (PyPI `ziglang`, in
 # .venv): glibc artefacts against glibc 2.17 (the manylinux2014 floor), musl artefacts
 # dynamically against musl (`-C target-feature=-crt-static`: a Python extension or Node addon
 # must share the process's libc; the programs then need /lib/ld-musl-ARCH.so.1, as on Alpine).
@@ -48,6 +48,9 @@ say() { echo "== release: $* ($((SECONDS - t0)) s)"; }
 bash scripts/setup-python.sh
 VENV=$ROOT/.venv
 "$VENV/bin/python" -c 'import ziglang' 2>/dev/null || "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ziglang
+# One compiler for every target: Debian's rustc-web (its std source for -Zbuild-std), never
+# rustup's (whose std cannot be rebuilt here); RUSTC_BOOTSTRAP=1 for -Zbuild-std.
+DEB_ENV=(PATH="/usr/bin:$VENV/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 CARGO=/usr/bin/cargo)
 rm -rf "$DIST"
 mkdir -p "$DIST/npm" "$DIST/c" "$DIST/crates" "$ZIGDIR"
 
@@ -79,22 +82,20 @@ toolchain() {
   var=CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER
   CARGO_ENV=(PATH="$VENV/bin:$PATH" "$var=$wrapper")
   case $t in *musl) CARGO_ENV+=("CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_RUSTFLAGS=-C target-feature=-crt-static") ;; esac
-  if [ "$t" = x86_64-unknown-linux-gnu ] && [ "$(uname -m)" = x86_64 ]; then
+  [ -x /usr/bin/cargo ] && [ -f /usr/lib/rustlib/src/rust/library/Cargo.lock ] || {
+    echo "release: needs Debian's rustc-web, cargo-web and rust-web-src (apt-get install -y rustc-web cargo-web rust-web-src)" >&2
+    return 1
+  }
+  CARGO_BIN=/usr/bin/cargo
+  if [ "$t" = "$(/usr/bin/rustc -vV | sed -n 's/^host: //p')" ]; then
+    # The host's target: Debian's prebuilt std.
     TDIR=$HOST_TDIR
-    CARGO_ENV+=(CARGO_TARGET_DIR="$TDIR")
     CARGO_ARGS=()
-    CARGO_BIN=cargo
   else
-    [ -x /usr/bin/cargo ] && [ -f /usr/lib/rustlib/src/rust/library/Cargo.lock ] || {
-      echo "release: $t needs Debian's rustc-web, cargo-web and rust-web-src (apt-get install -y rustc-web cargo-web rust-web-src)" >&2
-      return 1
-    }
     TDIR=$CROSS_TDIR
-    CARGO_ENV=(PATH="/usr/bin:$VENV/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
-      CARGO_TARGET_DIR="$TDIR" "$var=$wrapper" "${CARGO_ENV[@]:2}")
     CARGO_ARGS=(-Zbuild-std=std,panic_abort)
-    CARGO_BIN=/usr/bin/cargo
   fi
+  CARGO_ENV=("${DEB_ENV[@]}" CARGO_TARGET_DIR="$TDIR" "${CARGO_ENV[@]:1}")
   CC_WRAPPER=$wrapper
 }
 
@@ -135,7 +136,7 @@ for t in "${TARGETS[@]}"; do
   mat_env=()
   for e in "${CARGO_ENV[@]}"; do case $e in CARGO_TARGET_*_LINKER=*) ;; *) mat_env+=("$e") ;; esac; done
   mat_args=()
-  [ "$CARGO_BIN" = /usr/bin/cargo ] && mat_args=(-Zbuild-std=std,panic_abort) && mat_env+=(CARGO=/usr/bin/cargo)
+  [ ${#CARGO_ARGS[@]} = 0 ] || mat_args=("${CARGO_ARGS[@]}")
   (cd py && env "${mat_env[@]}" PIDGUARD_SCOPE_PROGRAM="$scope" \
     "$VENV/bin/maturin" build --release --locked --target "$t" --compatibility "$compat" --zig --out "$DIST" "${mat_args[@]}")
 done
@@ -146,7 +147,7 @@ say "sdist (maturin sdist)"
 say "crates (cargo package: each packaged crate is built from its .crate)"
 # One command for all three: cargo resolves pidguard-core for the other two from the packages it
 # just made (a local registry overlay), as crates.io will once pidguard-core is published.
-CARGO_TARGET_DIR=$HOST_TDIR cargo package --locked -p pidguard-core -p pidguard-ffi-c -p pidguard-cli
+env "${DEB_ENV[@]}" CARGO_TARGET_DIR="$HOST_TDIR" /usr/bin/cargo package --locked -p pidguard-core -p pidguard-ffi-c -p pidguard-cli
 cp "$HOST_TDIR"/package/pidguard-{core,ffi-c,cli}-"$VERSION".crate "$DIST/crates/"
 
 partial=()
