@@ -38,7 +38,7 @@ command -v qemu-aarch64-static >/dev/null || { echo "qemu-release: qemu-aarch64-
 
 # --- the arm64 root -----------------------------------------------------------------------
 PKGS=(libc6 libgcc-s1 libstdc++6 zlib1g libexpat1 libffi8 python3.11-minimal libpython3.11-minimal
-  libpython3.11-stdlib nodejs libnode108 libuv1 libicu72 libssl3 libcares2 libbrotli1 libnghttp2-14 musl)
+  libpython3.11-stdlib nodejs libnode108 libuv1 libicu72 libssl3 libc-ares2 libbrotli1 libnghttp2-14 musl)
 if [ ! -f "$CACHE/.done" ]; then
   dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64 && apt-get update -qq; }
   rm -rf "$CACHE"; mkdir -p "$CACHE/debs" "$SYSROOT"
