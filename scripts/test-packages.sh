@@ -77,7 +77,10 @@ fi
 # --- Python -------------------------------------------------------------------------------
 step "maturin build --release (manylinux2014 through zig)"
 "$VPY" -c 'import ziglang' 2>/dev/null || "$VPY" -m pip install --quiet --disable-pip-version-check ziglang
-if (cd py && PATH="$ROOT/.venv/bin:$PATH" maturin build --release --compatibility manylinux2014 --zig --out "$OUT" >"$WORK/wheel.log" 2>&1); then
+# The wheel's pidguard-scope: the one build-scope.sh made (py/build.rs copies it; unset, it would
+# build its own, as pip from the sdist does below).
+scope_prog=$ROOT/target/scope-glibc2.17/$(uname -m)-unknown-linux-gnu/release/pidguard-scope
+if (cd py && PIDGUARD_SCOPE_PROGRAM="$scope_prog" PATH="$ROOT/.venv/bin:$PATH" maturin build --release --compatibility manylinux2014 --zig --out "$OUT" >"$WORK/wheel.log" 2>&1); then
   ok "maturin build --release, its manylinux2014 audit passed"
 else
   bad "maturin build"; tail -20 "$WORK/wheel.log"
@@ -147,20 +150,16 @@ step "sdist into a fresh venv (pip builds it from source with maturin from PyPI)
 [ -n "$sdist" ] && CARGO_TARGET_DIR="$ROOT/target/sdist-build" MATURIN_PEP517_ARGS="--profile dev" py_try sdist "$sdist" --no-binary pidguard
 
 # --- Node ---------------------------------------------------------------------------------
-step "npm run build (napi build --platform --release)"
-if (cd node && npm run build --silent >"$WORK/napi.log" 2>&1); then
-  ok "npm run build"
+step "npm run package (node/scripts/build.js --pack: addon, pidguard-scope, both tarballs as the release packs them)"
+if (cd node && PIDGUARD_SCOPE_PROGRAM="$scope_prog" node scripts/build.js --pack "$OUT/npm" >"$WORK/napi.log" 2>&1); then
+  ok "node/scripts/build.js --pack"
 else
-  bad "npm run build"; tail -20 "$WORK/napi.log"
+  bad "node/scripts/build.js --pack"; tail -20 "$WORK/napi.log"
 fi
 addon=node/pidguard.linux-x64-gnu.node
-[ -f "$addon" ] && ok "napi build wrote $addon" || bad "no $addon"
-cp "$addon" node/npm/linux-x64-gnu/
-step "npm pack (platform package and main package)"
-(cd node/npm/linux-x64-gnu && npm pack --silent --pack-destination "$OUT" >/dev/null)
-(cd node && npm pack --silent --pack-destination "$OUT" >/dev/null)
-main_tgz=$OUT/pidguard-0.1.0.tgz
-plat_tgz=$OUT/pidguard-linux-x64-gnu-0.1.0.tgz
+[ -f "$addon" ] && ok "the build wrote $addon" || bad "no $addon"
+main_tgz=$OUT/npm/pidguard-0.1.0.tgz
+plat_tgz=$OUT/npm/pidguard-linux-x64-gnu-0.1.0.tgz
 tar tzf "$plat_tgz" | grep 'package/pidguard.linux-x64-gnu.node' >/dev/null && ok "the platform tarball carries the addon" || bad "platform tarball: $(tar tzf "$plat_tgz" | tr '\n' ' ')"
 mode=$(tar tvzf "$plat_tgz" | awk '$NF == "package/pidguard-scope" {print $1}')
 [ "$mode" = -rwxr-xr-x ] && ok "the platform tarball carries pidguard-scope ($mode)" || bad "platform tarball: pidguard-scope: ${mode:-absent}"
@@ -168,6 +167,9 @@ tar tzf "$main_tgz" | grep '\.node$' >/dev/null && bad "the main tarball carries
 for f in index.js index.mjs index.d.ts package.json; do
   tar tzf "$main_tgz" | grep -x "package/$f" >/dev/null || bad "main tarball lacks $f"
 done
+deps=$(tar xzf "$main_tgz" -O package/package.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(Object.keys(JSON.parse(s).optionalDependencies||{}).sort().join(",")))')
+[ "$deps" = pidguard-linux-arm64-gnu,pidguard-linux-arm64-musl,pidguard-linux-x64-gnu,pidguard-linux-x64-musl ] \
+  && ok "the main package's optionalDependencies name the four platform packages" || bad "main optionalDependencies: $deps"
 proj=$WORK/node-project
 mkdir -p "$proj"
 (cd "$proj" && npm init -y >/dev/null && npm install --silent --offline --no-audit --no-fund "$main_tgz" "$plat_tgz" >/dev/null 2>"$WORK/npm-install.log") \
@@ -322,6 +324,12 @@ else
   bad "cc of the C supervisor check"; cat "$WORK/cc.log"
 fi
 
-echo "== packages in target/packages: $(cd "$OUT" && ls | tr '\n' ' ')"
+# The release check on what was built here (host target only: --partial).
+if out=$("$VPY" scripts/check-dist.py --partial "$OUT" 2>&1); then
+  ok "scripts/check-dist.py --partial: $(tail -1 <<<"$out")"
+else
+  bad "scripts/check-dist.py --partial target/packages:"; echo "$out"
+fi
+echo "== packages in target/packages: $(cd "$OUT" && find . -type f | sort | tr '\n' ' ')"
 echo "packages: $pass passed, $fail failed ($((SECONDS - t0)) s)"
 [ "$fail" = 0 ]
