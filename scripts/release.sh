@@ -50,7 +50,8 @@ VENV=$ROOT/.venv
 "$VENV/bin/python" -c 'import ziglang' 2>/dev/null || "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check ziglang
 # One compiler for every target: Debian's rustc-web (its std source for -Zbuild-std), never
 # rustup's (whose std cannot be rebuilt here); RUSTC_BOOTSTRAP=1 for -Zbuild-std.
-DEB_ENV=(PATH="/usr/bin:$VENV/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 CARGO=/usr/bin/cargo)
+# .venv/bin first: `maturin zig cc` (the linker wrapper) finds zig through .venv's python.
+DEB_ENV=(PATH="$VENV/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 CARGO=/usr/bin/cargo)
 rm -rf "$DIST"
 mkdir -p "$DIST/npm" "$DIST/c" "$DIST/crates" "$ZIGDIR"
 
