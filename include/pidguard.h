@@ -67,6 +67,30 @@
 #define PIDGUARD_TERMINATE_REAP 2
 
 /**
+ * The major version of the header this program was compiled with (the `0` of 0.1.0).
+ */
+#define PIDGUARD_VERSION_MAJOR 0
+
+/**
+ * The minor version of the header this program was compiled with (the `1` of 0.1.0). The ABI
+ * is the soname's (`libpidguard.so.0`), not this number's: docs/c.md, "Versions".
+ */
+#define PIDGUARD_VERSION_MINOR 1
+
+/**
+ * The patch version of the header this program was compiled with (the last `0` of 0.1.0).
+ */
+#define PIDGUARD_VERSION_PATCH 0
+
+/**
+ * The header's version as one number, `MAJOR * 10000 + MINOR * 100 + PATCH` (0.1.0 is 100):
+ * compare it with `pidguard_version_number()` to learn whether the library loaded at run time
+ * is at least as new as the header, e.g.
+ * `if (pidguard_version_number() < PIDGUARD_VERSION_NUMBER) ...`.
+ */
+#define PIDGUARD_VERSION_NUMBER 100
+
+/**
  * Why an abx-dl pidfile is or is not valid (pidguard_check_pid_file()).
  */
 enum pidguard_check_reason
@@ -2601,6 +2625,14 @@ int pidguard_last_error_errno(void);
  * pidguard_last_error_message().
  */
 pidguard_refusal pidguard_last_error_refusal(void);
+
+/**
+ * The version of the library loaded at run time as one number, `MAJOR * 10000 + MINOR * 100 +
+ * PATCH` (0.1.0 is 100), to compare with the header's `PIDGUARD_VERSION_NUMBER`.
+ *
+ * Returns the number; thread-safe, never fails.
+ */
+unsigned int pidguard_version_number(void);
 
 #ifdef __cplusplus
 }  // extern "C"

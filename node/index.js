@@ -56,7 +56,7 @@ function loadNative() {
   const err = new Error(
     `pidguard: no native addon for ${platform}. Tried:\n  ${failures.join('\n  ')}\n` +
     'pidguard is not published on npm yet: build the addon in a clone (`cd node && npm ci && npm run build`), ' +
-    'or install the platform package\'s tarball with this one (`npm pack` in node/npm/' + platform + '/; ' +
+    'or install the platform package\'s tarball with this one (`npm run package` in node/ packs both into dist/npm/; ' +
     'see docs/node.md, "Packaging").');
   err.code = 'MODULE_NOT_FOUND';
   throw err;

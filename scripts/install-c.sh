@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build the C library and install it under PREFIX (default /usr/local):
-#   PREFIX/lib/libpidguard.so.VERSION, libpidguard.so.0 -> it, libpidguard.so -> libpidguard.so.0,
+#   PREFIX/lib/libpidguard.so.VERSION (soname libpidguard.so.0, symbol versions PIDGUARD_0.1:
+#   linked from the static library by scripts/link-c.sh), libpidguard.so.0 -> it,
+#   libpidguard.so -> libpidguard.so.0,
 #   PREFIX/lib/libpidguard.a, PREFIX/include/pidguard.h, PREFIX/lib/pkgconfig/pidguard.pc,
 #   PREFIX/lib/pidguard-scope (the scope supervisor program, 0755: libpidguard looks for it beside
 #   itself, docs/design.md#scopes)
@@ -17,7 +19,8 @@ echo "building libpidguard ($profile; cargo build --locked -p pidguard-ffi-c: a 
 cargo build -q --locked -p pidguard-ffi-c "${flag[@]}"
 cargo build -q --locked -p pidguard-core --bin pidguard-scope "${flag[@]}"
 install -d "$prefix/lib/pkgconfig" "$prefix/include"
-install -m 0755 "target/$profile/libpidguard.so" "$prefix/lib/libpidguard.so.$version"
+bash scripts/link-c.sh "target/$profile/libpidguard.a" "target/$profile/versioned/libpidguard.so.$version"
+install -m 0755 "target/$profile/versioned/libpidguard.so.$version" "$prefix/lib/libpidguard.so.$version"
 ln -sfn "libpidguard.so.$version" "$prefix/lib/libpidguard.so.0"
 ln -sfn "libpidguard.so.0" "$prefix/lib/libpidguard.so"
 install -m 0644 "target/$profile/libpidguard.a" "$prefix/lib/libpidguard.a"

@@ -8,7 +8,8 @@
 #   Scope   scripts/build-scope.sh: the supervisor program pidguard-scope (release, glibc 2.17
 #           through zig), put beside the native library of the wheel and the Node platform
 #           package; each installed package (and the C install) must exec it for a
-#           supervisor-mode spawn (/proc/<supervisor>/exe), the sdist must fall back to a fork.
+#           supervisor-mode spawn (/proc/<supervisor>/exe), also the one pip builds from the sdist
+#           (py/build.rs builds the program during the extension's build).
 #   Python  maturin build --release: an abi3 wheel tagged manylinux2014 (glibc 2.17), linked with
 #           zig (the `ziglang` package, in .venv) because this machine's glibc is newer; maturin's
 #           own manylinux audit runs on it. maturin sdist: an sdist that pip builds from source.
@@ -76,7 +77,10 @@ fi
 # --- Python -------------------------------------------------------------------------------
 step "maturin build --release (manylinux2014 through zig)"
 "$VPY" -c 'import ziglang' 2>/dev/null || "$VPY" -m pip install --quiet --disable-pip-version-check ziglang
-if (cd py && PATH="$ROOT/.venv/bin:$PATH" maturin build --release --compatibility manylinux2014 --zig --out "$OUT" >"$WORK/wheel.log" 2>&1); then
+# The wheel's pidguard-scope: the one build-scope.sh made (py/build.rs copies it; unset, it would
+# build its own, as pip from the sdist does below).
+scope_prog=$ROOT/target/scope-glibc2.17/$(uname -m)-unknown-linux-gnu/release/pidguard-scope
+if (cd py && PIDGUARD_SCOPE_PROGRAM="$scope_prog" PATH="$ROOT/.venv/bin:$PATH" maturin build --release --compatibility manylinux2014 --zig --out "$OUT" >"$WORK/wheel.log" 2>&1); then
   ok "maturin build --release, its manylinux2014 audit passed"
 else
   bad "maturin build"; tail -20 "$WORK/wheel.log"
@@ -111,16 +115,10 @@ py_try() { # NAME ARTIFACT [pip args...]: a fresh venv outside the clone, instal
     bad "$name: README example failed: $out"
   fi
   # A supervisor-mode spawn: the supervisor must be the shipped program (exec'd from beside
-  # _pidguard.abi3.so), not a fork of this Python (which keeps the spawner's whole heap).
-  # The sdist ships no program (pip builds only the extension module): its supervisor is the
-  # documented fallback, a fork of the interpreter.
+  # _pidguard.abi3.so), not a fork of this Python (which keeps the spawner's whole heap). The
+  # sdist ships the program's source; py/build.rs builds it while pip builds the extension.
   local exe="$where/pidguard-scope" what="execs the installed pidguard-scope"
-  if [ "$name" = sdist ]; then
-    exe=$(readlink -f "$venv/bin/python"); what="falls back to a fork of the interpreter (no program in an sdist install)"
-    [ -e "$where/pidguard-scope" ] && bad "sdist: $where/pidguard-scope exists"
-  else
-    [ -x "$where/pidguard-scope" ] && ok "$name: $where/pidguard-scope is installed executable" || bad "$name: $where/pidguard-scope missing or not executable"
-  fi
+  [ -x "$where/pidguard-scope" ] && ok "$name: $where/pidguard-scope is installed executable" || bad "$name: $where/pidguard-scope missing or not executable"
   if out=$(cd "$WORK" && timeout 60 "$venv/bin/python" "$WORK/supervised.py" 2>&1); then
     case "$out" in *'"exe": "'"$exe"'"'*'"reaped": true'*) ok "$name: a supervisor-mode spawn $what ($out)";;
       *) bad "$name: supervisor-mode spawn: $out";; esac
@@ -151,21 +149,26 @@ step "sdist into a fresh venv (pip builds it from source with maturin from PyPI)
 # A debug build of the sdist is enough to prove it builds; its cargo output is kept under target/.
 [ -n "$sdist" ] && CARGO_TARGET_DIR="$ROOT/target/sdist-build" MATURIN_PEP517_ARGS="--profile dev" py_try sdist "$sdist" --no-binary pidguard
 
-# --- Node ---------------------------------------------------------------------------------
-step "npm run build (napi build --platform --release)"
-if (cd node && npm run build --silent >"$WORK/napi.log" 2>&1); then
-  ok "npm run build"
+# The release check on the Python artefacts built here (host target only: --partial). The Node
+# tarballs below are left out: node/scripts/build.js links with this machine's cc (glibc 2.36),
+# which the check rightly refuses for a -gnu package (the release links with zig against 2.17).
+if out=$("$VPY" scripts/check-dist.py --partial "$OUT" 2>&1); then
+  ok "scripts/check-dist.py --partial on the wheel and the sdist: $(tail -1 <<<"$out")"
 else
-  bad "npm run build"; tail -20 "$WORK/napi.log"
+  bad "scripts/check-dist.py --partial target/packages:"; echo "$out"
+fi
+
+# --- Node ---------------------------------------------------------------------------------
+step "npm run package (node/scripts/build.js --pack: addon, pidguard-scope, both tarballs as the release packs them)"
+if (cd node && PIDGUARD_SCOPE_PROGRAM="$scope_prog" node scripts/build.js --pack "$OUT/npm" >"$WORK/napi.log" 2>&1); then
+  ok "node/scripts/build.js --pack"
+else
+  bad "node/scripts/build.js --pack"; tail -20 "$WORK/napi.log"
 fi
 addon=node/pidguard.linux-x64-gnu.node
-[ -f "$addon" ] && ok "napi build wrote $addon" || bad "no $addon"
-cp "$addon" node/npm/linux-x64-gnu/
-step "npm pack (platform package and main package)"
-(cd node/npm/linux-x64-gnu && npm pack --silent --pack-destination "$OUT" >/dev/null)
-(cd node && npm pack --silent --pack-destination "$OUT" >/dev/null)
-main_tgz=$OUT/pidguard-0.1.0.tgz
-plat_tgz=$OUT/pidguard-linux-x64-gnu-0.1.0.tgz
+[ -f "$addon" ] && ok "the build wrote $addon" || bad "no $addon"
+main_tgz=$OUT/npm/pidguard-0.1.0.tgz
+plat_tgz=$OUT/npm/pidguard-linux-x64-gnu-0.1.0.tgz
 tar tzf "$plat_tgz" | grep 'package/pidguard.linux-x64-gnu.node' >/dev/null && ok "the platform tarball carries the addon" || bad "platform tarball: $(tar tzf "$plat_tgz" | tr '\n' ' ')"
 mode=$(tar tvzf "$plat_tgz" | awk '$NF == "package/pidguard-scope" {print $1}')
 [ "$mode" = -rwxr-xr-x ] && ok "the platform tarball carries pidguard-scope ($mode)" || bad "platform tarball: pidguard-scope: ${mode:-absent}"
@@ -173,6 +176,9 @@ tar tzf "$main_tgz" | grep '\.node$' >/dev/null && bad "the main tarball carries
 for f in index.js index.mjs index.d.ts package.json; do
   tar tzf "$main_tgz" | grep -x "package/$f" >/dev/null || bad "main tarball lacks $f"
 done
+deps=$(tar xzf "$main_tgz" -O package/package.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(Object.keys(JSON.parse(s).optionalDependencies||{}).sort().join(",")))')
+[ "$deps" = pidguard-linux-arm64-gnu,pidguard-linux-arm64-musl,pidguard-linux-x64-gnu,pidguard-linux-x64-musl ] \
+  && ok "the main package's optionalDependencies name the four platform packages" || bad "main optionalDependencies: $deps"
 proj=$WORK/node-project
 mkdir -p "$proj"
 (cd "$proj" && npm init -y >/dev/null && npm install --silent --offline --no-audit --no-fund "$main_tgz" "$plat_tgz" >/dev/null 2>"$WORK/npm-install.log") \
@@ -248,6 +254,36 @@ if bash scripts/install-c.sh "$cprefix" >"$WORK/install-c.log" 2>&1; then
 else
   bad "scripts/install-c.sh"; tail -20 "$WORK/install-c.log"
 fi
+# The installed library: soname, every exported pidguard_ function at a symbol version of
+# ffi-c/pidguard.map, nothing else of ours exported; a program records the version it needs and
+# reads the library's version at run time.
+lib=$(readlink -f "$cprefix/lib/libpidguard.so")
+soname=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
+[ "$soname" = libpidguard.so.0 ] && ok "C: soname $soname" || bad "C: soname: ${soname:-none}"
+exported=$(objdump -T "$lib" | awk '$2 == "g" && $4 != "*UND*" && $NF ~ /^pidguard_/' | wc -l)
+unversioned=$(objdump -T "$lib" | awk '$2 == "g" && $4 != "*UND*" && $NF ~ /^pidguard_/ && $(NF-1) != "PIDGUARD_0.1"' | wc -l)
+foreign=$(objdump -T "$lib" | awk '$2 == "g" && $4 != "*UND*" && $NF !~ /^pidguard_/ && $NF !~ /^PIDGUARD_/' | wc -l)
+[ "$exported" -gt 80 ] && [ "$unversioned" = 0 ] && [ "$foreign" = 0 ] \
+  && ok "C: all $exported exported functions at PIDGUARD_0.1, nothing else exported" \
+  || bad "C: symbol versions: $exported exported, $unversioned without PIDGUARD_0.1, $foreign not ours"
+cat > "$WORK/version.c" <<'C'
+#include <pidguard.h>
+#include <stdio.h>
+#include <string.h>
+int main(void) {
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", PIDGUARD_VERSION_MAJOR, PIDGUARD_VERSION_MINOR, PIDGUARD_VERSION_PATCH);
+    printf("%s %s %u\n", pidguard_version(), want, pidguard_version_number());
+    return strcmp(pidguard_version(), want) != 0 || pidguard_version_number() != PIDGUARD_VERSION_NUMBER;
+}
+C
+if cc -std=c11 -Wall -Wextra -Werror "$WORK/version.c" -I"$cprefix/include" -L"$cprefix/lib" -lpidguard \
+     -Wl,-rpath,"$cprefix/lib" -o "$WORK/version" 2>"$WORK/cc-version.log" && out=$("$WORK/version" 2>&1); then
+  ok "C: pidguard_version() agrees with the header ($out)"
+  objdump -p "$WORK/version" | grep -q 'PIDGUARD_0.1' && ok "C: a program linked against it records PIDGUARD_0.1" || bad "C: the program records no PIDGUARD_0.1"
+else
+  bad "C: version check: $(cat "$WORK/cc-version.log") ${out:-}"
+fi
 cat > "$WORK/supervised.c" <<'C'
 #define _POSIX_C_SOURCE 200809L
 #include <pidguard.h>
@@ -297,6 +333,6 @@ else
   bad "cc of the C supervisor check"; cat "$WORK/cc.log"
 fi
 
-echo "== packages in target/packages: $(cd "$OUT" && ls | tr '\n' ' ')"
+echo "== packages in target/packages: $(cd "$OUT" && find . -type f | sort | tr '\n' ' ')"
 echo "packages: $pass passed, $fail failed ($((SECONDS - t0)) s)"
 [ "$fail" = 0 ]

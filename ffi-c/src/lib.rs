@@ -31,6 +31,7 @@ mod results;
 mod spawn;
 mod status;
 mod types;
+mod version;
 
 pub use api::*;
 pub use guard::*;
@@ -41,3 +42,4 @@ pub use results::*;
 pub use spawn::*;
 pub use status::*;
 pub use types::*;
+pub use version::*;

@@ -340,6 +340,17 @@ fn docs_c_spawn_example_runs() {
     assert!(out.contains("killed by signal 15"), "{out}");
 }
 
+/// The version check of docs/c.md ("Versions and the ABI"): the library's run-time version is
+/// the header's.
+#[test]
+fn docs_c_version_example_runs() {
+    let src = env().root.join("docs_version.c");
+    std::fs::write(&src, docs_c_block(4)).unwrap();
+    let bin = compile("cc", "-std=c11", &src, "docs_version", &[]);
+    let out = run(&bin, "docs_version");
+    assert_eq!(out.trim(), concat!("libpidguard ", env!("CARGO_PKG_VERSION")), "{out}");
+}
+
 #[test]
 fn shared_library_has_its_soname() {
     let out = Command::new("readelf").arg("-d").arg(deps_dir().join("libpidguard.so")).output();
