@@ -47,9 +47,14 @@ pub(crate) fn member_has_uid(pid: i32, fd: BorrowedFd<'_>, owner: u32) -> bool {
 /// Where the caller cannot take `owner`'s uid (`ENOTSUP`: no `CAP_SETUID`, no thread), the
 /// signal is sent with the caller's own credentials: the window of one `/proc` read and one
 /// send stays open there (docs/security.md).
-pub(crate) fn send_as_owner(fd: BorrowedFd<'_>, sig: i32, owner: u32) -> std::io::Result<()> {
+///
+/// Returns the send's result and whether it was judged with the owner's credentials: an `EPERM`
+/// then means the member is no longer the owner's; from the caller's own credentials it means
+/// the kernel refused the caller (kill(2)'s rule for the caller), which is an error to report,
+/// not a member to skip.
+pub(crate) fn send_as_owner(fd: BorrowedFd<'_>, sig: i32, owner: u32) -> (std::io::Result<()>, bool) {
     match sys::pidfd_send_signal_as(fd, sig, owner) {
-        Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => sys::pidfd_send_signal(fd, sig, 0),
-        r => r,
+        Err(e) if e.raw_os_error() == Some(libc::ENOTSUP) => (sys::pidfd_send_signal(fd, sig, 0), false),
+        r => (r, true),
     }
 }

@@ -214,17 +214,17 @@ impl Scope {
                         return;
                     }
                 }
-                let r = match self.only_uid {
+                let (r, as_owner) = match self.only_uid {
                     // With the owner's credentials: the kernel refuses a member that became
                     // another uid's since its check.
                     Some(owner) => send_as_owner(fd, sig.number(), owner),
-                    None => sys::pidfd_send_signal(fd, sig.number(), 0),
+                    None => (sys::pidfd_send_signal(fd, sig.number(), 0), false),
                 };
                 match r {
                     Ok(()) => {
                         sent.insert(p, st.start_ticks);
                     }
-                    Err(e) if e.raw_os_error() == Some(libc::EPERM) && self.only_uid.is_some() => {
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) && as_owner => {
                         let mut s = self.skipped_for_uid.lock().unwrap_or_else(|x| x.into_inner());
                         if !s.contains(&p) {
                             s.push(p);

@@ -126,15 +126,15 @@ impl ProcessRef {
                     }
                     crate::sys::fault::point(crate::sys::fault::Point::BeforeMemberSignal);
                 }
-                let r = match self.only_uid {
+                let (r, as_owner) = match self.only_uid {
                     // Sent with the owner's credentials: a member that became another uid's
                     // since its check is refused by the kernel itself.
                     Some(owner) => send_as_owner(fd.as_fd(), sig.number(), owner),
-                    None => sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0),
+                    None => (sys::pidfd_send_signal(fd.as_fd(), sig.number(), 0), false),
                 };
                 match r {
                     Ok(()) => sent_any = true,
-                    Err(e) if e.raw_os_error() == Some(libc::EPERM) && self.only_uid.is_some() => {
+                    Err(e) if e.raw_os_error() == Some(libc::EPERM) && as_owner => {
                         log::warn!("pid {m} in group {}: not signalled, it is no longer the pidfile owner's (the kernel refused the owner's signal)", self.pid);
                         let mut skipped = self.skipped_for_uid.lock().unwrap_or_else(|p| p.into_inner());
                         if !skipped.contains(&m) {
