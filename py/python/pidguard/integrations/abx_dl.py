@@ -253,7 +253,7 @@ def _make_asyncio_view(real: types.ModuleType) -> types.ModuleType:
         return await real.create_subprocess_exec(*cmd, **kw)
 
     view.create_subprocess_exec = create_subprocess_exec  # type: ignore[attr-defined]
-    view.__getattr__ = lambda name: getattr(real, name)  # type: ignore[attr-defined]
+    view.__getattr__ = lambda name: getattr(real, name)  # type: ignore[attr-defined,method-assign]
     return view
 
 
@@ -361,7 +361,7 @@ def _make_psutil_view(real: types.ModuleType) -> types.ModuleType:
             _signal(self._p.pid, self._token, signal.SIGTERM)
 
     view.Process = Process  # type: ignore[attr-defined]
-    view.__getattr__ = lambda name: getattr(real, name)  # type: ignore[attr-defined]
+    view.__getattr__ = lambda name: getattr(real, name)  # type: ignore[attr-defined,method-assign]
     return view
 
 
@@ -383,7 +383,7 @@ def _make_os_view(real: types.ModuleType) -> types.ModuleType:
             raise ProcessLookupError(3, "pidguard: not an unreaped child of this process; not signalled") from None
 
     view.killpg = killpg  # type: ignore[attr-defined]
-    view.__getattr__ = lambda name: getattr(real, name)  # type: ignore[attr-defined]
+    view.__getattr__ = lambda name: getattr(real, name)  # type: ignore[attr-defined,method-assign]
     return view
 
 

@@ -161,10 +161,16 @@ def _get(modname: str, dotted: str) -> Any:
     return obj
 
 
+def _wrap_machine_models(m: Any) -> None:
+    """archivebox.machine.models: its models' kill paths, and Binary.cleanup stops first."""
+    _wrap_models(m)
+    _stop_first(m.Binary, "cleanup")
+
+
 def _parts() -> Dict[str, Any]:
     """module -> the function that wraps its names (each run once its module is imported)."""
     return {
-        "archivebox.machine.models": lambda m: (_wrap_models(m), _stop_first(m.Binary, "cleanup")),
+        "archivebox.machine.models": _wrap_machine_models,
         "archivebox.crawls.models": lambda m: _stop_first(m.Crawl, "cleanup_runtime"),
         "archivebox.core.models": lambda m: _stop_first(m.Snapshot, "finalize_output_metadata"),
         "archivebox.services.process_service": _wrap_service,
