@@ -15,8 +15,18 @@ def run(*args):
     return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=str(HERE))
 
 
-def test_stubtest_finds_no_difference():
-    r = run("mypy.stubtest", "pidguard", "--mypy-config-file", os.devnull)
+def test_stubtest_finds_no_difference(tmp_path):
+    # pidguard.integrations is plain Python with no stub: stubtest reads its classes made inside
+    # functions (subclasses of classes the wrapped package defines at run time) as module names
+    # ("Process@334") that do not exist. It is type-checked by mypy below instead.
+    allow = tmp_path / "allowlist.txt"
+    allow.write_text("pidguard\\.integrations(\\..*)?\n")
+    r = run("mypy.stubtest", "pidguard", "--mypy-config-file", os.devnull, "--allowlist", str(allow))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_integrations_type_check():
+    r = run("mypy", "--no-incremental", "--cache-dir", os.devnull, "--config-file", os.devnull, "-p", "pidguard.integrations")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
