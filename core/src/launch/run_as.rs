@@ -107,6 +107,7 @@ impl fmt::Display for RunAs {
 
 /// A name or number as a uid: `Ok((uid, Some(entry's gid), Some(entry's name)))` when the user
 /// database has it.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // spawn as another user is Linux's
 fn user_of(spec: &IdSpec) -> Result<(u32, Option<(u32, String)>)> {
     use nix::unistd::{Uid, User};
     let lookup_err = |what: &str, e: nix::Error| Error::new(ErrorKind::Io, format!("spawn: look up the user {what}: {e}"));
@@ -127,6 +128,7 @@ fn user_of(spec: &IdSpec) -> Result<(u32, Option<(u32, String)>)> {
 }
 
 /// A name or number as a gid.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // spawn as another user is Linux's
 fn group_of(spec: &IdSpec) -> Result<u32> {
     use nix::unistd::Group;
     match spec {
@@ -141,6 +143,7 @@ fn group_of(spec: &IdSpec) -> Result<u32> {
     }
 }
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // spawn as another user is Linux's
 fn check_id(n: u32, what: &str) -> Result<()> {
     if n == u32::MAX {
         return Err(Error::invalid(format!("spawn: {n} is not a {what} id (it means -1, 'unchanged')")));

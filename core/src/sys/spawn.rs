@@ -57,6 +57,7 @@ pub(crate) struct Command<'a> {
 /// longer exist) in the one order that works: the supplementary groups (`setgroups`, which
 /// needs `CAP_SETGID`), the gids, then the uids (after which no privilege is left), then read
 /// back and compared.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // applied by the Linux child only
 pub(crate) struct ChildIds {
     /// Set the effective uid to 0 first, regaining the permitted capabilities (a spawner with
     /// real or saved uid 0 and another effective uid: its effective set is empty).
