@@ -505,7 +505,7 @@ pub fn spawn<S: AsRef<std::ffi::OsStr>>(pid_file: &Path, argv: &[S], opts: &Spaw
         ids: child_ids.as_ref(),
     };
     // A token that cannot be read (a /proc that hides the machine's facts, `subset=pid`) means
-    // no provable record: the command is then never executed (issue 47).
+    // no provable record: the command is then never executed.
     let token_error: std::cell::RefCell<Option<Error>> = std::cell::RefCell::new(None);
     let failed = |e: sp::SpawnError| {
         let shown = Path::new(first.as_ref());

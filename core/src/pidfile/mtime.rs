@@ -53,7 +53,7 @@ pub fn write_pid_file_with_mtime(pid_file: &Path, pid: i32, start_time: f64) -> 
 /// `token`: the process's start token when the caller read it already (a spawner, while its
 /// child was held before exec: the child may have exited by now); else it is read here.
 ///
-/// `require_token` (pidguard's own `run`/`spawn`, issue 47): a record that cannot carry its
+/// `require_token` (pidguard's own `run`/`spawn`): a record that cannot carry its
 /// start token — no user xattrs on the file system (ramfs, NFSv3, some FUSE), or the token could
 /// not be read — is not written (`Unsupported`, naming the guard record that would carry it;
 /// the previous pidfile stays as it was). Without the token the record would be judged by argv

@@ -27,7 +27,7 @@ pub(crate) fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
 /// or an open `/proc/<pid>` directory (both name one process; the kernel takes either).
 ///
 /// Where a seccomp filter refuses the system call itself (`ENOSYS`; or `EPERM` although
-/// `kill(pid, 0)` is allowed — older container profiles, issue 47), the signal goes by number
+/// `kill(pid, 0)` is allowed — older container profiles), the signal goes by number
 /// ([`signal_by_number`]) once the descriptor shows its process not reaped: the same instant
 /// between that look and `kill(2)` that an unpinned handle leaves. With
 /// [`PIDFD_SIGNAL_PROCESS_GROUP`] the answer is then `EINVAL`, as from a kernel without the flag
